@@ -1,0 +1,112 @@
+#include "sim/config/spec.h"
+
+namespace shardsim {
+
+const char* Name(DType v) {
+  switch (v) {
+    case DType::kFp32: return "fp32";
+    case DType::kTf32: return "tf32";
+    case DType::kBf16: return "bf16";
+    case DType::kFp16: return "fp16";
+    case DType::kFp8: return "fp8";
+  }
+  return "?";
+}
+
+const char* Name(Activation v) {
+  switch (v) {
+    case Activation::kGelu: return "gelu";
+    case Activation::kRelu: return "relu";
+    case Activation::kSwiglu: return "swiglu";
+    case Activation::kGeglu: return "geglu";
+  }
+  return "?";
+}
+
+const char* Name(NormKind v) {
+  switch (v) {
+    case NormKind::kLayerNorm: return "layernorm";
+    case NormKind::kRmsNorm: return "rmsnorm";
+  }
+  return "?";
+}
+
+const char* Name(PositionEmbedding v) {
+  switch (v) {
+    case PositionEmbedding::kRope: return "rope";
+    case PositionEmbedding::kLearned: return "learned";
+    case PositionEmbedding::kAlibi: return "alibi";
+    case PositionEmbedding::kNone: return "none";
+  }
+  return "?";
+}
+
+const char* Name(Optimizer v) {
+  switch (v) {
+    case Optimizer::kAdam: return "adam";
+    case Optimizer::kSgd: return "sgd";
+  }
+  return "?";
+}
+
+const char* Name(Recompute v) {
+  switch (v) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "?";
+}
+
+const char* Name(PipelineSchedule v) {
+  switch (v) {
+    case PipelineSchedule::kGpipe: return "gpipe";
+    case PipelineSchedule::k1F1B: return "1f1b";
+    case PipelineSchedule::kInterleaved1F1B: return "interleaved_1f1b";
+  }
+  return "?";
+}
+
+const char* Name(LinkKind v) {
+  switch (v) {
+    case LinkKind::kNvSwitch: return "nvswitch";
+    case LinkKind::kNvLink: return "nvlink";
+    case LinkKind::kPcie: return "pcie";
+    case LinkKind::kInfiniBand: return "infiniband";
+    case LinkKind::kRoce: return "roce";
+    case LinkKind::kEthernet: return "ethernet";
+  }
+  return "?";
+}
+
+const char* Name(FabricKind v) {
+  switch (v) {
+    case FabricKind::kNone: return "none";
+    case FabricKind::kFatTree: return "fat_tree";
+    case FabricKind::kRailOptimized: return "rail_optimized";
+    case FabricKind::kClos: return "clos";
+  }
+  return "?";
+}
+
+double BytesOf(DType v) {
+  switch (v) {
+    case DType::kFp32:
+    case DType::kTf32:
+      return 4.0;
+    case DType::kBf16:
+    case DType::kFp16:
+      return 2.0;
+    case DType::kFp8:
+      return 1.0;
+  }
+  return 4.0;
+}
+
+KeyOrigin Origins::Get(const std::string& path) const {
+  auto it = map_.find(path);
+  if (it != map_.end()) return it->second;
+  return KeyOrigin{SourceLoc{file_, 0, 0}, {}};
+}
+
+}  // namespace shardsim

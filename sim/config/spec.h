@@ -1,0 +1,222 @@
+// Typed specifications of shardsim's inputs: the model, the hardware, the topology, the training
+// settings and the parallel layout, gathered into a Scenario.
+//
+// These are plain values with every unit resolved to SI base units (bytes, bytes/s, FLOP/s,
+// seconds). sim/config fills them from YAML (the only module that touches yaml-cpp); every other
+// module reads them. The YAML key of each field is given beside it; DESIGN.md §3 is the contract.
+// Each spec keeps an Origins map from key path ("num_heads", "parallel.tp") to where the value
+// was written, so that checks made later (tp must divide the heads) can point at the file, line
+// and column of the offending key.
+#ifndef SHARDSIM_CONFIG_SPEC_H_
+#define SHARDSIM_CONFIG_SPEC_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/base/status.h"
+
+namespace shardsim {
+
+enum class DType { kFp32, kTf32, kBf16, kFp16, kFp8 };
+enum class Activation { kGelu, kRelu, kSwiglu, kGeglu };
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class PositionEmbedding { kRope, kLearned, kAlibi, kNone };
+enum class Optimizer { kAdam, kSgd };
+enum class Recompute { kNone, kSelective, kFull };
+enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
+enum class LinkKind { kNvSwitch, kNvLink, kPcie, kInfiniBand, kRoce, kEthernet };
+enum class FabricKind { kNone, kFatTree, kRailOptimized, kClos };
+
+// Names as written in YAML and printed in reports ("bf16", "swiglu", "interleaved_1f1b").
+const char* Name(DType v);
+const char* Name(Activation v);
+const char* Name(NormKind v);
+const char* Name(PositionEmbedding v);
+const char* Name(Optimizer v);
+const char* Name(Recompute v);
+const char* Name(PipelineSchedule v);
+const char* Name(LinkKind v);
+const char* Name(FabricKind v);
+// Bytes per element of a storage dtype (tf32 is stored as fp32).
+double BytesOf(DType v);
+
+// Where each key of a spec was written, for error messages raised after parsing.
+struct KeyOrigin {
+  SourceLoc loc;
+  std::string source_line;
+};
+class Origins {
+ public:
+  void Set(const std::string& path, KeyOrigin o) { map_[path] = std::move(o); }
+  // The origin of `path`, or of the file alone (no line) when the key was defaulted.
+  KeyOrigin Get(const std::string& path) const;
+  void set_file(std::string f) { file_ = std::move(f); }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+  std::map<std::string, KeyOrigin> map_;
+};
+
+// ---------------------------------------------------------------- model
+// Mixture-of-experts block (the `moe:` mapping of a model file).
+struct MoeSpec {
+  int64_t num_experts = 0;             // moe.num_experts: routed experts per MoE layer
+  int64_t top_k = 0;                   // moe.top_k: experts each token is routed to
+  int64_t expert_ffn_hidden_size = 0;  // moe.expert_ffn_hidden_size (default: ffn_hidden_size)
+  int64_t num_shared_experts = 0;      // moe.num_shared_experts: always-on experts (DeepSeek)
+  int64_t shared_expert_ffn_hidden_size = 0;  // moe.shared_expert_ffn_hidden_size (default: expert's)
+  int64_t first_dense_layers = 0;      // moe.first_dense_layers: leading dense layers (DeepSeek: 3)
+  int64_t layer_freq = 1;              // moe.layer_freq: every n-th layer after those is MoE
+  double capacity_factor = 0.0;        // moe.capacity_factor: 0 = dropless
+  double imbalance = 1.0;              // moe.imbalance: busiest expert rank's load / mean load
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3; the `mla:` mapping of a model file).
+struct MlaSpec {
+  int64_t q_lora_rank = 0;        // mla.q_lora_rank: 0 = queries not compressed
+  int64_t kv_lora_rank = 0;       // mla.kv_lora_rank
+  int64_t qk_nope_head_dim = 0;   // mla.qk_nope_head_dim
+  int64_t qk_rope_head_dim = 0;   // mla.qk_rope_head_dim: decoupled RoPE dims (shared key)
+  int64_t v_head_dim = 0;         // mla.v_head_dim
+};
+
+struct ModelSpec {
+  std::string name;              // name
+  int64_t hidden_size = 0;       // hidden_size (h)
+  int64_t num_layers = 0;        // num_layers (L)
+  int64_t num_heads = 0;         // num_heads (n)
+  int64_t num_kv_heads = 0;      // num_kv_heads (k; default n)
+  int64_t head_dim = 0;          // head_dim (d; default h/n)
+  int64_t ffn_hidden_size = 0;   // ffn_hidden_size (f; default 4h)
+  int64_t vocab_size = 0;        // vocab_size (V)
+  int64_t max_seq_len = 0;       // max_seq_len
+  Activation activation = Activation::kGelu;                    // activation
+  NormKind norm = NormKind::kLayerNorm;                         // norm
+  bool bias = false;             // bias: biases on every linear layer
+  bool qkv_bias = false;         // qkv_bias: biases on q/k/v only (Qwen2); default = bias
+  bool norm_bias = true;         // norm_bias: layernorm has a bias (2h); default true
+  bool tied_embeddings = false;  // tied_embeddings
+  PositionEmbedding position_embedding = PositionEmbedding::kRope;  // position_embedding
+  int64_t position_table_rows = 0;  // position_table_rows: learned table rows (default max_seq_len)
+  bool parallel_attention = false;  // parallel_attention: attention and MLP read the same input
+  int64_t norms_per_layer = 2;      // norms_per_layer: 1 for GPT-J/Falcon-7B parallel blocks
+  bool embedding_norm = false;      // embedding_norm: a norm after the embedding (BLOOM)
+  double dropout = 0.0;             // dropout: hidden and attention dropout probability
+  int64_t mtp_depth = 0;            // mtp_depth: DeepSeek multi-token-prediction modules
+  std::optional<MoeSpec> moe;       // moe
+  std::optional<MlaSpec> mla;       // mla
+  std::string source;               // source: free text, where the shapes come from
+  Origins origins;
+};
+
+// ---------------------------------------------------------------- hardware
+// One measured matmul throughput (a row of hardware.gemm_table).
+struct GemmMeasurement {
+  DType dtype = DType::kBf16;
+  int64_t m = 0, n = 0, k = 0;
+  double flops_per_s = 0.0;  // achieved, FLOP/s
+};
+
+struct HardwareSpec {
+  std::string name;                        // name
+  std::map<DType, double> peak_flops;      // peak_flops.{fp32,tf32,bf16,fp16,fp8}: FLOP/s, dense
+  double memory_capacity = 0.0;            // memory.capacity: bytes
+  double memory_bandwidth = 0.0;           // memory.bandwidth: bytes/s
+  int64_t sm_count = 0;                    // sm_count: streaming multiprocessors
+  // matmul: the shape-dependent efficiency curve (sim/hardware documents the formula).
+  double matmul_max_efficiency = 0.8;      // matmul.max_efficiency: fraction of peak, large GEMMs
+  int64_t matmul_tile_m = 128;             // matmul.tile: [m, n] output tile of one CTA
+  int64_t matmul_tile_n = 256;
+  double matmul_k_half = 64;               // matmul.k_half: k at which the k-loop reaches 1/2
+  // attention core (flash / fused kernels): efficiency = max * s / (s + seq_half).
+  double attention_fwd_efficiency = 0.6;   // attention.fwd_efficiency
+  double attention_bwd_efficiency = 0.45;  // attention.bwd_efficiency
+  double attention_seq_half = 1024;        // attention.seq_half
+  // memory-bound kernels: fraction of HBM bandwidth reached, per kernel class.
+  double mem_eff_elementwise = 0.85;       // memory_efficiency.elementwise
+  double mem_eff_norm = 0.6;               // memory_efficiency.norm
+  double mem_eff_softmax = 0.3;            // memory_efficiency.softmax
+  double mem_eff_optimizer = 0.65;         // memory_efficiency.optimizer
+  double kernel_launch_overhead = 4e-6;    // kernel_launch_overhead: seconds per kernel
+  // runtime memory that is not model state or activations.
+  double reserve_cuda_context = 0.8 * 1073741824.0;  // runtime_reserve.cuda_context: bytes
+  double reserve_comm_buffers = 1.0 * 1073741824.0;  // runtime_reserve.comm_buffers: bytes
+  double reserve_fragmentation = 0.05;               // runtime_reserve.fragmentation: fraction
+  std::vector<GemmMeasurement> gemm_table;  // gemm_table: measured TFLOP/s, overrides the curve
+  std::string source;                       // source: citations
+  Origins origins;
+};
+
+// ---------------------------------------------------------------- topology
+struct TopologySpec {
+  std::string name;                 // name
+  int64_t gpus_per_node = 8;        // gpus_per_node
+  LinkKind intra_kind = LinkKind::kNvSwitch;  // intra_node.kind
+  double intra_bandwidth = 0.0;     // intra_node.bandwidth: bytes/s per GPU per direction
+  double intra_latency = 1e-6;      // intra_node.latency: seconds
+  double intra_efficiency = 0.8;    // intra_node.efficiency: achievable fraction (nccl-tests busbw)
+  bool has_inter_node = true;       // false when the file has no inter_node block
+  LinkKind inter_kind = LinkKind::kInfiniBand;  // inter_node.kind
+  int64_t nics_per_node = 8;        // inter_node.nics_per_node
+  double nic_bandwidth = 0.0;       // inter_node.nic_bandwidth: bytes/s per NIC per direction
+  double inter_latency = 5e-6;      // inter_node.latency: seconds
+  double inter_efficiency = 0.9;    // inter_node.efficiency: achievable fraction of the NIC
+  FabricKind fabric = FabricKind::kFatTree;  // inter_node.fabric
+  double oversubscription = 1.0;    // inter_node.oversubscription: at the layer above the leaves
+  int64_t nodes_per_leaf = 16;      // inter_node.nodes_per_leaf: nodes under one leaf (or rail) group
+  int64_t max_nodes = 0;            // inter_node.max_nodes: 0 = unbounded
+  std::string source;               // source
+  Origins origins;
+};
+
+// ---------------------------------------------------------------- training and layout
+struct TrainingSpec {
+  int64_t seq_len = 0;                       // training.seq_len
+  int64_t global_batch = 0;                  // training.global_batch: sequences per step
+  int64_t micro_batch = 1;                   // training.micro_batch
+  DType precision = DType::kBf16;            // training.precision
+  Optimizer optimizer = Optimizer::kAdam;    // training.optimizer
+  DType grad_dtype = DType::kFp32;           // training.grad_dtype
+  Recompute recompute = Recompute::kNone;    // training.recompute
+  bool flash_attention = true;               // training.flash_attention
+  std::optional<double> tokens;              // training.tokens: total tokens to train
+};
+
+struct ParallelSpec {
+  int64_t dp = 1;                  // parallel.dp
+  int64_t tp = 1;                  // parallel.tp
+  int64_t pp = 1;                  // parallel.pp
+  int64_t cp = 1;                  // parallel.cp
+  int64_t ep = 1;                  // parallel.ep: expert parallel (MoE), carved out of dp*cp
+  int zero_stage = 0;              // parallel.zero_stage
+  bool sequence_parallel = false;  // parallel.sequence_parallel
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;  // parallel.schedule
+  int64_t virtual_stages = 1;      // parallel.virtual_stages
+  // parallel.order: placement of ranks on GPUs, innermost dimension first.
+  std::vector<std::string> order = {"tp", "cp", "dp", "pp"};
+  int64_t first_stage_layers = 0;  // parallel.first_stage_layers: 0 = even split
+  int64_t last_stage_layers = 0;   // parallel.last_stage_layers: 0 = even split
+  double dp_bucket_bytes = 40e6;   // parallel.dp_bucket_size: gradient bucket (bytes)
+  bool overlap_grad_reduce = true;   // parallel.overlap_grad_reduce
+  bool overlap_param_gather = true;  // parallel.overlap_param_gather
+};
+
+struct Scenario {
+  std::string name;        // name
+  std::string file;        // the scenario file it was read from
+  ModelSpec model;         // model
+  HardwareSpec hardware;   // hardware
+  TopologySpec topology;   // topology
+  int64_t gpus = 0;        // gpus
+  TrainingSpec training;   // training
+  ParallelSpec parallel;   // parallel
+  Origins origins;         // keys of the scenario file itself ("gpus", "parallel.tp", ...)
+};
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_CONFIG_SPEC_H_

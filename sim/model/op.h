@@ -1,0 +1,111 @@
+// One operator of a transformer as it runs on one device: its shapes after sharding, its FLOPs
+// and bytes for each pass, its parameters, and the activation bytes it saves for backward.
+//
+// The model module builds these (sim/model/op_graph.h); the hardware module prices them
+// (sim/hardware/op_cost.h); the parallel module reads the TpSplit annotation to insert the
+// tensor-parallel collectives. An Op knows nothing of time.
+#ifndef SHARDSIM_MODEL_OP_H_
+#define SHARDSIM_MODEL_OP_H_
+
+#include <cstdint>
+#include <string>
+
+#include "sim/base/units.h"
+#include "sim/config/spec.h"
+
+namespace shardsim {
+
+enum class OpKind {
+  kEmbedding,   // token (+ learned position) lookup: a gather, memory-bound
+  kNorm,        // layernorm / rmsnorm
+  kMatmul,      // a linear layer (or a batch of equal ones, e.g. experts): [m x k] . [k x n]
+  kAttention,   // the attention core: scores, softmax, context (flash or unfused)
+  kActivation,  // gelu / relu, or the gated product of swiglu / geglu
+  kDropout,     // dropout fused with the residual add
+  kResidual,    // residual add (no dropout)
+  kRouter,      // MoE gate: softmax / top-k over the experts
+  kPermute,     // MoE token permutation before / after the experts (local gather/scatter)
+  kLoss,        // softmax cross-entropy over the vocabulary
+};
+
+// The class of memory-bound kernel an op is; selects the achieved-bandwidth efficiency.
+enum class MemClass { kElementwise, kNorm, kSoftmax, kGather };
+
+// How tensor parallelism (Megatron-LM, Shoeybi et al. 2019) splits an op across the TP group.
+enum class TpSplit {
+  kReplicated,  // every TP rank does the whole op (norms, dropout without SP)
+  kColumn,      // weight split by output columns: input replicated (all-gathered with SP)
+  kRow,         // weight split by input rows: output partial sums, all-reduced (or
+                // reduce-scattered with SP) after the op
+  kHeads,       // the attention core: heads split across the group
+  kSequence,    // elementwise op split along the sequence by sequence parallelism
+  kVocab,       // output head / loss split along the vocabulary (vocab-parallel)
+  kExperts,     // expert MLPs split across the expert-parallel group
+};
+
+// Which pass of an op: forward, backward w.r.t. its input, backward w.r.t. its weights.
+enum class Pass { kForward, kBackwardInput, kBackwardWeight };
+
+// Forward GEMM shape (per device, after sharding): C[m x n] = A[m x k] . B[k x n], repeated
+// `batch` times (independent equal GEMMs: heads of an unfused attention, or local experts).
+// Backward-input is (m, k, n) and backward-weight (k, n, m), each `batch` times.
+struct MatmulShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t batch = 1;
+};
+
+// Attention-core shape per device: `batch_heads` independent heads of `seq_q` queries over
+// `seq_kv` keys with `head_dim` (qk) and `v_head_dim` (value) widths.
+struct AttentionShape {
+  int64_t batch_heads = 0;
+  int64_t seq_q = 0;
+  int64_t seq_kv = 0;
+  int64_t head_dim = 0;
+  int64_t v_head_dim = 0;
+  bool causal = true;
+  bool flash = true;
+};
+
+// FLOPs and HBM bytes (read + written) of one pass of an op, for one micro-batch on one device.
+struct PassCost {
+  Flops flops;
+  Bytes bytes;
+};
+
+struct Op {
+  std::string name;  // "attn.qkv", "mlp.fc1", "loss", ...
+  OpKind kind = OpKind::kMatmul;
+  MemClass mem_class = MemClass::kElementwise;
+  TpSplit tp_split = TpSplit::kReplicated;
+  DType dtype = DType::kBf16;  // the math dtype (fp8 for matmuls under fp8 training)
+  MatmulShape matmul;          // kMatmul only
+  AttentionShape attention;    // kAttention only
+  PassCost fwd;
+  PassCost bwd_input;
+  PassCost bwd_weight;         // zero for ops without weights
+  int64_t params = 0;          // parameters this op holds on this device
+  // Activation bytes this op keeps for its backward, per micro-batch, with no recompute. A
+  // tensor saved by several ops is counted once, at the first op that saves it.
+  Bytes saved;
+  // Bytes of `saved` that selective recompute (Korthikanti 2022 §4.2) drops: the attention
+  // core's score/softmax/dropout tensors, which are recomputed in backward.
+  Bytes saved_selective_dropped;
+  // Bytes this op's output occupies (per micro-batch), for transient-memory estimates.
+  Bytes output;
+  int kernels = 1;     // kernel launches in forward (backward is priced with the same count)
+  std::string note;    // where the formula comes from, for --explain
+
+  const PassCost& cost(Pass p) const {
+    return p == Pass::kForward ? fwd : (p == Pass::kBackwardInput ? bwd_input : bwd_weight);
+  }
+};
+
+const char* Name(OpKind v);
+const char* Name(TpSplit v);
+const char* Name(Pass v);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_MODEL_OP_H_

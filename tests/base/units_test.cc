@@ -1,0 +1,66 @@
+#include "sim/base/units.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/base/strings.h"
+
+namespace shardsim {
+namespace {
+
+TEST(ParseQuantity, BytesDecimalAndBinary) {
+  EXPECT_DOUBLE_EQ(*ParseQuantity("80 GiB", Dimension::kBytes), 80.0 * 1073741824.0);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("80 GB", Dimension::kBytes), 80e9);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("1.5KiB", Dimension::kBytes), 1536.0);
+}
+
+TEST(ParseQuantity, Bandwidth) {
+  EXPECT_DOUBLE_EQ(*ParseQuantity("3.35 TB/s", Dimension::kBandwidth), 3.35e12);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("400 Gb/s", Dimension::kBandwidth), 50e9);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("400 Gbps", Dimension::kBandwidth), 50e9);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("450 GB/s", Dimension::kBandwidth), 450e9);
+}
+
+TEST(ParseQuantity, FlopRateAndTime) {
+  EXPECT_DOUBLE_EQ(*ParseQuantity("989.4 TFLOP/s", Dimension::kFlopRate), 989.4e12);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("25 us", Dimension::kTime), 25e-6);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("15e12", Dimension::kCount), 15e12);
+}
+
+TEST(ParseQuantity, ErrorsSayWhatIsExpected) {
+  auto r = ParseQuantity("80", Dimension::kBytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "\"80\" has no unit; expected e.g. \"80 GiB\"");
+  auto u = ParseQuantity("80 GiBs", Dimension::kBytes);
+  ASSERT_FALSE(u.ok());
+  EXPECT_EQ(u.status().message(), "\"80 GiBs\": unknown unit \"GiBs\"; expected e.g. \"80 GiB\"");
+  EXPECT_FALSE(ParseQuantity("fast", Dimension::kBandwidth).ok());
+}
+
+TEST(SimTime, RoundsToPicoseconds) {
+  EXPECT_EQ(SimTime::FromSeconds(Seconds(1.5e-12)).picos(), 2);
+  EXPECT_EQ(SimTime::FromSeconds(Seconds(-1.0)).picos(), 0);
+  EXPECT_EQ(SimTime::FromSeconds(Seconds(2.0)).picos(), 2000000000000);
+  EXPECT_DOUBLE_EQ(SimTime::FromPicos(500).seconds().value(), 5e-10);
+}
+
+TEST(Units, PhysicalConversions) {
+  const Seconds t = Bytes(1e9) / BytesPerSec(1e12);
+  EXPECT_DOUBLE_EQ(t.value(), 1e-3);
+  EXPECT_DOUBLE_EQ((Flops(2e12) / FlopsPerSec(1e12)).value(), 2.0);
+}
+
+TEST(Format, HumanReadable) {
+  EXPECT_EQ(FormatBytes(Bytes(80.0 * 1073741824.0)), "80.0 GiB");
+  EXPECT_EQ(FormatSeconds(Seconds(0.0123)), "12.3 ms");
+  EXPECT_EQ(FormatRate(989.4e12, "FLOP/s"), "989 TFLOP/s");
+  EXPECT_EQ(FormatCount(70.55e9), "70.5 B");
+}
+
+TEST(Strings, DidYouMean) {
+  EXPECT_EQ(DidYouMean("hiden_size", {"hidden_size", "num_heads"}), "; did you mean 'hidden_size'?");
+  EXPECT_EQ(DidYouMean("zzz", {"hidden_size", "num_heads"}), "");
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+}
+
+}  // namespace
+}  // namespace shardsim
