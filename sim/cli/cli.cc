@@ -1,14 +1,41 @@
 #include "sim/cli/cli.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+
+#include "sim/cli/commands.h"
 
 namespace shardsim {
 
+int ReportStatus(const Status& s) {
+  if (s.ok()) return 0;
+  const char* prefix = s.code() == StatusCode::kInternal ? "internal " : "";
+  for (const Diagnostic& d : s.diagnostics()) {
+    std::string text = d.ToString();
+    if (*prefix != '\0') text = "internal " + text;
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+  return s.code() == StatusCode::kInfeasible ? 1 : 2;
+}
+
 int RunCli(int argc, char** argv) {
-  (void)argc;
-  (void)argv;
-  std::fprintf(stderr, "shardsim: not built yet\n");
-  return 2;
+  CLI::App app{
+      "shardsim: simulate LLM training steps (step time, MFU, memory, bottlenecks) for any "
+      "data / tensor / pipeline / context / ZeRO layout on modeled GPUs and interconnects"};
+  app.require_subcommand(1);
+  CliContext ctx;
+  app.add_option("--library", ctx.library_dir,
+                 "folder holding models/, hardware/, topologies/ (default: $SHARDSIM_LIBRARY, "
+                 "then the source tree)");
+  AddCommCommand(app, ctx);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return ctx.exit_code;
 }
 
 }  // namespace shardsim

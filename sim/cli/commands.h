@@ -1,0 +1,30 @@
+// The subcommands of the `shardsim` CLI. Each lives in its own cmd_<name>.cc and registers itself
+// on the CLI11 app through one Add*Command function listed here and called from cli.cc.
+#ifndef SHARDSIM_CLI_COMMANDS_H_
+#define SHARDSIM_CLI_COMMANDS_H_
+
+#include <string>
+
+#include "sim/base/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace shardsim {
+
+// State shared by the subcommands of one invocation.
+struct CliContext {
+  int exit_code = 0;          // what main returns
+  std::string library_dir;    // --library: where bare names (models/, hardware/, ...) resolve
+};
+
+// Prints every diagnostic of `s` to stderr and returns the exit code for it
+// (2 bad input / usage / internal error, 1 infeasible, 0 ok).
+int ReportStatus(const Status& s);
+
+void AddCommCommand(CLI::App& app, CliContext& ctx);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_CLI_COMMANDS_H_
