@@ -159,6 +159,9 @@ struct TopologySpec {
   double intra_bandwidth = 0.0;     // intra_node.bandwidth: bytes/s per GPU per direction
   double intra_latency = 1e-6;      // intra_node.latency: seconds
   double intra_efficiency = 0.8;    // intra_node.efficiency: achievable fraction (nccl-tests busbw)
+  bool nvls = false;                // intra_node.nvls: the switch reduces in-network (NVLink SHARP)
+  double nvls_efficiency = 0.686;   // intra_node.nvls_efficiency: fraction of bandwidth NVLS reaches
+  double nvls_latency = 25e-6;      // intra_node.nvls_latency: seconds per NVLS all-reduce
   bool has_inter_node = true;       // false when the file has no inter_node block
   LinkKind inter_kind = LinkKind::kInfiniBand;  // inter_node.kind
   int64_t nics_per_node = 8;        // inter_node.nics_per_node
@@ -168,6 +171,8 @@ struct TopologySpec {
   FabricKind fabric = FabricKind::kFatTree;  // inter_node.fabric
   double oversubscription = 1.0;    // inter_node.oversubscription: at the layer above the leaves
   int64_t nodes_per_leaf = 16;      // inter_node.nodes_per_leaf: nodes under one leaf (or rail) group
+  int64_t nodes_per_pod = 0;        // inter_node.nodes_per_pod: nodes of a pod (3-tier); 0 = one pod
+  double pod_oversubscription = 1.0;  // inter_node.pod_oversubscription: at the layer above the pods
   int64_t max_nodes = 0;            // inter_node.max_nodes: 0 = unbounded
   std::string source;               // source
   Origins origins;

@@ -1,0 +1,100 @@
+// Cost of collectives (all-reduce, reduce-scatter, all-gather, all-to-all, broadcast,
+// send/receive) for a group of ranks placed on a cluster, in alpha-beta form with nccl-tests'
+// conventions (DESIGN.md §5):
+//   ring all-reduce                  2(n-1)*a + 2(n-1)/n * S/B
+//   ring reduce-scatter / all-gather  (n-1)*a +  (n-1)/n * S/B
+// where S is nccl-tests' size (the whole buffer: for all-gather the output of one rank, for
+// reduce-scatter its input), a the latency of one step and B the achievable bandwidth of the
+// links the group's traffic crosses, shared with the other groups of the same kind that run at
+// the same time. Link classes (sim/topology/link_class.h) stand for all links alike: the model
+// computes the bytes one group sends across one unit of each class (a GPU's NVLink port, a node's
+// NICs, a leaf domain's or a pod's uplinks) and divides by that unit's capacity share, so costing
+// one collective takes the same time on 8 GPUs as on 16,384.
+//
+// Algorithms: ring; NCCL's double binary tree (all-reduce); hierarchical (intra-node ring
+// reduce-scatter, inter-node ring all-reduce over the g rings of same-local-index GPUs, intra-node
+// all-gather); NVLS (NVLink SHARP all-reduce inside one NVSwitch domain); NVLS tree (NVLS inside
+// each node, double binary tree across nodes, pipelined); direct (all-to-all and send/receive as
+// concurrent point-to-point transfers). kAuto picks the fastest, as NCCL's tuner
+// does from its own cost model (NVIDIA/nccl src/graph/tuning.cc). The formulas, with their
+// sources, are in traffic.cc; tests/collective/ checks each in closed form.
+#ifndef SHARDSIM_COLLECTIVE_COLLECTIVE_H_
+#define SHARDSIM_COLLECTIVE_COLLECTIVE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/base/units.h"
+#include "sim/topology/group.h"
+#include "sim/topology/link_class.h"
+
+namespace shardsim {
+
+class Cluster;
+
+enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
+enum class Algorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree, kDirect };
+
+// "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv".
+const char* Name(CollectiveOp op);
+// "auto", "ring", "tree", "hierarchical", "nvls", "nvls_tree", "direct".
+const char* Name(Algorithm a);
+// Accepts the names above (also "allreduce", "alltoall", "sendrecv"); errors with "did you mean".
+Result<CollectiveOp> ParseCollectiveOp(std::string_view text);
+Result<Algorithm> ParseAlgorithm(std::string_view text);
+
+// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md): busbw = algbw * factor.
+// all-reduce 2(n-1)/n; reduce-scatter, all-gather, all-to-all (n-1)/n; broadcast, send/recv 1.
+double BusBandwidthFactor(CollectiveOp op, int64_t ranks);
+
+struct CollectiveOptions {
+  Algorithm algorithm = Algorithm::kAuto;
+  // Groups of this kind (same shape) running the same collective at the same time, packed on the
+  // GPUs as a layout packs its groups (e.g. the 8 DP groups of TP=8 share every node's NICs:
+  // Placement::NumGroups(ParallelDim::kDp)). 1 = this group alone, as nccl-tests runs.
+  int64_t concurrent_groups = 1;
+};
+
+// The load one group's collective puts on one link class: what the engine needs to share a class
+// between concurrent collectives (DP and PP traffic on the same NICs, ...).
+struct LinkLoad {
+  LinkClass link_class = LinkClass::kNvlink;
+  double bytes_per_unit = 0.0;  // bytes across one unit (GPU port / node / leaf / pod), per direction
+  int64_t ranks_per_unit = 0;   // this group's ranks behind one unit
+  double bytes_per_rank = 0.0;  // bytes_per_unit / ranks_per_unit
+  int64_t groups_sharing = 1;   // groups of this kind loading the same unit at once
+  BytesPerSec capacity;         // achievable bandwidth of one unit (nominal * efficiency)
+  BytesPerSec effective_bandwidth;  // this group's share of it
+  Seconds time;                 // bytes_per_unit / effective_bandwidth
+};
+
+struct CollectiveCost {
+  Seconds time;            // latency_part + bandwidth_part
+  Seconds latency_part;    // the alpha terms
+  Seconds bandwidth_part;  // the beta terms
+  Algorithm algo = Algorithm::kRing;
+  double algbw = 0.0;      // bytes/s: S / time (nccl-tests)
+  double busbw = 0.0;      // bytes/s: algbw * BusBandwidthFactor
+  std::string bottleneck;  // Name(bottleneck_class), e.g. "nic (inter-node)"
+  LinkClass bottleneck_class = LinkClass::kNvlink;
+  std::vector<LinkLoad> loads;  // one per class crossed, in LinkClass order
+  GroupShape shape;
+};
+
+// Errors (kInvalidInput): a group of fewer than 2 ranks, a negative size, concurrent_groups < 1,
+// an algorithm that does not exist for the op or the topology (tree is all-reduce only; nvls needs
+// intra_node.nvls and a group inside one node, nvls_tree intra_node.nvls and several nodes;
+// all-to-all and send/recv are direct only).
+Result<CollectiveCost> CostCollective(const Cluster& cluster, const Group& group, CollectiveOp op,
+                                      Bytes size, const CollectiveOptions& options);
+// Same, for a group already analyzed (the engine costs many collectives of one group).
+Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& shape,
+                                      CollectiveOp op, Bytes size,
+                                      const CollectiveOptions& options);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_COLLECTIVE_COLLECTIVE_H_

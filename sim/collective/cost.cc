@@ -1,0 +1,181 @@
+// From traffic (bytes per unit of each link class) to time: capacities, sharing between concurrent
+// groups, and the choice of algorithm.
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "sim/collective/collective.h"
+#include "sim/collective/traffic.h"
+#include "sim/topology/cluster.h"
+
+namespace shardsim {
+namespace {
+
+double D(int64_t v) { return static_cast<double>(v); }
+
+// What one group gets from one unit of a link class.
+struct Share {
+  double capacity = 0.0;   // achievable bytes/s of the unit
+  double effective = 0.0;  // this group's share
+  int64_t sharing = 1;     // groups loading the unit at once
+  int64_t ranks = 1;       // this group's ranks behind the unit
+};
+
+// Capacity shares. Concurrent groups of one kind are packed as a layout packs them: a node holds
+// min(C, G/g) of them, a leaf domain min(C, G*nodes_in_domain / (g*nl)), a pod likewise. A group
+// reaches the NICs attached to its own GPUs (g*k/G of them, at least one), and gets at most its
+// share k/groups of the node's k NICs. NVSwitch ports are per GPU and the switch is non-blocking:
+// not shared. Efficiencies: intra_node.efficiency (or nvls_efficiency for NVLS traffic) on NVLink,
+// inter_node.efficiency on NICs and uplinks (measurements in topologies/PUBLISHED.md).
+std::array<Share, kNumLinkClasses> Shares(const Cluster& cluster, const GroupShape& s,
+                                          int64_t concurrent, bool nvls) {
+  const TopologySpec& spec = cluster.spec();
+  const ClusterLevels& lv = cluster.levels();
+  std::array<Share, kNumLinkClasses> out{};
+  const double g = D(s.ranks_per_node);
+  const double gpn = D(lv.gpus_per_node);
+
+  Share& nv = out[static_cast<size_t>(LinkClass::kNvlink)];
+  nv.capacity = spec.intra_bandwidth * (nvls ? spec.nvls_efficiency : spec.intra_efficiency);
+  nv.effective = nv.capacity;
+
+  const double k = D(spec.nics_per_node);
+  const double nic_rate = spec.nic_bandwidth * spec.inter_efficiency;
+  Share& nic = out[static_cast<size_t>(LinkClass::kNic)];
+  nic.sharing = std::min(concurrent, std::max<int64_t>(1, lv.gpus_per_node / s.ranks_per_node));
+  const double reachable = std::min(k, std::max(1.0, g * k / gpn));
+  nic.capacity = k * nic_rate;
+  nic.effective = std::min(reachable, k / D(nic.sharing)) * nic_rate;
+  nic.ranks = s.ranks_per_node;
+
+  auto domain = [&](LinkClass c, int64_t domain_nodes, int64_t group_nodes) {
+    Share& d = out[static_cast<size_t>(c)];
+    const int64_t active = std::min(domain_nodes, lv.nodes);
+    const int64_t fit = (lv.gpus_per_node * active) /
+                        std::max<int64_t>(1, s.ranks_per_node * group_nodes);
+    d.sharing = std::min(concurrent, std::max<int64_t>(1, fit));
+    d.capacity = cluster.NominalBandwidth(c) * spec.inter_efficiency;
+    d.effective = d.capacity / D(d.sharing);
+    d.ranks = s.ranks_per_node * group_nodes;
+  };
+  domain(LinkClass::kLeafUplink, lv.nodes_per_leaf, s.nodes_per_leaf);
+  domain(LinkClass::kPodUplink, lv.nodes_per_pod, s.nodes_per_pod);
+  return out;
+}
+
+struct Evaluation {
+  double latency = 0.0;
+  double bandwidth = 0.0;
+  std::array<double, kNumLinkClasses> bytes{};
+  std::array<double, kNumLinkClasses> time{};
+  std::array<double, kNumLinkClasses> bottleneck_time{};  // bandwidth time each class set
+  std::array<Share, kNumLinkClasses> shares{};
+};
+
+Evaluation Evaluate(const Cluster& cluster, const GroupShape& s, const Plan& plan,
+                    int64_t concurrent) {
+  Evaluation e;
+  for (const Phase& phase : plan.phases) {
+    const auto shares = Shares(cluster, s, concurrent, phase.nvls);
+    double slowest = 0.0;
+    size_t which = static_cast<size_t>(LinkClass::kNvlink);
+    for (size_t c = 0; c < kNumLinkClasses; ++c) {
+      if (phase.bytes[c] <= 0.0) continue;
+      const double t = phase.bytes[c] / shares[c].effective;
+      e.bytes[c] += phase.bytes[c];
+      e.time[c] += t;
+      e.shares[c] = shares[c];
+      if (t > slowest) {
+        slowest = t;
+        which = c;
+      }
+    }
+    e.latency += phase.latency;
+    e.bandwidth += slowest;
+    e.bottleneck_time[which] += slowest;
+  }
+  return e;
+}
+
+LinkClass Bottleneck(const Evaluation& e) {
+  size_t best = static_cast<size_t>(LinkClass::kNvlink);
+  for (size_t c = 0; c < kNumLinkClasses; ++c) {
+    if (e.bottleneck_time[c] > e.bottleneck_time[best]) best = c;
+  }
+  return static_cast<LinkClass>(best);
+}
+
+}  // namespace
+
+Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& shape,
+                                      CollectiveOp op, Bytes size,
+                                      const CollectiveOptions& options) {
+  if (shape.ranks < 2) {
+    return Status::Invalid(std::string("a collective needs at least 2 ranks; ") + Name(op) +
+                           " was asked over " + std::to_string(shape.ranks));
+  }
+  if (size.value() < 0.0) return Status::Invalid("collective size must not be negative");
+  if (options.concurrent_groups < 1) {
+    return Status::Invalid("concurrent_groups must be at least 1, got " +
+                           std::to_string(options.concurrent_groups));
+  }
+  std::vector<Algorithm> candidates = {options.algorithm};
+  if (options.algorithm == Algorithm::kAuto) candidates = CandidateAlgorithms(cluster, shape, op);
+
+  const double bytes = size.value();
+  Plan best_plan;
+  Evaluation best;
+  bool found = false;
+  for (Algorithm a : candidates) {
+    Result<Plan> plan = PlanCollective(cluster, shape, op, bytes, a);
+    if (!plan.ok()) return plan.status();
+    const Evaluation e = Evaluate(cluster, shape, *plan, options.concurrent_groups);
+    if (!found || e.latency + e.bandwidth < best.latency + best.bandwidth) {
+      best = e;
+      best_plan = *plan;
+      found = true;
+    }
+  }
+  // The bottleneck does not depend on the size (all bytes scale with it); for an empty message
+  // it is read from a one-byte plan.
+  LinkClass bottleneck = Bottleneck(best);
+  if (bytes <= 0.0) {
+    Result<Plan> unit = PlanCollective(cluster, shape, op, 1.0, best_plan.algo);
+    bottleneck = Bottleneck(Evaluate(cluster, shape, *unit, options.concurrent_groups));
+  }
+
+  CollectiveCost cost;
+  cost.algo = best_plan.algo;
+  cost.latency_part = Seconds(best.latency);
+  cost.bandwidth_part = Seconds(best.bandwidth);
+  cost.time = Seconds(best.latency + best.bandwidth);
+  cost.algbw = cost.time.value() > 0.0 ? bytes / cost.time.value() : 0.0;
+  cost.busbw = cost.algbw * BusBandwidthFactor(op, shape.ranks);
+  cost.bottleneck_class = bottleneck;
+  cost.bottleneck = Name(bottleneck);
+  cost.shape = shape;
+  for (size_t c = 0; c < kNumLinkClasses; ++c) {
+    if (best.bytes[c] <= 0.0) continue;
+    const Share& sh = best.shares[c];
+    LinkLoad load;
+    load.link_class = static_cast<LinkClass>(c);
+    load.bytes_per_unit = best.bytes[c];
+    load.ranks_per_unit = sh.ranks;
+    load.bytes_per_rank = best.bytes[c] / D(sh.ranks);
+    load.groups_sharing = sh.sharing;
+    load.capacity = BytesPerSec(sh.capacity);
+    load.effective_bandwidth = BytesPerSec(sh.effective);
+    load.time = Seconds(best.time[c]);
+    cost.loads.push_back(load);
+  }
+  return cost;
+}
+
+Result<CollectiveCost> CostCollective(const Cluster& cluster, const Group& group, CollectiveOp op,
+                                      Bytes size, const CollectiveOptions& options) {
+  Result<GroupShape> shape = AnalyzeGroup(cluster, group);
+  if (!shape.ok()) return shape.status();
+  return CostCollective(cluster, *shape, op, size, options);
+}
+
+}  // namespace shardsim
