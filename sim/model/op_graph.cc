@@ -171,9 +171,10 @@ void AppendHead(const Ctx& c, const std::string& prefix, bool head_params,
   loss.fwd.bytes = Bytes((c.act_bytes + 4.0) * e);
   loss.bwd_input.bytes = Bytes((c.act_bytes + 4.0) * e);
   loss.saved = Bytes(4.0 * e);
-  // Transient in backward: the fp32 gradient of the logits and its bf16 copy for the head's
-  // backward (fused); PyTorch eager also materialises the fp32 gradient of the log-softmax.
-  loss.output = Bytes((c.options.fused_kernels ? 4.0 : 8.0) * e + c.act_bytes * e);
+  // Transient in backward: the fp32 gradient of the logits and its 16-bit copy for the head's
+  // backward (fused); PyTorch eager holds two fp32 gradients (of the log-softmax output and of
+  // its input) — 8 bytes per logit, as measured on the H200 (bench/h200/results/train.json).
+  loss.output = Bytes((c.options.fused_kernels ? 4.0 + c.act_bytes : 8.0) * e);
   loss.note = "fp32 softmax cross-entropy; saves the fp32 softmax";
   loss.kernels = 3;
   ops.push_back(loss);
