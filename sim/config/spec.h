@@ -188,6 +188,9 @@ struct TrainingSpec {
   DType grad_dtype = DType::kFp32;           // training.grad_dtype
   Recompute recompute = Recompute::kNone;    // training.recompute
   bool flash_attention = true;               // training.flash_attention
+  // training.fused_kernels: Megatron/Transformer-Engine fused kernels (a fused SwiGLU saves only
+  // its input); false = PyTorch eager (gate, up, silu and product each saved separately).
+  bool fused_kernels = true;
   std::optional<double> tokens;              // training.tokens: total tokens to train
 };
 

@@ -82,7 +82,10 @@ struct Op {
   DType dtype = DType::kBf16;  // the math dtype (fp8 for matmuls under fp8 training)
   MatmulShape matmul;          // kMatmul only
   AttentionShape attention;    // kAttention only
-  PassCost fwd;
+  PassCost fwd;                // executed work (causal attention kernels skip masked blocks)
+  Flops model_fwd_flops;       // forward FLOPs as MFU counts them: matmul-class work only, the
+                               // attention core as the full s x s square (Megatron / PaLM
+                               // convention); backward counts twice this
   PassCost bwd_input;
   PassCost bwd_weight;         // zero for ops without weights
   int64_t params = 0;          // parameters this op holds on this device

@@ -1,0 +1,212 @@
+#include "sim/memory/budget.h"
+
+#include <algorithm>
+
+#include "sim/model/op_graph.h"
+#include "sim/parallel/stages.h"
+
+namespace shardsim {
+
+double InFlightMicrobatches(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
+                            int64_t microbatches, int64_t stage) {
+  const double m = static_cast<double>(microbatches);
+  switch (schedule) {
+    case PipelineSchedule::kGpipe:
+      return m;  // every forward runs before the first backward
+    case PipelineSchedule::k1F1B:
+      return std::min(static_cast<double>(pp - stage), m);
+    case PipelineSchedule::kInterleaved1F1B: {
+      const int64_t v = std::max<int64_t>(1, virtual_stages);
+      // Megatron-LM forward_backward_pipelining_with_interleaving: warm-up chunks, plus the one
+      // forward the steady state runs before its first backward.
+      const int64_t warmup = (pp - stage - 1) * 2 + (v - 1) * pp;
+      const int64_t chunks = std::min(warmup + 1, microbatches * v);
+      return static_cast<double>(chunks) / static_cast<double>(v);
+    }
+  }
+  return m;
+}
+
+ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_bytes,
+                                double optimizer_bytes, int zero_stage, double shards) {
+  // ZeRO (arXiv 1910.02054 §5.1, Figure 1): P_os shards the optimizer state, P_os+g also the
+  // gradients, P_os+g+p also the parameters. Checked against the 7.5B / 64-GPU example
+  // (120 / 31.4 / 16.6 / 1.9 GB) in tests/memory/budget_test.cc.
+  ModelStateBytes s;
+  s.weights = Bytes(params * weight_bytes / (zero_stage >= 3 ? shards : 1.0));
+  s.gradients = Bytes(params * grad_bytes / (zero_stage >= 2 ? shards : 1.0));
+  s.optimizer = Bytes(params * optimizer_bytes / (zero_stage >= 1 ? shards : 1.0));
+  return s;
+}
+
+namespace {
+
+Bytes LayerActivations(const LayerOps& layer, Recompute r) {
+  if (r == Recompute::kFull) return layer.input_bytes;
+  const OpTotals t = Sum(layer.ops);
+  return r == Recompute::kSelective ? t.saved - t.saved_selective_dropped : t.saved;
+}
+
+struct ParamSplit {
+  int64_t dense = 0;
+  int64_t expert = 0;
+};
+
+ParamSplit Params(const std::vector<Op>& ops) {
+  ParamSplit p;
+  for (const Op& op : ops) {
+    (op.tp_split == TpSplit::kExperts ? p.expert : p.dense) += op.params;
+  }
+  return p;
+}
+
+double WeightBytes(DType precision) {
+  switch (precision) {
+    case DType::kFp32:
+    case DType::kTf32:
+      return 4.0;
+    default:
+      return 2.0;  // fp8 training keeps bf16 weights; fp8 copies are made per GEMM
+  }
+}
+
+double OptimizerBytes(const TrainingSpec& t) {
+  const bool master = WeightBytes(t.precision) < 4.0;  // fp32 master copy of 16-bit weights
+  const double moments = t.optimizer == Optimizer::kAdam ? 8.0 : 4.0;  // Adam m, v / SGD momentum
+  return moments + (master ? 4.0 : 0.0);
+}
+
+}  // namespace
+
+Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
+                                    const ParallelSpec& parallel, const HardwareSpec& hardware) {
+  Result<OpGraph> graph = BuildOpGraph(model, GraphOptionsFor(training, parallel));
+  if (!graph.ok()) return graph.status();
+  Result<std::vector<PipelineRank>> ranks = SplitLayers(model.num_layers, parallel);
+  if (!ranks.ok()) return ranks.status();
+  const OpGraph& g = *graph;
+  const int64_t microbatches =
+      std::max<int64_t>(1, training.global_batch / (parallel.dp * training.micro_batch));
+
+  MemoryBudget b;
+  b.weight_bytes_per_param = WeightBytes(training.precision);
+  b.grad_bytes_per_param = BytesOf(training.grad_dtype);
+  b.optimizer_bytes_per_param = OptimizerBytes(training);
+  b.zero_shards = parallel.dp * parallel.cp;
+  b.expert_zero_shards = std::max<int64_t>(1, b.zero_shards / parallel.ep);
+  const int64_t world = parallel.dp * parallel.tp * parallel.pp * parallel.cp;
+
+  for (const PipelineRank& rank : *ranks) {
+    StageMemory s;
+    s.stage = rank.rank;
+    s.layers = rank.layers();
+    ParamSplit p;
+    Bytes layer_acts;
+    Bytes rebuilt;  // largest single layer's full activations (full recompute)
+    int64_t largest_layer_params = 0;
+    bool has_moe = false;
+    for (const LayerRange& chunk : rank.chunks) {
+      for (int64_t i = chunk.begin; i < chunk.end; ++i) {
+        const LayerOps& layer = g.layer(i);
+        const ParamSplit lp = Params(layer.ops);
+        p.dense += lp.dense;
+        p.expert += lp.expert;
+        largest_layer_params = std::max(largest_layer_params, lp.dense + lp.expert);
+        layer_acts += LayerActivations(layer, training.recompute);
+        rebuilt = std::max(rebuilt, Sum(layer.ops).saved);
+        has_moe = has_moe || layer.kind == "moe";
+      }
+    }
+    Bytes edge_acts;  // embedding (first stage) and head / MTP (last stage), held once
+    if (rank.has_embedding) {
+      const ParamSplit ep = Params(g.embedding);
+      p.dense += ep.dense;
+      edge_acts += Sum(g.embedding).saved;
+    }
+    if (rank.has_head) {
+      for (const std::vector<Op>* ops : {&g.head, &g.mtp}) {
+        const ParamSplit hp = Params(*ops);
+        p.dense += hp.dense;
+        p.expert += hp.expert;
+        edge_acts += Sum(*ops).saved;
+        for (const Op& op : *ops) {
+          if (op.kind == OpKind::kLoss) s.loss_buffers = std::max(s.loss_buffers, op.output);
+        }
+      }
+      // With pp > 1 a tied output head keeps its own copy of the embedding table on the last
+      // stage, and the two copies' gradients are all-reduced (Megatron-LM).
+      if (model.tied_embeddings && parallel.pp > 1) {
+        for (const Op& op : g.embedding) {
+          if (op.kind == OpKind::kEmbedding) {
+            p.dense += (model.vocab_size + parallel.tp - 1) / parallel.tp * model.hidden_size;
+          }
+        }
+      }
+    }
+    s.params = p.dense + p.expert;
+    s.expert_params = p.expert;
+    const ModelStateBytes dense = ZeroModelStates(
+        static_cast<double>(p.dense), b.weight_bytes_per_param, b.grad_bytes_per_param,
+        b.optimizer_bytes_per_param, parallel.zero_stage, static_cast<double>(b.zero_shards));
+    const ModelStateBytes expert = ZeroModelStates(
+        static_cast<double>(p.expert), b.weight_bytes_per_param, b.grad_bytes_per_param,
+        b.optimizer_bytes_per_param, parallel.zero_stage,
+        static_cast<double>(b.expert_zero_shards));
+    s.weights = dense.weights + expert.weights;
+    s.gradients = dense.gradients + expert.gradients;
+    s.optimizer = dense.optimizer + expert.optimizer;
+    if (parallel.zero_stage >= 3) {
+      // FSDP/ZeRO-3 gathers one layer's weights while the previous one computes.
+      s.zero3_buffers =
+          Bytes(2.0 * static_cast<double>(largest_layer_params) * b.weight_bytes_per_param);
+    }
+    s.in_flight = InFlightMicrobatches(parallel.schedule, parallel.pp, parallel.virtual_stages,
+                                       microbatches, rank.rank);
+    s.activations_per_microbatch = layer_acts + edge_acts;
+    s.activations = layer_acts * s.in_flight + edge_acts;
+    if (training.recompute == Recompute::kFull) s.recompute_buffer = rebuilt;
+    if (has_moe) {
+      for (const LayerOps& k : g.layer_kinds) {
+        for (const Op& op : k.ops) {
+          if (op.kind == OpKind::kPermute) s.moe_buffers += op.output;  // dispatch + combine
+        }
+      }
+    }
+    s.cuda_context = Bytes(hardware.reserve_cuda_context);
+    s.comm_buffers = Bytes(world > 1 ? hardware.reserve_comm_buffers : 0.0);
+    const Bytes allocated = s.model_states() + s.zero3_buffers + s.activations +
+                            s.recompute_buffer + s.loss_buffers + s.moe_buffers;
+    s.fragmentation = allocated * hardware.reserve_fragmentation;
+    b.stages.push_back(s);
+  }
+  for (size_t i = 1; i < b.stages.size(); ++i) {
+    if (b.stages[i].total() > b.stages[b.worst].total()) b.worst = i;
+  }
+
+  const std::string wdt = b.weight_bytes_per_param == 4.0 ? "fp32" : "bf16/fp16";
+  b.assumptions.push_back("weights " + wdt + " (" + FormatSig(b.weight_bytes_per_param, 1) +
+                          " B/param), gradients " + Name(training.grad_dtype) + " (" +
+                          FormatSig(b.grad_bytes_per_param, 1) + " B/param)");
+  b.assumptions.push_back(
+      std::string(training.optimizer == Optimizer::kAdam ? "Adam m and v in fp32" : "SGD momentum in fp32") +
+      (b.weight_bytes_per_param < 4.0 ? " + fp32 master weights" : "") + " = " +
+      FormatSig(b.optimizer_bytes_per_param, 2) + " B/param, ZeRO stage " +
+      std::to_string(parallel.zero_stage) + " over dp x cp = " + std::to_string(b.zero_shards) +
+      " ranks");
+  b.assumptions.push_back("activations in " + std::string(Name(training.precision == DType::kFp32
+                                                                    ? DType::kFp32
+                                                                    : DType::kBf16)) +
+                          ", recompute " + Name(training.recompute) + ", flash attention " +
+                          (training.flash_attention ? "on" : "off") + ", " +
+                          (training.fused_kernels ? "fused" : "eager") + " kernels");
+  b.assumptions.push_back("runtime reserve: CUDA context + library handles " +
+                          FormatBytes(Bytes(hardware.reserve_cuda_context)) +
+                          ", communication buffers " +
+                          FormatBytes(Bytes(hardware.reserve_comm_buffers)) +
+                          ", allocator fragmentation " +
+                          FormatSig(hardware.reserve_fragmentation * 100.0, 2) +
+                          "% of allocated (" + hardware.name + ")");
+  return b;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,83 @@
+// Training memory per device: model states under ZeRO, activations held under the pipeline
+// schedule, loss buffers, and the runtime reserve — per pipeline stage, with the worst device.
+//
+// Model states (ZeRO, Rajbhandari et al. 2019, arXiv 1910.02054 §5): weights, gradients and
+// optimizer state in bytes per parameter that follow precision, grad dtype and optimizer (mixed-
+// precision Adam: 2 + 2 + 12); stage 1 shards the optimizer state over the data-parallel group
+// (dp × cp), stage 2 also the gradients, stage 3 also the weights. Activations come from the
+// saved bytes of each op (sim/model/op_graph.h) times the micro-batches in flight: GPipe holds m,
+// 1F1B holds min(p − i, m) on stage i (Narayanan 2021 §2.2.1), interleaving holds
+// min(2(p − i − 1) + (v − 1)p + 1, m·v) chunks (Megatron-LM schedules.py warm-up), which for the
+// first stage is p·(1 + (p − 1)/(p·v)) micro-batches (Korthikanti 2022 §4.2.3).
+#ifndef SHARDSIM_MEMORY_BUDGET_H_
+#define SHARDSIM_MEMORY_BUDGET_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/base/units.h"
+#include "sim/config/spec.h"
+
+namespace shardsim {
+
+struct StageMemory {
+  int64_t stage = 0;
+  int64_t layers = 0;
+  int64_t params = 0;         // parameters held by this device (TP/PP/EP shards, before ZeRO)
+  int64_t expert_params = 0;  // of which routed-expert parameters
+  Bytes weights;
+  Bytes gradients;
+  Bytes optimizer;
+  Bytes zero3_buffers;              // ZeRO-3: all-gathered layer weights in flight (2 layers)
+  Bytes activations_per_microbatch; // saved by this stage for one micro-batch
+  double in_flight = 0.0;           // micro-batches held at the peak
+  Bytes activations;                // held at the peak
+  Bytes recompute_buffer;           // full recompute: one layer rebuilt in backward
+  Bytes loss_buffers;               // last stage: logits and their fp32 gradient (transient)
+  Bytes moe_buffers;                // all-to-all dispatch/combine buffers of one MoE layer
+  Bytes cuda_context;
+  Bytes comm_buffers;
+  Bytes fragmentation;
+
+  Bytes model_states() const { return weights + gradients + optimizer; }
+  Bytes total() const {
+    return model_states() + zero3_buffers + activations + recompute_buffer + loss_buffers +
+           moe_buffers + cuda_context + comm_buffers + fragmentation;
+  }
+};
+
+struct MemoryBudget {
+  std::vector<StageMemory> stages;  // one per pipeline rank
+  size_t worst = 0;                 // index of the stage with the largest total
+  double weight_bytes_per_param = 0;
+  double grad_bytes_per_param = 0;
+  double optimizer_bytes_per_param = 0;  // before ZeRO sharding
+  int64_t zero_shards = 1;               // dp × cp: the group ZeRO shards over
+  int64_t expert_zero_shards = 1;        // dp × cp / ep for routed-expert parameters
+  std::vector<std::string> assumptions;  // one line each, printed by `budget`
+
+  const StageMemory& worst_stage() const { return stages[worst]; }
+};
+
+// Micro-batches whose activations stage `stage` (0-based) of `pp` holds at its peak under the
+// schedule, with `microbatches` per step and `virtual_stages` chunks per rank. In units of the
+// stage's full set of layers (an interleaved chunk counts 1/v).
+double InFlightMicrobatches(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
+                            int64_t microbatches, int64_t stage);
+
+// Model-state bytes per device for Ψ parameters sharded over `shards` ranks at `zero_stage`
+// (weights, gradients, optimizer), with the per-parameter byte counts given.
+struct ModelStateBytes {
+  Bytes weights, gradients, optimizer;
+};
+ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_bytes,
+                                double optimizer_bytes, int zero_stage, double shards);
+
+Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
+                                    const ParallelSpec& parallel, const HardwareSpec& hardware);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_MEMORY_BUDGET_H_

@@ -1,0 +1,165 @@
+// The attention and MLP blocks of a decoder layer, per device, as Megatron-LM shards them:
+// q/k/v and fc1 column-parallel, the output projection and fc2 row-parallel (Shoeybi et al. 2019
+// §3, Figure 3), experts spread over the expert-parallel group (Megatron-Core MoE), and
+// DeepSeek's multi-head latent attention (DeepSeek-V2, arXiv 2405.04434 §2.1).
+#include <algorithm>
+
+#include "sim/model/op_builders.h"
+
+namespace shardsim::model_internal {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+void AppendMha(const Ctx& c, std::vector<Op>& ops) {
+  const ModelSpec& m = c.model;
+  const int64_t t = c.tp;
+  const int64_t q_heads = m.num_heads / t;
+  // With fewer kv heads than TP ranks each rank keeps one (replicated) kv head.
+  const int64_t kv_heads = m.num_kv_heads >= t ? m.num_kv_heads / t : 1;
+  const int64_t d = m.head_dim;
+  const int64_t h = m.hidden_size;
+  ops.push_back(MatmulOp(c, "attn.qkv", TpSplit::kColumn, c.tokens, (q_heads + 2 * kv_heads) * d,
+                         h, 1, m.qkv_bias, ActBytes(c, D(c.norm_tokens) * D(h)),
+                         "column-parallel q/k/v; saves its input (the norm output)"));
+  ops.push_back(AttentionOp(c, "attn.core", q_heads, kv_heads, d, d));
+  ops.push_back(MatmulOp(c, "attn.out", TpSplit::kRow, c.tokens, h, q_heads * d, 1, m.bias,
+                         ActBytes(c, D(c.tokens) * D(q_heads) * D(d)),
+                         "row-parallel output projection; saves its input (the context)"));
+}
+
+// Multi-head latent attention: low-rank query and key/value projections with a decoupled RoPE
+// key shared by all heads. Down-projections are duplicated on every TP rank, up-projections
+// column-parallel (Megatron-Core MLA).
+void AppendMla(const Ctx& c, std::vector<Op>& ops) {
+  const ModelSpec& m = c.model;
+  const MlaSpec& a = *m.mla;
+  const int64_t t = c.tp;
+  const int64_t heads = m.num_heads / t;
+  const int64_t h = m.hidden_size;
+  const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  const Bytes norm_out = ActBytes(c, D(c.norm_tokens) * D(h));
+  if (a.q_lora_rank > 0) {
+    ops.push_back(MatmulOp(c, "attn.q_down", TpSplit::kReplicated, c.tokens, a.q_lora_rank, h, 1,
+                           false, norm_out, "query down-projection; saves the norm output"));
+    ops.push_back(NormOp(c, "attn.q_norm", c.tokens, a.q_lora_rank, true, false));
+    ops.back().tp_split = TpSplit::kReplicated;
+    ops.push_back(MatmulOp(c, "attn.q_up", TpSplit::kColumn, c.tokens, heads * qk, a.q_lora_rank,
+                           1, false, ActBytes(c, D(c.tokens) * D(a.q_lora_rank)),
+                           "query up-projection; saves the latent query"));
+  } else {
+    ops.push_back(MatmulOp(c, "attn.q", TpSplit::kColumn, c.tokens, heads * qk, h, 1, false,
+                           norm_out, "query projection; saves the norm output"));
+  }
+  ops.push_back(MatmulOp(c, "attn.kv_down", TpSplit::kReplicated, c.tokens,
+                         a.kv_lora_rank + a.qk_rope_head_dim, h, 1, false, Bytes(0),
+                         "latent kv + decoupled rope key; input saved by the query projection"));
+  ops.push_back(NormOp(c, "attn.kv_norm", c.tokens, a.kv_lora_rank, true, false));
+  ops.back().tp_split = TpSplit::kReplicated;
+  ops.push_back(MatmulOp(c, "attn.kv_up", TpSplit::kColumn, c.tokens,
+                         heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, false,
+                         ActBytes(c, D(c.tokens) * D(a.kv_lora_rank)),
+                         "key/value up-projection; saves the latent kv"));
+  ops.push_back(AttentionOp(c, "attn.core", heads, heads, qk, a.v_head_dim));
+  ops.push_back(MatmulOp(c, "attn.out", TpSplit::kRow, c.tokens, h, heads * a.v_head_dim, 1,
+                         false, ActBytes(c, D(c.tokens) * D(heads) * D(a.v_head_dim)),
+                         "row-parallel output projection; saves its input (the context)"));
+}
+
+bool Gated(const ModelSpec& m) {
+  return m.activation == Activation::kSwiglu || m.activation == Activation::kGeglu;
+}
+
+// fc1 -> activation -> fc2 over `tokens` rows with local width `f_local` (fc1 is 2·f_local wide
+// when gated). `prefix` names the ops; `fc1_saved` is what fc1 keeps of its input.
+void AppendFfn(const Ctx& c, const std::string& prefix, TpSplit fc1_split, TpSplit fc2_split,
+               int64_t tokens, int64_t f_local, int64_t batch, bool bias, Bytes fc1_saved,
+               std::vector<Op>& ops) {
+  const int64_t h = c.model.hidden_size;
+  const int64_t rows = tokens / batch;  // rows per copy (per local expert)
+  const int64_t fc1_width = Gated(c.model) ? 2 * f_local : f_local;
+  ops.push_back(MatmulOp(c, prefix + ".fc1", fc1_split, rows, fc1_width, h, batch, bias, fc1_saved,
+                         "column-parallel up projection (gate and up when gated)"));
+  ops.push_back(ActivationOp(c, prefix + ".act", tokens, f_local, fc1_split));
+  ops.push_back(MatmulOp(c, prefix + ".fc2", fc2_split, rows, h, f_local, batch, bias,
+                         ActBytes(c, D(tokens) * D(f_local)),
+                         "row-parallel down projection; saves its input"));
+}
+
+Op PermuteOp(const Ctx& c, std::string name, int64_t rows, Bytes saved, std::string note) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kPermute;
+  op.mem_class = MemClass::kGather;
+  op.tp_split = TpSplit::kExperts;
+  op.dtype = c.options.precision;
+  const double e = D(rows) * D(c.model.hidden_size);
+  op.fwd.bytes = Bytes(2.0 * c.act_bytes * e);
+  op.bwd_input.bytes = Bytes(2.0 * c.act_bytes * e);
+  op.fwd.flops = Flops(e);
+  op.saved = saved;
+  op.output = Bytes(c.act_bytes * e);
+  op.note = std::move(note);
+  return op;
+}
+
+void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
+  const ModelSpec& m = c.model;
+  const MoeSpec& e = *m.moe;
+  const int64_t h = m.hidden_size;
+  const int64_t local_experts = e.num_experts / c.options.ep;
+  // Token copies routed to this device: on average T·top_k (each of the ep ranks sends T·k
+  // copies spread over the group); the busiest rank sees `load` times that.
+  const double load = e.capacity_factor > 0.0 ? e.capacity_factor : std::max(1.0, e.imbalance);
+  const int64_t routed = c.tokens * e.top_k;
+  const int64_t per_expert = CeilDiv(static_cast<int64_t>(D(routed) * load), local_experts);
+  const int64_t rows = per_expert * local_experts;
+  const Bytes norm_out = ActBytes(c, D(c.norm_tokens) * D(h));
+
+  Op router = MatmulOp(c, "moe.router", TpSplit::kReplicated, c.norm_tokens, e.num_experts, h, 1,
+                       false, input_saved ? norm_out : Bytes(0),
+                       "router logits; saves the norm output and fp32 routing probabilities");
+  if (router.dtype == DType::kFp8) router.dtype = DType::kBf16;  // routers stay in high precision
+  router.saved += Bytes(4.0 * D(c.norm_tokens) * D(e.num_experts));
+  ops.push_back(router);
+  ops.push_back(PermuteOp(c, "moe.dispatch", rows, Bytes(0),
+                          "permute tokens to local experts (after the dispatch all-to-all)"));
+  const int64_t f_expert = e.expert_ffn_hidden_size / c.tp;
+  const size_t first_expert_op = ops.size();
+  AppendFfn(c, "moe.experts", TpSplit::kExperts, TpSplit::kExperts, rows, f_expert,
+            local_experts, false, ActBytes(c, D(rows) * D(h)), ops);
+  // Model FLOPs count the routed tokens, not the padding or imbalance of the busiest rank.
+  const double active = D(routed) / D(rows);
+  for (size_t i = first_expert_op; i < ops.size(); ++i) {
+    if (ops[i].kind == OpKind::kMatmul) ops[i].model_fwd_flops = ops[i].fwd.flops * active;
+  }
+  ops.push_back(PermuteOp(c, "moe.combine", rows, ActBytes(c, D(rows) * D(h)),
+                          "unpermute and weight by routing probabilities; saves expert outputs"));
+  if (e.num_shared_experts > 0) {
+    const int64_t f_shared = e.num_shared_experts * e.shared_expert_ffn_hidden_size / c.tp;
+    AppendFfn(c, "moe.shared", TpSplit::kColumn, TpSplit::kRow, c.tokens, f_shared, 1, false,
+              Bytes(0), ops);
+  }
+}
+
+}  // namespace
+
+void AppendAttention(const Ctx& c, std::vector<Op>& ops) {
+  if (c.model.mla.has_value()) {
+    AppendMla(c, ops);
+  } else {
+    AppendMha(c, ops);
+  }
+}
+
+void AppendMlp(const Ctx& c, bool moe, bool input_saved, std::vector<Op>& ops) {
+  if (moe) {
+    AppendMoe(c, input_saved, ops);
+    return;
+  }
+  const Bytes saved = input_saved ? ActBytes(c, D(c.norm_tokens) * D(c.model.hidden_size)) : Bytes(0);
+  AppendFfn(c, "mlp", TpSplit::kColumn, TpSplit::kRow, c.tokens, c.model.ffn_hidden_size / c.tp,
+            1, c.model.bias, saved, ops);
+}
+
+}  // namespace shardsim::model_internal

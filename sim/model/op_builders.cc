@@ -1,0 +1,180 @@
+#include "sim/model/op_builders.h"
+
+#include <utility>
+
+namespace shardsim::model_internal {
+
+Ctx MakeCtx(const ModelSpec& model, const GraphOptions& options) {
+  const bool fp32 = options.precision == DType::kFp32 || options.precision == DType::kTf32;
+  const bool fp8 = options.precision == DType::kFp8;
+  const int64_t tokens = options.micro_batch * options.seq_len / options.cp;
+  const bool sp = options.sequence_parallel && options.tp > 1;
+  return Ctx{model,
+             options,
+             fp32 ? 4.0 : 2.0,
+             fp32 ? 4.0 : (fp8 ? 1.0 : 2.0),
+             options.precision,
+             tokens,
+             sp ? tokens / options.tp : tokens,
+             options.tp};
+}
+
+Op MatmulOp(const Ctx& c, std::string name, TpSplit split, int64_t m, int64_t n, int64_t k,
+            int64_t batch, bool bias, Bytes saved_input, std::string note) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kMatmul;
+  op.tp_split = split;
+  op.dtype = c.matmul_dtype;
+  op.matmul = MatmulShape{m, n, k, batch};
+  const double b = D(batch);
+  // 2mnk per pass (DESIGN.md §5): forward, backward-input (dX = dY.W^T), backward-weight
+  // (dW = X^T.dY); tested in tests/model/op_graph_test.cc.
+  const Flops f(2.0 * D(m) * D(n) * D(k) * b);
+  op.fwd.flops = f;
+  op.model_fwd_flops = f;
+  op.bwd_input.flops = f;
+  op.bwd_weight.flops = f;
+  // fp8 GEMMs read 1-byte operands (Transformer Engine casts inputs and caches fp8 weights)
+  // and write bf16 outputs.
+  const double in = c.matmul_dtype == DType::kFp8 ? 1.0 : c.act_bytes;
+  const double out = c.act_bytes;
+  op.fwd.bytes = Bytes(b * (in * D(m) * D(k) + c.weight_bytes * D(k) * D(n) + out * D(m) * D(n)));
+  op.bwd_input.bytes =
+      Bytes(b * (out * D(m) * D(n) + c.weight_bytes * D(k) * D(n) + out * D(m) * D(k)));
+  // The weight gradient is accumulated into an fp32 main-grad buffer (Megatron-LM
+  // --accumulate-allreduce-grads-in-fp32): read and written once per micro-batch.
+  op.bwd_weight.bytes = Bytes(b * (in * D(m) * D(k) + out * D(m) * D(n) + 8.0 * D(k) * D(n)));
+  op.params = batch * (k * n + (bias ? n : 0));
+  op.saved = saved_input;
+  op.output = Bytes(out * D(m) * D(n) * b);
+  op.kernels = 1;  // bias add fused into the GEMM epilogue
+  op.note = std::move(note);
+  return op;
+}
+
+Op NormOp(const Ctx& c, std::string name, int64_t tokens, int64_t width, bool saves_input,
+          bool with_bias) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kNorm;
+  op.mem_class = MemClass::kNorm;
+  op.tp_split = c.norm_tokens != c.tokens ? TpSplit::kSequence : TpSplit::kReplicated;
+  op.dtype = c.options.precision;
+  const bool layernorm = c.model.norm == NormKind::kLayerNorm;
+  const double e = D(tokens) * D(width);
+  // Elementwise work is not model FLOPs; ~5 (layernorm) or ~4 (rmsnorm) FLOPs per element is
+  // only used to decide compute- vs memory-bound (always memory-bound in practice).
+  op.fwd.flops = Flops((layernorm ? 5.0 : 4.0) * e);
+  op.bwd_input.flops = Flops((layernorm ? 8.0 : 6.0) * e);
+  op.fwd.bytes = Bytes(2.0 * c.act_bytes * e);        // read x, write y
+  op.bwd_input.bytes = Bytes(3.0 * c.act_bytes * e);  // read x and dy, write dx (dgamma fused)
+  op.params = width * (layernorm && with_bias ? 2 : 1);
+  // The per-row fp32 statistics (mean, rstd) are under 0.1% of the layer and not counted.
+  op.saved = saves_input ? Bytes(c.act_bytes * e) : Bytes(0);
+  op.output = Bytes(c.act_bytes * e);
+  op.note = saves_input ? "saves its input (Korthikanti 2022 §4.1)"
+                        : "same input as an earlier norm: saved once";
+  return op;
+}
+
+Op ResidualOp(const Ctx& c, std::string name, int64_t tokens, int64_t width) {
+  Op op;
+  op.name = std::move(name);
+  const bool dropout = c.model.dropout > 0.0;
+  op.kind = dropout ? OpKind::kDropout : OpKind::kResidual;
+  op.mem_class = MemClass::kElementwise;
+  op.tp_split = c.norm_tokens != c.tokens ? TpSplit::kSequence : TpSplit::kReplicated;
+  op.dtype = c.options.precision;
+  const double e = D(tokens) * D(width);
+  op.fwd.flops = Flops((dropout ? 2.0 : 1.0) * e);
+  op.fwd.bytes = Bytes(3.0 * c.act_bytes * e + (dropout ? e : 0.0));  // x, branch -> sum (+mask)
+  op.bwd_input.bytes = Bytes(3.0 * c.act_bytes * e + (dropout ? e : 0.0));
+  // Dropout keeps a 1-byte mask per element (Korthikanti 2022 §4.1: "sbh" per dropout).
+  op.saved = Bytes(dropout ? e : 0.0);
+  op.output = Bytes(c.act_bytes * e);
+  op.note = dropout ? "dropout + residual add; saves a 1-byte mask" : "residual add; saves nothing";
+  return op;
+}
+
+Op ActivationOp(const Ctx& c, std::string name, int64_t tokens, int64_t width, TpSplit split) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kActivation;
+  op.mem_class = MemClass::kElementwise;
+  op.tp_split = split;
+  op.dtype = c.options.precision;
+  const double e = D(tokens) * D(width);
+  const Activation a = c.model.activation;
+  const bool gated = a == Activation::kSwiglu || a == Activation::kGeglu;
+  if (gated) {
+    op.fwd.flops = Flops(6.0 * e);
+    op.bwd_input.flops = Flops(10.0 * e);
+    op.fwd.bytes = Bytes(3.0 * c.act_bytes * e);        // gate, up -> product
+    op.bwd_input.bytes = Bytes(5.0 * c.act_bytes * e);  // gate, up, dy -> dgate, dup
+    // A fused SwiGLU/GeGLU (Megatron-LM bias_swiglu, Transformer Engine) saves its 2w-wide
+    // input and recomputes the rest; PyTorch eager keeps gate, up and act(gate) (3w).
+    op.saved = Bytes((c.options.fused_kernels ? 2.0 : 3.0) * c.act_bytes * e);
+    op.kernels = c.options.fused_kernels ? 1 : 2;
+    op.note = c.options.fused_kernels ? "fused gated activation: saves gate and up (2f)"
+                                      : "eager gated activation: saves gate, up, act(gate) (3f)";
+  } else {
+    op.fwd.flops = Flops((a == Activation::kGelu ? 8.0 : 1.0) * e);
+    op.bwd_input.flops = Flops((a == Activation::kGelu ? 12.0 : 1.0) * e);
+    op.fwd.bytes = Bytes(2.0 * c.act_bytes * e);
+    op.bwd_input.bytes = Bytes(3.0 * c.act_bytes * e);
+    op.saved = Bytes(c.act_bytes * e);  // its input: Korthikanti's "GeLU input 8sbh"
+    op.note = "saves its input (Korthikanti 2022 §4.1)";
+  }
+  op.output = Bytes(c.act_bytes * e);
+  return op;
+}
+
+Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads, int64_t qk_dim,
+               int64_t v_dim) {
+  const GraphOptions& o = c.options;
+  const bool flash = o.flash_attention;
+  const bool dropout = c.model.dropout > 0.0;
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kAttention;
+  op.mem_class = MemClass::kSoftmax;
+  op.tp_split = TpSplit::kHeads;
+  op.dtype = o.precision == DType::kFp8 ? DType::kBf16 : o.precision;  // attention stays bf16
+  const int64_t b = o.micro_batch;
+  const int64_t s_q = o.seq_len / o.cp;  // local queries; with CP each device attends over all
+  const int64_t s_kv = o.seq_len;        // keys, passed around the ring (Liu et al. 2023)
+  op.attention = AttentionShape{b * q_heads, s_q, s_kv, qk_dim, v_dim, true, flash};
+  const double s2 = D(b) * D(q_heads) * D(s_q) * D(s_kv);  // score elements
+  // Scores QK^T (2·s_q·s_kv·d) and context PV (2·s_q·s_kv·d_v) per head: 4·s²·d per head for
+  // MHA, i.e. 4·s²·h per layer per sequence (Narayanan 2021 eq. 3). Model FLOPs count the full
+  // square; a causal flash kernel skips the masked half of the blocks (Dao 2023, FA2 §3.1).
+  const Flops full(2.0 * s2 * D(qk_dim + v_dim));
+  op.model_fwd_flops = full;
+  op.fwd.flops = flash ? full * 0.5 : full;
+  // Flash backward recomputes the scores: 5 GEMMs against the forward's 2 (Dao 2023 §3.2);
+  // the unfused backward runs 4 GEMMs.
+  op.bwd_input.flops = op.fwd.flops * (flash ? 2.5 : 2.0);
+  const double q = c.act_bytes * D(c.tokens) * D(q_heads) * D(qk_dim);
+  const double kv_local = c.act_bytes * D(c.tokens) * D(kv_heads) * D(qk_dim + v_dim);
+  const double kv_all = kv_local * D(o.cp);
+  const double out = c.act_bytes * D(c.tokens) * D(q_heads) * D(v_dim);
+  // Unfused: scores written, softmax read+write, context reads P; dropout adds a mask and a
+  // second copy of P.
+  const double score_traffic = flash ? 0.0 : s2 * (4.0 * c.act_bytes + (dropout ? 2.0 * c.act_bytes + 1.0 : 0.0));
+  op.fwd.bytes = Bytes(q + kv_all + out + score_traffic);
+  op.bwd_input.bytes = Bytes(2.0 * (q + kv_all + out) + out + 1.5 * score_traffic);
+  // Saved: Q, K and V (Korthikanti's 4sbh + 2sbh); unfused attention also keeps the softmax
+  // output (2as²b) and, with dropout, its mask (as²b) and output (2as²b): the 5as²b term.
+  // The context output is counted by the output projection, which saves it as its input.
+  const double scores = flash ? 0.0 : s2 * (c.act_bytes + (dropout ? 1.0 + c.act_bytes : 0.0));
+  op.saved = Bytes(q + kv_local + scores);
+  op.saved_selective_dropped = Bytes(scores);
+  op.output = Bytes(out);
+  op.kernels = flash ? 1 : 4;
+  op.note = flash ? "flash attention: saves Q, K, V (+ per-row logsumexp, not counted)"
+                  : "unfused attention: saves Q, K, V, softmax (+ dropout mask and output)";
+  return op;
+}
+
+}  // namespace shardsim::model_internal

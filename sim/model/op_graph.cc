@@ -1,0 +1,238 @@
+#include "sim/model/op_graph.h"
+
+#include <string>
+#include <utility>
+
+#include "sim/model/op_builders.h"
+
+namespace shardsim {
+
+using model_internal::ActBytes;
+using model_internal::Ctx;
+using model_internal::D;
+
+GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& parallel) {
+  GraphOptions o;
+  o.seq_len = training.seq_len;
+  o.micro_batch = training.micro_batch;
+  o.precision = training.precision;
+  o.flash_attention = training.flash_attention;
+  o.fused_kernels = training.fused_kernels;
+  o.tp = parallel.tp;
+  o.cp = parallel.cp;
+  o.ep = parallel.ep;
+  o.sequence_parallel = parallel.sequence_parallel;
+  return o;
+}
+
+namespace {
+
+Status CheckSlicing(const ModelSpec& m, const GraphOptions& o) {
+  DiagnosticSink sink;
+  auto bad = [&](const std::string& msg) { sink.Add(SourceLoc{}, msg); };
+  if (o.seq_len <= 0) bad("seq_len must be positive");
+  if (o.micro_batch <= 0) bad("micro_batch must be positive");
+  if (o.tp <= 0 || o.cp <= 0 || o.ep <= 0) bad("parallel degrees must be positive");
+  if (!sink.empty()) return sink.ToStatus();
+  if (m.hidden_size <= 0 || m.num_layers <= 0 || m.num_heads <= 0 || m.vocab_size <= 0 ||
+      m.head_dim <= 0 || m.ffn_hidden_size <= 0 || m.num_kv_heads <= 0) {
+    bad("model " + m.name + ": sizes must be positive");
+    return sink.ToStatus();
+  }
+  const auto divides = [&](int64_t d, int64_t v, const std::string& what) {
+    if (v % d != 0) {
+      bad(what + " (" + std::to_string(v) + ") is not divisible by " + std::to_string(d));
+    }
+  };
+  divides(o.tp, m.num_heads, "num_heads");
+  if (m.num_kv_heads % o.tp != 0 && o.tp % m.num_kv_heads != 0) {
+    bad("num_kv_heads (" + std::to_string(m.num_kv_heads) + ") and tp (" + std::to_string(o.tp) +
+        ") must divide one another");
+  }
+  divides(o.tp, m.ffn_hidden_size, "ffn_hidden_size");
+  divides(o.cp, o.seq_len, "seq_len");
+  const bool sp = o.sequence_parallel && o.tp > 1;
+  if (sp) divides(o.tp, o.micro_batch * o.seq_len / o.cp, "tokens per micro-batch");
+  if (m.moe) {
+    divides(o.ep, m.moe->num_experts, "moe.num_experts");
+    divides(o.tp, m.moe->expert_ffn_hidden_size, "moe.expert_ffn_hidden_size");
+    if (m.moe->top_k <= 0 || m.moe->top_k > m.moe->num_experts) {
+      bad("moe.top_k must be between 1 and moe.num_experts");
+    }
+  }
+  return sink.ToStatus();
+}
+
+bool IsMoeLayer(const ModelSpec& m, int64_t i) {
+  if (!m.moe) return false;
+  const MoeSpec& e = *m.moe;
+  if (i < e.first_dense_layers) return false;
+  const int64_t freq = e.layer_freq > 0 ? e.layer_freq : 1;
+  return (i - e.first_dense_layers + 1) % freq == 0;
+}
+
+LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
+  const ModelSpec& m = c.model;
+  const int64_t h = m.hidden_size;
+  LayerOps layer;
+  layer.kind = moe ? "moe" : "dense";
+  std::vector<Op>& ops = layer.ops;
+  ops.push_back(model_internal::NormOp(c, "ln1", c.norm_tokens, h, true, m.norm_bias));
+  model_internal::AppendAttention(c, ops);
+  bool mlp_input_saved = true;
+  if (m.parallel_attention) {
+    // Parallel block (GPT-J, GPT-NeoX, Falcon, PaLM): the MLP reads the same x as attention;
+    // with one shared norm its input is the tensor the q/k/v projection already saved.
+    if (m.norms_per_layer >= 2) {
+      ops.push_back(model_internal::NormOp(c, "ln2", c.norm_tokens, h, false, m.norm_bias));
+    } else {
+      mlp_input_saved = false;
+    }
+    model_internal::AppendMlp(c, moe, mlp_input_saved, ops);
+    ops.push_back(model_internal::ResidualOp(c, "attn.residual", c.norm_tokens, h));
+    ops.push_back(model_internal::ResidualOp(c, "mlp.residual", c.norm_tokens, h));
+  } else {
+    ops.push_back(model_internal::ResidualOp(c, "attn.residual", c.norm_tokens, h));
+    ops.push_back(model_internal::NormOp(c, "ln2", c.norm_tokens, h, true, m.norm_bias));
+    model_internal::AppendMlp(c, moe, true, ops);
+    ops.push_back(model_internal::ResidualOp(c, "mlp.residual", c.norm_tokens, h));
+  }
+  if (!prefix.empty()) {
+    for (Op& op : ops) op.name = prefix + op.name;
+  }
+  layer.input_bytes = ActBytes(c, D(c.norm_tokens) * D(h));
+  return layer;
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::vector<Op> BuildEmbedding(const Ctx& c) {
+  const ModelSpec& m = c.model;
+  const int64_t h = m.hidden_size;
+  std::vector<Op> ops;
+  Op emb;
+  emb.name = "embedding";
+  emb.kind = OpKind::kEmbedding;
+  emb.mem_class = MemClass::kGather;
+  emb.tp_split = TpSplit::kVocab;
+  emb.dtype = c.options.precision;
+  // Vocab-parallel embedding (Megatron-LM): each TP rank holds V/t rows (padded up), and the
+  // partial outputs are all-reduced (reduce-scattered with SP) across the group.
+  const int64_t rows = CeilDiv(m.vocab_size, c.tp);
+  const bool learned = m.position_embedding == PositionEmbedding::kLearned;
+  emb.params = rows * h + (learned ? m.position_table_rows * h : 0);
+  const double e = D(c.tokens) * D(h);
+  emb.fwd.bytes = Bytes(c.act_bytes * e * (learned ? 4.0 : 2.0));
+  emb.fwd.flops = Flops(learned ? e : 0.0);
+  emb.bwd_weight.bytes = Bytes(c.act_bytes * e * 2.0 + 4.0 * e);  // scatter-add into fp32 grads
+  emb.output = Bytes(c.act_bytes * e);
+  emb.note = learned ? "token + learned position lookup (vocab-parallel token table)"
+                     : "token lookup (vocab-parallel table)";
+  ops.push_back(emb);
+  if (m.dropout > 0.0) {
+    Op drop = model_internal::ResidualOp(c, "embedding.dropout", c.norm_tokens, h);
+    drop.note = "embedding dropout; saves a 1-byte mask";
+    ops.push_back(drop);
+  }
+  if (m.embedding_norm) {
+    ops.push_back(model_internal::NormOp(c, "embedding.norm", c.norm_tokens, h, true, m.norm_bias));
+  }
+  return ops;
+}
+
+// Final norm, vocab-parallel output head and softmax cross-entropy (`prefix` for MTP heads).
+void AppendHead(const Ctx& c, const std::string& prefix, bool head_params,
+                std::vector<Op>& ops) {
+  const ModelSpec& m = c.model;
+  const int64_t h = m.hidden_size;
+  const int64_t v_local = CeilDiv(m.vocab_size, c.tp);
+  ops.push_back(model_internal::NormOp(c, prefix + "final_norm", c.norm_tokens, h, true,
+                                       m.norm_bias));
+  Op head = model_internal::MatmulOp(c, prefix + "head", TpSplit::kVocab, c.tokens, v_local, h, 1,
+                                     false, ActBytes(c, D(c.norm_tokens) * D(h)),
+                                     "vocab-parallel output projection; saves its input");
+  if (!head_params) {
+    head.params = 0;
+    head.note += m.tied_embeddings ? " (weights tied to the embedding)"
+                                   : " (weights shared with the main head)";
+  }
+  ops.push_back(head);
+  Op loss;
+  loss.name = prefix + "loss";
+  loss.kind = OpKind::kLoss;
+  loss.mem_class = MemClass::kSoftmax;
+  loss.tp_split = TpSplit::kVocab;
+  loss.dtype = DType::kFp32;
+  const double e = D(c.tokens) * D(v_local);
+  // Vocab-parallel cross-entropy works in fp32 (Megatron-LM vocab_parallel_cross_entropy):
+  // it keeps the fp32 softmax (s·b·V/t·4 bytes, DESIGN.md §5) for backward.
+  loss.fwd.flops = Flops(5.0 * e);
+  loss.bwd_input.flops = Flops(2.0 * e);
+  loss.fwd.bytes = Bytes((c.act_bytes + 4.0) * e);
+  loss.bwd_input.bytes = Bytes((c.act_bytes + 4.0) * e);
+  loss.saved = Bytes(4.0 * e);
+  // Transient in backward: the fp32 gradient of the logits and its 16-bit copy for the head's
+  // backward (fused); PyTorch eager holds two fp32 gradients (of the log-softmax output and of
+  // its input) — 8 bytes per logit, as measured on the H200 (bench/h200/results/train.json).
+  loss.output = Bytes((c.options.fused_kernels ? 4.0 + c.act_bytes : 8.0) * e);
+  loss.note = "fp32 softmax cross-entropy; saves the fp32 softmax";
+  loss.kernels = 3;
+  ops.push_back(loss);
+}
+
+}  // namespace
+
+Result<OpGraph> BuildOpGraph(const ModelSpec& model, const GraphOptions& options) {
+  SHARDSIM_RETURN_IF_ERROR(CheckSlicing(model, options));
+  const Ctx c = model_internal::MakeCtx(model, options);
+  OpGraph g;
+  g.options = options;
+  g.tokens_per_microbatch = c.tokens;
+  g.embedding = BuildEmbedding(c);
+  g.layer_kinds.push_back(BuildLayer(c, false, ""));
+  int moe_kind = -1;
+  g.layer_kind_of.reserve(static_cast<size_t>(model.num_layers));
+  for (int64_t i = 0; i < model.num_layers; ++i) {
+    if (IsMoeLayer(model, i)) {
+      if (moe_kind < 0) {
+        moe_kind = static_cast<int>(g.layer_kinds.size());
+        g.layer_kinds.push_back(BuildLayer(c, true, ""));
+      }
+      g.layer_kind_of.push_back(moe_kind);
+    } else {
+      g.layer_kind_of.push_back(0);
+    }
+  }
+  AppendHead(c, "", !model.tied_embeddings, g.head);
+  // DeepSeek-V3 multi-token prediction (arXiv 2412.19437 §2.2): per depth, two norms, a
+  // projection of [h; h] to h, one transformer block, and a head and loss sharing the main
+  // model's embedding and output weights.
+  for (int64_t d = 1; d <= model.mtp_depth; ++d) {
+    const std::string p = "mtp" + std::to_string(d) + ".";
+    const int64_t h = model.hidden_size;
+    g.mtp.push_back(model_internal::NormOp(c, p + "enorm", c.norm_tokens, h, true, model.norm_bias));
+    g.mtp.push_back(model_internal::NormOp(c, p + "hnorm", c.norm_tokens, h, true, model.norm_bias));
+    g.mtp.push_back(model_internal::MatmulOp(
+        c, p + "eh_proj", TpSplit::kReplicated, c.tokens, h, 2 * h, 1, false,
+        ActBytes(c, 2.0 * D(c.norm_tokens) * D(h)), "projection of [embedding; hidden] to hidden"));
+    LayerOps block = BuildLayer(c, moe_kind >= 0, p);
+    for (Op& op : block.ops) g.mtp.push_back(std::move(op));
+    AppendHead(c, p, false, g.mtp);
+  }
+  return g;
+}
+
+OpTotals Sum(const std::vector<Op>& ops) {
+  OpTotals t;
+  for (const Op& op : ops) {
+    t.fwd_flops += op.fwd.flops;
+    t.bwd_flops += op.bwd_input.flops + op.bwd_weight.flops;
+    t.model_fwd_flops += op.model_fwd_flops;
+    t.saved += op.saved;
+    t.saved_selective_dropped += op.saved_selective_dropped;
+    t.params += op.params;
+  }
+  return t;
+}
+
+}  // namespace shardsim

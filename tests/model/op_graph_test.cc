@@ -1,0 +1,206 @@
+#include "sim/model/op_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "sim/model/flops.h"
+#include "tests/model/test_models.h"
+
+namespace shardsim {
+namespace {
+
+using testing::Gpt;
+using testing::Llama;
+
+// Per-layer saved activation bytes under a recompute mode (what Korthikanti's formulas count).
+double LayerActivationBytes(const LayerOps& layer, Recompute r) {
+  if (r == Recompute::kFull) return layer.input_bytes.value();
+  const OpTotals t = Sum(layer.ops);
+  return (r == Recompute::kSelective ? t.saved - t.saved_selective_dropped : t.saved).value();
+}
+
+TEST(OpGraph, MatmulFlopsAre2mnkPerPass) {
+  GraphOptions o;
+  o.seq_len = 2048;
+  o.micro_batch = 4;
+  auto g = BuildOpGraph(Gpt(2, 1024, 16), o);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const Op& fc1 = g->layer(0).ops[6];
+  ASSERT_EQ(fc1.name, "mlp.fc1");
+  const double expected = 2.0 * 8192 * 4096 * 1024;
+  EXPECT_EQ(fc1.matmul.m, 8192);
+  EXPECT_EQ(fc1.matmul.n, 4096);
+  EXPECT_EQ(fc1.matmul.k, 1024);
+  EXPECT_DOUBLE_EQ(fc1.fwd.flops.value(), expected);
+  EXPECT_DOUBLE_EQ(fc1.bwd_input.flops.value(), expected);
+  EXPECT_DOUBLE_EQ(fc1.bwd_weight.flops.value(), expected);
+}
+
+// DESIGN.md §5: model FLOPs per step = 72·B·s·L·h²·(1 + s/(6h) + V/(12·h·L)) (Korthikanti 2022)
+// and with full recompute 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)) (Narayanan 2021), for
+// GPT-style layers, to 1e-9 relative.
+TEST(Flops, OpLevelEqualsMegatronClosedForms) {
+  struct Case {
+    int64_t layers, hidden, heads, seq, batch, vocab;
+  };
+  for (const Case& c : {Case{96, 12288, 96, 2048, 1536, 51200}, Case{24, 2048, 16, 2048, 512, 50257},
+                        Case{48, 6144, 48, 4096, 64, 51200}, Case{105, 20480, 128, 2048, 2304, 51200}}) {
+    const ModelSpec m = Gpt(c.layers, c.hidden, c.heads, c.vocab, c.seq);
+    TrainingSpec t;
+    t.seq_len = c.seq;
+    t.global_batch = c.batch;
+    t.recompute = Recompute::kNone;
+    auto f = SummarizeFlops(m, t);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    const double d = static_cast<double>(c.batch);
+    const double closed = MegatronModelFlops(d, static_cast<double>(c.seq),
+                                             static_cast<double>(c.layers),
+                                             static_cast<double>(c.hidden),
+                                             static_cast<double>(c.vocab));
+    EXPECT_NEAR(f->model_per_step / closed, 1.0, 1e-9) << c.hidden;
+    t.recompute = Recompute::kFull;
+    auto full = SummarizeFlops(m, t);
+    ASSERT_TRUE(full.ok());
+    const double closed_full = MegatronFullRecomputeFlops(
+        d, static_cast<double>(c.seq), static_cast<double>(c.layers),
+        static_cast<double>(c.hidden), static_cast<double>(c.vocab));
+    EXPECT_NEAR(full->hardware_per_step / closed_full, 1.0, 1e-9) << c.hidden;
+    EXPECT_DOUBLE_EQ(full->model_per_step, f->model_per_step);  // MFU excludes recompute
+  }
+}
+
+// PaLM's per-token model FLOPs 6N + 12·L·H·Q·T counts the same attention term.
+TEST(Flops, AttentionTermMatchesPalm) {
+  const ModelSpec m = Gpt(32, 4096, 32, 50000, 2048);
+  TrainingSpec t;
+  t.seq_len = 2048;
+  t.global_batch = 1;
+  auto f = SummarizeFlops(m, t);
+  ASSERT_TRUE(f.ok());
+  const double attention_per_token = 3.0 * f->fwd_attention;  // fwd + bwd
+  EXPECT_NEAR(attention_per_token, PalmFlopsPerToken(0, 32, 32, 128, 2048), 1e-6);
+}
+
+struct ActCase {
+  int64_t tp;
+  bool sp;
+  Recompute recompute;
+  bool flash;
+};
+
+// Korthikanti 2022 §4 (arXiv 2205.05198), bytes per layer with 16-bit activations and dropout:
+// no parallelism s·b·h·(34 + 5·a·s/h); TP s·b·h·(10 + 24/t + 5·a·s/(h·t)); TP+SP
+// s·b·h/t·(34 + 5·a·s/h); selective recompute drops the 5·a·s/h term; full recompute keeps
+// 2·s·b·h (/t with SP). Flash attention removes the 5·a·s/h term (DESIGN.md §5).
+double Korthikanti(double s, double b, double h, double a, const ActCase& c) {
+  const double t = static_cast<double>(c.tp);
+  const double sbh = s * b * h;
+  const double score = (c.flash || c.recompute == Recompute::kSelective) ? 0.0 : 5.0 * a * s / h;
+  if (c.recompute == Recompute::kFull) return 2.0 * sbh / (c.sp ? t : 1.0);
+  if (c.sp) return sbh / t * (34.0 + score);
+  return sbh * (10.0 + 24.0 / t + score / t);
+}
+
+TEST(Activations, ReproduceKorthikantiForEveryCombination) {
+  const int64_t s = 2048, b = 4, h = 6144, a = 48;
+  const ModelSpec m = Gpt(4, h, a, 51200, s);
+  int checked = 0;
+  for (int64_t tp : {1, 2, 4, 8}) {
+    for (bool sp : {false, true}) {
+      for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+        for (bool flash : {false, true}) {
+          GraphOptions o;
+          o.seq_len = s;
+          o.micro_batch = b;
+          o.tp = tp;
+          o.sequence_parallel = sp;
+          o.flash_attention = flash;
+          auto g = BuildOpGraph(m, o);
+          ASSERT_TRUE(g.ok()) << g.status().ToString();
+          const ActCase c{tp, sp && tp > 1, r, flash};
+          const double expected = Korthikanti(s, b, h, a, c);
+          EXPECT_DOUBLE_EQ(LayerActivationBytes(g->layer(0), r), expected)
+              << "tp=" << tp << " sp=" << sp << " recompute=" << Name(r) << " flash=" << flash;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 48);
+}
+
+// Without dropout there are no masks: 34 - 2 (two 1-byte hidden masks) and 5as/h -> 2as/h.
+TEST(Activations, NoDropoutDropsTheMasks) {
+  ModelSpec m = Gpt(2, 2048, 16);
+  m.dropout = 0.0;
+  GraphOptions o;
+  o.seq_len = 2048;
+  o.micro_batch = 1;
+  o.flash_attention = false;
+  auto g = BuildOpGraph(m, o);
+  ASSERT_TRUE(g.ok());
+  const double sbh = 2048.0 * 2048.0;
+  EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), sbh * (32.0 + 2.0 * 16 * 2048 / 2048.0));
+}
+
+// The saved tensors of a Llama layer with a fused SwiGLU, GQA and no dropout, derived by hand:
+// ln1 in (2h) + qkv in (2h) + Q (2h) + K,V (2·2·h·kv/n) + context (2h) + ln2 in (2h) + fc1 in (2h)
+// + gate/up (2·2f) + fc2 in (2f) bytes per token.
+TEST(Activations, LlamaLayerByHand) {
+  const ModelSpec m = Llama(2, 4096, 32, 8, 14336, 128256);
+  GraphOptions o;
+  o.seq_len = 4096;
+  o.micro_batch = 2;
+  auto g = BuildOpGraph(m, o);
+  ASSERT_TRUE(g.ok());
+  const double tokens = 8192, h = 4096, f = 14336;
+  const double per_token = 2 * h + 2 * h + 2 * h + 2 * 2 * h * 8 / 32 + 2 * h + 2 * h + 2 * h +
+                           2 * 2 * f + 2 * f;
+  EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), tokens * per_token);
+  o.fused_kernels = false;  // eager SwiGLU keeps one more f-wide tensor
+  auto eager = BuildOpGraph(m, o);
+  ASSERT_TRUE(eager.ok());
+  EXPECT_DOUBLE_EQ(Sum(eager->layer(0).ops).saved.value(), tokens * (per_token + 2 * f));
+}
+
+// Property: tensor parallelism splits the matmul and attention work exactly; the sum over the
+// TP group of per-device FLOPs equals the unsharded FLOPs.
+TEST(OpGraph, ShardingConservesFlops) {
+  const ModelSpec m = Llama(2, 8192, 64, 8, 28672, 128256);
+  GraphOptions o;
+  o.seq_len = 8192;
+  o.micro_batch = 1;
+  auto whole = BuildOpGraph(m, o);
+  ASSERT_TRUE(whole.ok());
+  for (int64_t tp : {2, 4, 8}) {
+    for (int64_t cp : {1, 2, 4}) {
+      GraphOptions s = o;
+      s.tp = tp;
+      s.cp = cp;
+      s.sequence_parallel = true;
+      auto part = BuildOpGraph(m, s);
+      ASSERT_TRUE(part.ok());
+      const double n = static_cast<double>(tp * cp);
+      const OpTotals a = Sum(whole->layer(0).ops);
+      const OpTotals b = Sum(part->layer(0).ops);
+      EXPECT_NEAR(b.model_fwd_flops.value() * n / a.model_fwd_flops.value(), 1.0, 1e-12);
+      const OpTotals ha = Sum(whole->head);
+      const OpTotals hb = Sum(part->head);
+      EXPECT_NEAR(hb.model_fwd_flops.value() * n / ha.model_fwd_flops.value(), 1.0, 1e-12);
+    }
+  }
+}
+
+TEST(OpGraph, RejectsSlicingThatDoesNotDivide) {
+  GraphOptions o;
+  o.seq_len = 2048;
+  o.tp = 3;
+  auto g = BuildOpGraph(Gpt(2, 1536, 16), o);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(), "num_heads (16) is not divisible by 3");
+}
+
+}  // namespace
+}  // namespace shardsim
