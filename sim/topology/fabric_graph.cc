@@ -31,6 +31,7 @@ class Builder {
   int32_t AddVertex(VertexKind kind, int32_t index, int32_t tier) {
     const int32_t id = static_cast<int32_t>(g_->vertices.size());
     g_->vertices.push_back(FabricVertex{kind, index, tier});
+    g_->up_links.emplace_back();
     boost::add_vertex(BoostVertex{id}, g_->graph);
     return id;
   }
@@ -38,17 +39,21 @@ class Builder {
   // One physical link as two directed links; `lower` is the vertex of the lower tier.
   void AddDuplex(int32_t lower, int32_t upper, LinkClass cls, LinkKind kind, double bandwidth,
                  double latency) {
-    AddDirected(lower, upper, cls, kind, bandwidth, latency, true);
-    AddDirected(upper, lower, cls, kind, bandwidth, latency, false);
+    const int32_t up = AddDirected(lower, upper, cls, kind, bandwidth, latency, true);
+    const int32_t down = AddDirected(upper, lower, cls, kind, bandwidth, latency, false);
+    g_->twin.push_back(down);
+    g_->twin.push_back(up);
+    g_->up_links[static_cast<size_t>(lower)].push_back(up);
   }
 
  private:
-  void AddDirected(int32_t src, int32_t dst, LinkClass cls, LinkKind kind, double bandwidth,
-                   double latency, bool up) {
+  int32_t AddDirected(int32_t src, int32_t dst, LinkClass cls, LinkKind kind, double bandwidth,
+                      double latency, bool up) {
     const int32_t id = static_cast<int32_t>(g_->links.size());
     g_->links.push_back(FabricLink{LinkId(id), src, dst, cls, kind, bandwidth, latency, up});
     boost::add_edge(static_cast<BoostGraph::vertex_descriptor>(src),
                     static_cast<BoostGraph::vertex_descriptor>(dst), BoostEdge{id}, g_->graph);
+    return id;
   }
 
   FabricGraphImpl* g_;

@@ -26,6 +26,10 @@ struct FabricGraphImpl {
   BoostGraph graph;
   std::vector<FabricVertex> vertices;
   std::vector<FabricLink> links;
+  // Per vertex, its links going up (routing climbs these without scanning a switch's downlinks),
+  // and per link, the id of the link in the other direction.
+  std::vector<std::vector<int32_t>> up_links;
+  std::vector<int32_t> twin;
   // First vertex of each kind (GPUs start at 0).
   int32_t first_nvswitch = 0;
   int32_t first_nic = 0;

@@ -69,19 +69,21 @@ class FlowAccumulator {
   std::map<int32_t, double> fraction_;  // ordered: deterministic output
 };
 
-// Breadth-first search along up-links only: the ancestors of `start` with their distance.
+// Breadth-first search along up-links only: the ancestors of `start` with their distance, and
+// for each ancestor the up-links into it from one level below (its parents towards `start`).
 std::map<int32_t, int> UpClosure(const FabricGraphImpl& g, int32_t start,
-                                 std::vector<int32_t>* order) {
+                                 std::vector<int32_t>* order,
+                                 std::map<int32_t, std::vector<int32_t>>* into) {
   std::map<int32_t, int> dist;
   dist[start] = 0;
   order->push_back(start);
   for (size_t i = 0; i < order->size(); ++i) {
     const int32_t v = (*order)[i];
-    for (auto [it, end] = boost::out_edges(static_cast<VertexDesc>(v), g.graph); it != end; ++it) {
-      const FabricLink& link = g.links[static_cast<size_t>(g.graph[*it].link)];
-      if (!link.up || dist.count(link.dst) != 0) continue;
-      dist[link.dst] = dist[v] + 1;
-      order->push_back(link.dst);
+    for (const int32_t l : g.up_links[static_cast<size_t>(v)]) {
+      const int32_t w = g.links[static_cast<size_t>(l)].dst;
+      auto [it, added] = dist.emplace(w, dist[v] + 1);
+      if (added) order->push_back(w);
+      if (it->second == dist[v] + 1) (*into)[w].push_back(l);
     }
   }
   return dist;
@@ -118,8 +120,13 @@ Result<Route> RouteBetween(const Cluster& cluster, GpuId src, GpuId dst) {
   SHARDSIM_RETURN_IF_ERROR(CheckEndpoints(cluster, src, dst));
   const FabricGraphImpl& g = cluster.graph().impl();
   std::vector<int32_t> order_a, order_b;
-  const std::map<int32_t, int> da = UpClosure(g, src.v, &order_a);
-  const std::map<int32_t, int> db = UpClosure(g, dst.v, &order_b);
+  std::map<int32_t, std::vector<int32_t>> into_a, into_b;
+  UpClosure(g, src.v, &order_a, &into_a);
+  const std::map<int32_t, int> db = UpClosure(g, dst.v, &order_b, &into_b);
+  auto dst_distance = [&](int32_t v) {
+    auto it = db.find(v);
+    return it == db.end() ? -1 : it->second;
+  };
 
   // remaining[v]: length of the shortest valley-free path from v (still going up) to dst.
   constexpr int kNone = std::numeric_limits<int>::max();
@@ -127,50 +134,45 @@ Result<Route> RouteBetween(const Cluster& cluster, GpuId src, GpuId dst) {
   for (auto it = order_a.rbegin(); it != order_a.rend(); ++it) {
     const int32_t v = *it;
     int best = kNone;
-    if (auto b = db.find(v); b != db.end() && CanTurn(g, v, dst.v)) best = b->second;
-    for (auto [e, end] = boost::out_edges(static_cast<VertexDesc>(v), g.graph); e != end; ++e) {
-      const FabricLink& link = g.links[static_cast<size_t>(g.graph[*e].link)];
-      if (!link.up) continue;
-      auto w = remaining.find(link.dst);
-      if (w != remaining.end() && w->second != kNone) best = std::min(best, w->second + 1);
+    if (dst_distance(v) >= 0 && CanTurn(g, v, dst.v)) best = dst_distance(v);
+    for (const int32_t l : g.up_links[static_cast<size_t>(v)]) {
+      const int r = remaining.at(g.links[static_cast<size_t>(l)].dst);
+      if (r != kNone) best = std::min(best, r + 1);
     }
     remaining[v] = best;
   }
-  const int hop_count = remaining[src.v];
+  const int hop_count = remaining.at(src.v);
   if (hop_count == kNone) {
     return Status::Internal("no route from gpu " + std::to_string(src.v) + " to gpu " +
                             std::to_string(dst.v));
   }
 
-  // Up phase in breadth-first order, then down phase by decreasing distance to dst.
+  // Up phase in breadth-first order, then down phase by decreasing distance to dst. At each
+  // vertex the flow splits evenly over the equal-cost next hops (turning down counts as one).
   FlowAccumulator acc(g);
   std::map<int32_t, Arrival> up, down;
   up[src.v] = Arrival{1.0, 1.0, 0.0};
   for (const int32_t v : order_a) {
     auto at = up.find(v);
     if (at == up.end()) continue;
-    const int r = remaining[v];
+    const int r = remaining.at(v);
     std::vector<int32_t> next;
-    for (auto [e, end] = boost::out_edges(static_cast<VertexDesc>(v), g.graph); e != end; ++e) {
-      const FabricLink& link = g.links[static_cast<size_t>(g.graph[*e].link)];
-      if (link.up && remaining.count(link.dst) != 0 && remaining[link.dst] != kNone &&
-          remaining[link.dst] + 1 == r) {
-        next.push_back(g.graph[*e].link);
-      }
+    for (const int32_t l : g.up_links[static_cast<size_t>(v)]) {
+      const int rw = remaining.at(g.links[static_cast<size_t>(l)].dst);
+      if (rw != kNone && rw + 1 == r) next.push_back(l);
     }
-    const bool turn = db.count(v) != 0 && db.at(v) == r && CanTurn(g, v, dst.v);
+    const bool turn = dst_distance(v) == r && CanTurn(g, v, dst.v);
     const double options = static_cast<double>(next.size()) + (turn ? 1.0 : 0.0);
-    Arrival share = at->second;
-    share.flow /= options;
+    const double share = at->second.flow / options;
     if (turn) {
       Arrival& d = down[v];
-      d.flow += share.flow;
-      d.paths += share.paths;
-      d.latency = std::max(d.latency, share.latency);
+      d.flow += share;
+      d.paths += at->second.paths;
+      d.latency = std::max(d.latency, at->second.latency);
     }
     if (!next.empty()) {
       Arrival scaled = at->second;
-      scaled.flow = share.flow * static_cast<double>(next.size());
+      scaled.flow = share * static_cast<double>(next.size());
       acc.Split(scaled, next, &up);
     }
   }
@@ -179,11 +181,7 @@ Result<Route> RouteBetween(const Cluster& cluster, GpuId src, GpuId dst) {
     auto at = down.find(v);
     if (at == down.end() || v == dst.v) continue;
     std::vector<int32_t> next;
-    for (auto [e, end] = boost::out_edges(static_cast<VertexDesc>(v), g.graph); e != end; ++e) {
-      const FabricLink& link = g.links[static_cast<size_t>(g.graph[*e].link)];
-      auto u = db.find(link.dst);
-      if (!link.up && u != db.end() && u->second + 1 == db.at(v)) next.push_back(g.graph[*e].link);
-    }
+    for (const int32_t l : into_b[v]) next.push_back(g.twin[static_cast<size_t>(l)]);
     acc.Split(at->second, next, &down);
   }
   return acc.Finish(src, dst, hop_count, down[dst.v]);
