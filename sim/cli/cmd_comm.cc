@@ -1,13 +1,263 @@
-// `shardsim comm`: collective cost on a topology (placeholder until sim/collective lands).
+// `shardsim comm`: the time of one collective on a topology, in nccl-tests' terms.
+//
+//   shardsim comm --topology dgx-h100 --gpus 16 --op all_reduce --size 1GiB [--algo ring]
+//                 [--ranks-per-node 4] [--concurrent-groups 8] [--json]
+//   shardsim comm --topology dgx-h100 --gpus 8 --sizes 1KiB:8GiB[:2]   (nccl-tests' sweep table)
+//
+// The group is every GPU (--gpus), or with --ranks-per-node R the first R GPUs of each of
+// gpus / R nodes (as `mpirun -npernode R`). algbw = S / t and busbw = algbw * factor as nccl-tests
+// defines them (doc/PERFORMANCE.md); GB/s = 1e9 bytes/s.
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
+#include "sim/base/strings.h"
+#include "sim/base/units.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/comm_topologies.h"
+#include "sim/collective/collective.h"
+#include "sim/report/text_table.h"
+#include "sim/topology/cluster.h"
+#include "sim/topology/group.h"
 
 namespace shardsim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct CommArgs {
+  std::string topology;
+  int64_t gpus = 0;
+  std::string op = "all_reduce";
+  std::string size;
+  std::string sizes;
+  std::string algo = "auto";
+  int64_t ranks_per_node = 0;
+  int64_t concurrent_groups = 1;
+  bool json = false;
+};
+
+// A byte count: a quantity with a unit ("1GiB", "64 MB") or a bare number of bytes.
+Result<double> ParseSize(const std::string& flag, const std::string& text) {
+  Result<double> q = ParseQuantity(text, Dimension::kBytes);
+  if (!q.ok()) {
+    Result<double> bare = ParseQuantity(text, Dimension::kCount);
+    if (!bare.ok() || TrimView(text).find_first_not_of("+-0123456789.eE") != std::string::npos) {
+      return Status::Invalid(flag + ": " + q.status().message());
+    }
+    q = bare;
+  }
+  if (*q < 0) return Status::Invalid(flag + ": size must not be negative, got " + text);
+  return *q;
+}
+
+// "1KiB:8GiB" or "1KiB:8GiB:4": from, to (inclusive), multiplied by a factor (default 2).
+Result<std::vector<double>> ParseSizes(const std::string& text) {
+  const size_t a = text.find(':');
+  if (a == std::string::npos) {
+    return Status::Invalid("--sizes: expected FROM:TO or FROM:TO:FACTOR, e.g. \"1KiB:8GiB\", got \"" +
+                           text + "\"");
+  }
+  const size_t b = text.find(':', a + 1);
+  Result<double> from = ParseSize("--sizes", text.substr(0, a));
+  if (!from.ok()) return from.status();
+  Result<double> to = ParseSize("--sizes", text.substr(a + 1, b == std::string::npos ? b : b - a - 1));
+  if (!to.ok()) return to.status();
+  double factor = 2.0;
+  if (b != std::string::npos) {
+    Result<double> f = ParseQuantity(text.substr(b + 1), Dimension::kCount);
+    if (!f.ok() || *f <= 1.0) {
+      return Status::Invalid("--sizes: the factor must be a number above 1, got \"" +
+                             text.substr(b + 1) + "\"");
+    }
+    factor = *f;
+  }
+  if (*from <= 0 || *to < *from) {
+    return Status::Invalid("--sizes: need 0 < FROM <= TO, got \"" + text + "\"");
+  }
+  std::vector<double> out;
+  for (double s = *from; s <= *to * (1 + 1e-12) && out.size() < 200; s *= factor) out.push_back(s);
+  return out;
+}
+
+// nccl-tests prints time in us with 2, 1 or 0 decimals as it grows (common.cu).
+std::string NcclTime(double seconds) {
+  const double us = seconds * 1e6;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f", us);
+  return buf;
+}
+
+const char* RedOp(CollectiveOp op) {
+  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter ? "sum" : "none";
+}
+
+Json LoadsJson(const CollectiveCost& c) {
+  Json loads = Json::array();
+  for (const LinkLoad& l : c.loads) {
+    loads.push_back({{"link_class", Name(l.link_class)},
+                     {"bytes_per_unit", l.bytes_per_unit},
+                     {"bytes_per_rank", l.bytes_per_rank},
+                     {"groups_sharing", l.groups_sharing},
+                     {"capacity_gbps", l.capacity.value() / 1e9},
+                     {"effective_gbps", l.effective_bandwidth.value() / 1e9},
+                     {"time_s", l.time.value()}});
+  }
+  return loads;
+}
+
+std::string SingleText(const CommArgs& a, const TopologySpec& spec, CollectiveOp op, double size,
+                       const CollectiveCost& c) {
+  std::string s = std::string(Name(op)) + " of " + FormatBytes(Bytes(size)) + " over " +
+                  std::to_string(c.shape.ranks) + " GPUs of " + spec.name + " (" +
+                  c.shape.ToString() + ")\n";
+  TextTable t({"", ""});
+  t.SetLeftAligned({0, 1});
+  t.AddRow({"algorithm", Name(c.algo)});
+  t.AddRow({"time", FormatSeconds(c.time) + " = " + FormatSeconds(c.latency_part) +
+                        " latency + " + FormatSeconds(c.bandwidth_part) + " bandwidth"});
+  t.AddRow({"algbw", FormatSig(c.algbw / 1e9, 5) + " GB/s"});
+  t.AddRow({"busbw", FormatSig(c.busbw / 1e9, 5) + " GB/s"});
+  t.AddRow({"bottleneck", c.bottleneck});
+  if (a.concurrent_groups > 1) t.AddRow({"concurrent", std::to_string(a.concurrent_groups) + " groups"});
+  s += t.ToString();
+  TextTable loads({"link class", "bytes/rank", "groups", "capacity", "share", "time"});
+  for (const LinkLoad& l : c.loads) {
+    loads.AddRow({Name(l.link_class), FormatBytes(Bytes(l.bytes_per_rank)),
+                  std::to_string(l.groups_sharing), FormatRate(l.capacity.value(), "B/s"),
+                  FormatRate(l.effective_bandwidth.value(), "B/s"), FormatSeconds(l.time)});
+  }
+  return s + "\n" + loads.ToString();
+}
+
+std::string SweepText(CollectiveOp op, const std::vector<double>& sizes,
+                      const std::vector<CollectiveCost>& costs) {
+  std::string s =
+      "#                                                              out-of-place\n"
+      "#       size         count      type   redop    root     time   algbw   busbw  algorithm  "
+      "bottleneck\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const CollectiveCost& c = costs[i];
+    char line[256];
+    std::snprintf(line, sizeof line, "%12.0f  %12.0f  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %-9s  %s\n",
+                  sizes[i], sizes[i] / 4, "float", RedOp(op),
+                  op == CollectiveOp::kBroadcast ? 0 : -1, NcclTime(c.time.value()).c_str(),
+                  c.algbw / 1e9, c.busbw / 1e9, Name(c.algo), c.bottleneck.c_str());
+    s += line;
+  }
+  return s;
+}
+
+Status RunComm(const CommArgs& a, const CliContext& ctx) {
+  Result<TopologySpec> spec = FindTopology(a.topology, ctx.library_dir);
+  if (!spec.ok()) return spec.status();
+  Result<CollectiveOp> op = ParseCollectiveOp(a.op);
+  if (!op.ok()) return Status::Invalid("--op: " + op.status().message());
+  Result<Algorithm> algo = ParseAlgorithm(a.algo);
+  if (!algo.ok()) return Status::Invalid("--algo: " + algo.status().message());
+  if (a.gpus < 1) return Status::Invalid("--gpus must be at least 1, got " + std::to_string(a.gpus));
+
+  // The cluster and the group: every GPU, or R per node on gpus / R nodes.
+  const int64_t gpn = spec->gpus_per_node;
+  int64_t cluster_gpus = a.gpus;
+  Result<Group> group = Group::Strided(0, {{a.gpus, 1}});
+  if (a.ranks_per_node > 0) {
+    const int64_t r = a.ranks_per_node;
+    if (r > gpn || a.gpus % r != 0) {
+      return Status::Invalid("--ranks-per-node " + std::to_string(r) + ": must divide --gpus (" +
+                             std::to_string(a.gpus) + ") and be at most the " +
+                             std::to_string(gpn) + " GPUs per node of " + spec->name);
+    }
+    cluster_gpus = a.gpus / r * gpn;
+    group = Group::Strided(0, {{r, 1}, {a.gpus / r, gpn}});
+  }
+  if (!group.ok()) return group.status();
+  Result<Cluster> cluster = Cluster::Build(*spec, cluster_gpus);
+  if (!cluster.ok()) return cluster.status();
+
+  std::vector<double> sizes;
+  if (!a.sizes.empty()) {
+    Result<std::vector<double>> s = ParseSizes(a.sizes);
+    if (!s.ok()) return s.status();
+    sizes = *s;
+  } else {
+    Result<double> s = ParseSize("--size", a.size.empty() ? "1GiB" : a.size);
+    if (!s.ok()) return s.status();
+    sizes = {*s};
+  }
+  CollectiveOptions options;
+  options.algorithm = *algo;
+  options.concurrent_groups = a.concurrent_groups;
+  std::vector<CollectiveCost> costs;
+  for (double size : sizes) {
+    Result<CollectiveCost> c = CostCollective(*cluster, *group, *op, Bytes(size), options);
+    if (!c.ok()) return c.status();
+    costs.push_back(*c);
+  }
+
+  const GroupShape& shape = costs.front().shape;
+  if (a.json) {
+    Json j = {{"topology", spec->name},
+              {"gpus", a.gpus},
+              {"ranks", shape.ranks},
+              {"ranks_per_node", shape.ranks_per_node},
+              {"nodes", shape.nodes},
+              {"op", Name(*op)},
+              {"concurrent_groups", a.concurrent_groups}};
+    auto row = [](double size, const CollectiveCost& c) {
+      return Json{{"size_bytes", size},
+                  {"algorithm", Name(c.algo)},
+                  {"time_s", c.time.value()},
+                  {"latency_s", c.latency_part.value()},
+                  {"bandwidth_s", c.bandwidth_part.value()},
+                  {"algbw_gbps", c.algbw / 1e9},
+                  {"busbw_gbps", c.busbw / 1e9},
+                  {"bottleneck", c.bottleneck}};
+    };
+    if (a.sizes.empty()) {
+      j.update(row(sizes[0], costs[0]));
+      j["loads"] = LoadsJson(costs[0]);
+    } else {
+      j["results"] = Json::array();
+      for (size_t i = 0; i < sizes.size(); ++i) j["results"].push_back(row(sizes[i], costs[i]));
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else if (a.sizes.empty()) {
+    std::printf("%s", SingleText(a, *spec, *op, sizes[0], costs[0]).c_str());
+  } else {
+    std::printf("# %s over %lld GPUs of %s (%s)\n", Name(*op), static_cast<long long>(shape.ranks),
+                spec->name.c_str(), shape.ToString().c_str());
+    std::printf("%s", SweepText(*op, sizes, costs).c_str());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 void AddCommCommand(CLI::App& app, CliContext& ctx) {
-  CLI::App* cmd = app.add_subcommand("comm", "time of one collective on a topology (nccl-tests terms)");
-  cmd->callback([&ctx]() { ctx.exit_code = ReportStatus(Status::Internal("comm: not implemented yet")); });
+  CLI::App* cmd =
+      app.add_subcommand("comm", "time of one collective on a topology (nccl-tests terms)");
+  auto args = std::make_shared<CommArgs>();
+  cmd->add_option("--topology", args->topology, "topology name (topologies/) or YAML path")
+      ->required();
+  cmd->add_option("--gpus", args->gpus, "GPUs in the group")->required();
+  cmd->add_option("--op", args->op,
+                  "all_reduce | reduce_scatter | all_gather | all_to_all | broadcast | send_recv");
+  auto* size = cmd->add_option("--size", args->size, "message size as nccl-tests counts it "
+                                                     "(default 1GiB)");
+  auto* sizes = cmd->add_option("--sizes", args->sizes, "size sweep FROM:TO[:FACTOR], e.g. 1KiB:8GiB");
+  size->excludes(sizes);
+  cmd->add_option("--algo", args->algo,
+                  "auto | ring | tree | hierarchical | nvls | nvls_tree | direct (default auto)");
+  cmd->add_option("--ranks-per-node", args->ranks_per_node,
+                  "GPUs of the group on each node (default: every GPU of each node)");
+  cmd->add_option("--concurrent-groups", args->concurrent_groups,
+                  "groups of this shape running at once, sharing NICs and uplinks (default 1)");
+  cmd->add_flag("--json", args->json, "print JSON (time_s, algbw_gbps, busbw_gbps, ...)");
+  cmd->callback([args, &ctx]() { ctx.exit_code = ReportStatus(RunComm(*args, ctx)); });
 }
 
 }  // namespace shardsim

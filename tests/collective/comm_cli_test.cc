@@ -1,0 +1,150 @@
+// End-to-end tests of `shardsim comm`: output contract (DESIGN.md §4), nccl-tests table layout,
+// exit codes and error messages.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <sys/wait.h>
+
+#include "sim/cli/comm_topologies.h"
+#include "tests/topology/test_specs.h"
+
+namespace shardsim {
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CliRun Shardsim(const std::string& args) {
+  const std::string cmd = std::string(SHARDSIM_BINARY) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(CommCli, JsonHasTheContractKeys) {
+  const CliRun r = Shardsim("comm --topology dgx-h100 --gpus 8 --op all_reduce --size 1GiB --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char* key : {"time_s", "algbw_gbps", "busbw_gbps", "algorithm", "bottleneck"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  // nccl-tests' definitions: algbw = S / t, busbw = algbw * 2(n-1)/n.
+  const double t = j["time_s"];
+  EXPECT_NEAR(j["algbw_gbps"].get<double>(), 1073741824.0 / t / 1e9, 1e-9);
+  EXPECT_NEAR(j["busbw_gbps"].get<double>(), j["algbw_gbps"].get<double>() * 2 * 7 / 8, 1e-9);
+  EXPECT_EQ(j["algorithm"], "nvls");
+  EXPECT_EQ(j["bottleneck"], "nvlink (intra-node)");
+}
+
+TEST(CommCli, RanksPerNodeSpreadsTheGroup) {
+  const CliRun r =
+      Shardsim("comm --topology dgx-a100 --gpus 8 --ranks-per-node 1 --algo ring --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["nodes"], 8);
+  EXPECT_EQ(j["ranks_per_node"], 1);
+  EXPECT_EQ(j["bottleneck"], "nic (inter-node)");
+}
+
+TEST(CommCli, SweepTableInNcclTestsLayout) {
+  const CliRun r = Shardsim("comm --topology dgx-a100 --gpus 16 --op all_gather --sizes 1KiB:1MiB");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("#       size         count      type   redop    root     time   algbw   "
+                       "busbw"),
+            std::string::npos)
+      << r.out;
+  // 1 KiB, 2 KiB, ..., 1 MiB: 11 rows; the first row's columns.
+  EXPECT_NE(r.out.find("\n        1024           256     float    none      -1"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n     1048576        262144     float    none      -1"), std::string::npos);
+}
+
+TEST(CommCli, SweepJsonHasOneResultPerSize) {
+  const CliRun r = Shardsim("comm --topology dgx-h100 --gpus 8 --sizes 1MiB:64MiB:4 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 4u);  // 1, 4, 16, 64 MiB
+  EXPECT_EQ(j["results"][3]["size_bytes"], 67108864.0);
+}
+
+TEST(CommCli, BadInputExitsWithTwoAndSaysWhy) {
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"comm --topology dgx-h10 --gpus 8",
+       "error: unknown topology 'dgx-h10' (known: dgx-a100, dgx-h100, hgx-h100-1node, dgx-h200, "
+       "llama3-roce, h800-deepseek, h100-fat-tree-2to1); did you mean 'dgx-h100'?"},
+      {"comm --topology hgx-h100-1node --gpus 16",
+       "error: topology 'hgx-h100-1node' is a single node of 8 GPUs (no inter_node block); 16 "
+       "GPUs do not fit"},
+      {"comm --topology dgx-h100 --gpus 12",
+       "error: 12 GPUs do not fill whole nodes of topology 'dgx-h100' (8 GPUs per node); use a "
+       "multiple of 8"},
+      {"comm --topology dgx-h100 --gpus 8 --size -1GiB",
+       "error: --size: size must not be negative, got -1GiB"},
+      {"comm --topology dgx-h100 --gpus 1",
+       "error: a collective needs at least 2 ranks; all_reduce was asked over 1"},
+      {"comm --topology dgx-a100 --gpus 8 --algo nvls",
+       "error: algorithm 'nvls' does not apply to all_reduce: topology 'dgx-a100' has no NVLink "
+       "SHARP switch (intra_node.nvls is false)"},
+      {"comm --topology dgx-h100 --gpus 8 --size 8G",
+       "error: --size: \"8G\": unknown unit \"G\"; expected e.g. \"80 GiB\""},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = Shardsim(c.args);
+    EXPECT_EQ(r.code, 2) << c.args;
+    EXPECT_EQ(r.out, std::string(c.message) + "\n") << c.args;
+  }
+  EXPECT_EQ(Shardsim("comm --gpus 8").code, 2);
+}
+
+// The built-in list mirrors topologies/*.yaml until the YAML loader is merged.
+TEST(CommTopologies, BuiltinsMatchTheShippedFiles) {
+  std::set<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(SHARDSIM_SOURCE_DIR) +
+                                                           "/topologies")) {
+    if (e.path().extension() == ".yaml") files.insert(e.path().stem().string());
+  }
+  const std::vector<std::string> names = BuiltinTopologyNames();
+  EXPECT_EQ(files, std::set<std::string>(names.begin(), names.end()));
+  // And the test specs (tests/topology/test_specs.h) agree with the built-ins.
+  for (const TopologySpec& t :
+       {testing::DgxA100(), testing::DgxH100(), testing::HgxH100OneNode(), testing::DgxH200(),
+        testing::Llama3Roce(), testing::H800DeepSeek(), testing::H100FatTree2To1()}) {
+    Result<TopologySpec> b = FindTopology(t.name, "");
+    ASSERT_TRUE(b.ok()) << t.name;
+    EXPECT_DOUBLE_EQ(b->intra_bandwidth, t.intra_bandwidth) << t.name;
+    EXPECT_DOUBLE_EQ(b->intra_efficiency, t.intra_efficiency) << t.name;
+    EXPECT_EQ(b->nvls, t.nvls) << t.name;
+    EXPECT_DOUBLE_EQ(b->nvls_efficiency, t.nvls_efficiency) << t.name;
+    EXPECT_EQ(b->has_inter_node, t.has_inter_node) << t.name;
+    if (!t.has_inter_node) continue;
+    EXPECT_DOUBLE_EQ(b->nic_bandwidth, t.nic_bandwidth) << t.name;
+    EXPECT_EQ(b->nics_per_node, t.nics_per_node) << t.name;
+    EXPECT_DOUBLE_EQ(b->inter_efficiency, t.inter_efficiency) << t.name;
+    EXPECT_EQ(b->fabric, t.fabric) << t.name;
+    EXPECT_EQ(b->nodes_per_leaf, t.nodes_per_leaf) << t.name;
+    EXPECT_EQ(b->nodes_per_pod, t.nodes_per_pod) << t.name;
+    EXPECT_DOUBLE_EQ(b->oversubscription, t.oversubscription) << t.name;
+    EXPECT_DOUBLE_EQ(b->pod_oversubscription, t.pod_oversubscription) << t.name;
+    EXPECT_EQ(b->max_nodes, t.max_nodes) << t.name;
+  }
+}
+
+}  // namespace
+}  // namespace shardsim
