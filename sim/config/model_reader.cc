@@ -123,7 +123,9 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
       m.head_dim = m.hidden_size / m.num_heads;
     }
   }
-  if (!have_f) m.ffn_hidden_size = 4 * m.hidden_size;
+  if (!have_f && __builtin_mul_overflow(m.hidden_size, int64_t{4}, &m.ffn_hidden_size)) {
+    r.ErrorAtKey("hidden_size", "too large for the default ffn_hidden_size (4 * hidden_size)");
+  }
   if (!have_qkv_bias) m.qkv_bias = m.bias;
   if (m.position_embedding == PositionEmbedding::kLearned && !have_rows) {
     if (have_seq) {

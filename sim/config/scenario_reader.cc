@@ -1,6 +1,7 @@
 // Reading a scenario document: its own keys, and the model / hardware / topology it names.
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <vector>
 
 #include "sim/config/loader.h"
@@ -93,7 +94,12 @@ void ReadParallel(MapReader& r, int64_t gpus, bool have_gpus, ParallelSpec* par,
   // dp not written: derived as gpus / (tp*pp*cp), located at `gpus` (ValidateScenario reports a
   // remainder there).
   if (!have_dp && have_gpus) {
-    par->dp = std::max<int64_t>(1, gpus / (par->tp * par->pp * par->cp));
+    int64_t rest = 0;
+    if (__builtin_mul_overflow(par->tp, par->pp, &rest) ||
+        __builtin_mul_overflow(rest, par->cp, &rest)) {
+      rest = std::numeric_limits<int64_t>::max();  // dp 1; ValidateScenario reports the rest
+    }
+    par->dp = std::max<int64_t>(1, gpus / rest);
     origins->Set("parallel.dp", origins->Get("gpus"));
   }
 }

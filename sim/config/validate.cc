@@ -1,5 +1,6 @@
 // ValidateModel and ValidateScenario: the arithmetic a training framework (Megatron-LM) checks
 // before it starts, each problem located at the key to change.
+#include <limits>
 #include <string>
 
 #include "sim/config/loader.h"
@@ -8,6 +9,12 @@ namespace shardsim {
 namespace {
 
 std::string Str(int64_t v) { return std::to_string(v); }
+
+// a*b, saturating at INT64_MAX (inputs are positive; huge layouts must not overflow).
+int64_t Mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
 
 // "64, models/llama3-70b.yaml:5:12": a value with where it was written (file alone if defaulted).
 std::string Ref(const Origins& origins, const std::string& path, int64_t value) {
@@ -37,9 +44,9 @@ void CheckLayers(const Scenario& s, Checker& c) {
   const int64_t first = p.first_stage_layers;
   const int64_t last = p.last_stage_layers;
   if (first == 0 && last == 0) {
-    if (layers % (p.pp * v) != 0) {
+    if (layers % Mul(p.pp, v) != 0) {
       c.Fail("parallel.pp", num_layers + " is not divisible by pp*virtual_stages = " +
-                                Str(p.pp) + "*" + Str(v) + " = " + Str(p.pp * v));
+                                Str(p.pp) + "*" + Str(v) + " = " + Str(Mul(p.pp, v)));
     }
     return;
   }
@@ -49,7 +56,7 @@ void CheckLayers(const Scenario& s, Checker& c) {
     return;
   }
   const int64_t middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
-  const int64_t rest = layers - first - last;
+  const int64_t rest = first > layers || last > layers ? -1 : layers - first - last;
   const std::string split = "first_stage_layers " + Str(first) + " and last_stage_layers " +
                             Str(last) + " leave " + Str(rest) + " of " + num_layers + " for " +
                             Str(middle) + " other stage" + (middle == 1 ? "" : "s");
@@ -94,7 +101,7 @@ Status ValidateScenario(const Scenario& s) {
   const ModelSpec& m = s.model;
   const Origins& mo = m.origins;
 
-  const int64_t layout = p.dp * p.tp * p.pp * p.cp;
+  const int64_t layout = Mul(Mul(p.dp, p.tp), Mul(p.pp, p.cp));
   if (layout != s.gpus) {
     c.Fail("gpus", Str(s.gpus) + " does not equal dp*tp*pp*cp = " + Str(p.dp) + "*" + Str(p.tp) +
                        "*" + Str(p.pp) + "*" + Str(p.cp) + " = " + Str(layout));
@@ -113,15 +120,15 @@ Status ValidateScenario(const Scenario& s) {
   }
   CheckLayers(s, c);
 
-  const int64_t per_step = p.dp * s.training.micro_batch;
+  const int64_t per_step = Mul(p.dp, s.training.micro_batch);
   if (s.training.global_batch % per_step != 0) {
     c.Fail("training.global_batch", Str(s.training.global_batch) +
                                         " is not divisible by dp*micro_batch = " + Str(p.dp) +
                                         "*" + Str(s.training.micro_batch) + " = " + Str(per_step));
   }
-  if (p.cp > 1 && s.training.seq_len % (2 * p.cp) != 0) {
+  if (p.cp > 1 && s.training.seq_len % Mul(2, p.cp) != 0) {
     c.Fail("training.seq_len",
-           Str(s.training.seq_len) + " is not divisible by 2*cp = " + Str(2 * p.cp) +
+           Str(s.training.seq_len) + " is not divisible by 2*cp = " + Str(Mul(2, p.cp)) +
                " (context parallelism cuts each sequence into 2*cp chunks to balance causal "
                "attention)");
   }
@@ -147,9 +154,9 @@ Status ValidateScenario(const Scenario& s) {
         c.Fail("parallel.ep", Str(p.ep) + " does not divide model.moe.num_experts (" +
                                   Ref(mo, "moe.num_experts", m.moe->num_experts) + ")");
       }
-      if ((p.dp * p.cp) % p.ep != 0) {
+      if (Mul(p.dp, p.cp) % p.ep != 0) {
         c.Fail("parallel.ep", Str(p.ep) + " does not divide dp*cp = " + Str(p.dp) + "*" +
-                                  Str(p.cp) + " = " + Str(p.dp * p.cp));
+                                  Str(p.cp) + " = " + Str(Mul(p.dp, p.cp)));
       }
     }
   }

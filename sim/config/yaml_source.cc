@@ -15,7 +15,7 @@ namespace {
 // Deeper nesting than this is not a configuration file (and guards against alias cycles).
 constexpr int kMaxDepth = 64;
 // More nodes than this after alias expansion is an alias bomb, not a configuration file.
-constexpr size_t kMaxNodes = 1000000;
+constexpr size_t kMaxNodes = 200000;
 
 class Converter {
  public:

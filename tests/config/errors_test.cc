@@ -219,5 +219,32 @@ TEST(ErrorsTest, EveryProblemOfAFileAtOnce) {
   EXPECT_EQ(s.status().diagnostics().size(), 3u) << s.status().ToString();
 }
 
+TEST(ErrorsTest, OddInputsGiveErrorsNotCrashes) {
+  const char* texts[] = {
+      "",
+      "- a\n- b\n",
+      "just a string\n",
+      "model: [1, 2]\nhardware: {}\ntopology: 5\ngpus: 1\ntraining: 3\nparallel: [tp]\n",
+      "model: {base: [x]}\n",
+      "model: {hf_config: {a: 1}}\n",
+      "model: {base: tiny-llama, hf_config: x.json}\n",
+      "model: tiny-llama\nhardware: test-gpu\ntopology: test-dgx\ngpus: 9223372036854775807\n"
+      "training: {seq_len: 1, global_batch: 1}\n"
+      "parallel: {tp: 9223372036854775807, pp: 9223372036854775807, cp: 4611686018427387904, "
+      "first_stage_layers: 9223372036854775807, last_stage_layers: 9223372036854775807}\n",
+      "model: {base: tiny-llama, hidden_size: 4611686018427387904, ffn_hidden_size: ~}\n",
+      "model: tiny-llama\nhardware: {base: test-gpu, gemm_table: nowhere.csv}\n",
+      "model: tiny-llama\nhardware: {base: test-gpu, gemm_table: [1, {dtype: bf17}]}\n",
+      "model: tiny-llama\nhardware: {base: test-gpu, matmul: {tile: [1]}}\n",
+      "parallel: {order: [tp, tp, dp, pp]}\n",
+      "a: &x [*x]\n",
+  };
+  for (const char* text : texts) {
+    Result<Scenario> s = BuildText(text);
+    EXPECT_FALSE(s.ok()) << text;
+    EXPECT_FALSE(s.status().diagnostics().empty()) << text;
+  }
+}
+
 }  // namespace
 }  // namespace shardsim
