@@ -88,7 +88,12 @@ void Qwen2Moe(HfMapper& hf) {
   hf.Copy("moe.num_experts", {"num_experts"}, true);
   hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
   hf.Copy("moe.expert_ffn_hidden_size", {"moe_intermediate_size"}, true);
-  hf.Copy("moe.layer_freq", {"decoder_sparse_step"}, false);
+  // Qwen2MoeDecoderLayer: layer i is sparse when (i + 1) % decoder_sparse_step == 0, i.e. layers
+  // step-1, 2*step-1, ...: first_dense_layers = step - 1, then every step-th layer.
+  if (std::optional<int64_t> step = hf.Int({"decoder_sparse_step"}, false); step && *step > 1) {
+    hf.Put("moe.layer_freq", std::to_string(*step), hf.Find({"decoder_sparse_step"}));
+    hf.Put("moe.first_dense_layers", std::to_string(*step - 1), hf.Find({"decoder_sparse_step"}));
+  }
   if (std::optional<int64_t> shared = hf.Int({"shared_expert_intermediate_size"}, false);
       shared && *shared > 0) {
     hf.Put("moe.num_shared_experts", "1", hf.Find({"shared_expert_intermediate_size"}));

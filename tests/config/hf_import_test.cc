@@ -183,6 +183,16 @@ TEST(HfImportTest, Qwen2MoeSharedExpert) {
   EXPECT_EQ(m.moe->num_shared_experts, 1);
   EXPECT_EQ(m.moe->shared_expert_ffn_hidden_size, 128);
   EXPECT_TRUE(m.qkv_bias);
+  EXPECT_EQ(m.moe->first_dense_layers, 0);
+  EXPECT_EQ(m.moe->layer_freq, 1);
+}
+
+TEST(HfImportTest, Qwen2MoeSparseStepMapsToDenseLayersThenFrequency) {
+  Result<ModelSpec> m = LoadModel("tests/config/data/hf/qwen2-moe-step2.json", TestLib());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  // Sparse layers are 1 and 3 of 4 ((i + 1) % 2 == 0): dense first layer, then every 2nd.
+  EXPECT_EQ(m->moe->first_dense_layers, 1);
+  EXPECT_EQ(m->moe->layer_freq, 2);
 }
 
 TEST(HfImportTest, DeepseekV3MlaMoeMtp) {
