@@ -44,6 +44,7 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
   tr.Enum("grad_dtype", &t->grad_dtype, kGradDTypes);
   tr.Enum("recompute", &t->recompute, kRecomputes);
   tr.Bool("flash_attention", &t->flash_attention);
+  tr.Bool("fused_kernels", &t->fused_kernels);
   double tokens = 0.0;
   if (tr.Quantity("tokens", Dimension::kCount, &tokens)) t->tokens = tokens;
   tr.Finish();
@@ -90,6 +91,8 @@ void ReadParallel(MapReader& r, int64_t gpus, bool have_gpus, ParallelSpec* par,
   p.Quantity("dp_bucket_size", Dimension::kBytes, &par->dp_bucket_bytes);
   p.Bool("overlap_grad_reduce", &par->overlap_grad_reduce);
   p.Bool("overlap_param_gather", &par->overlap_param_gather);
+  p.Bool("tp_comm_overlap", &par->tp_comm_overlap);
+  p.Bool("ep_comm_overlap", &par->ep_comm_overlap);
   p.Finish();
   // dp not written: derived as gpus / (tp*pp*cp), located at `gpus` (ValidateScenario reports a
   // remainder there).

@@ -206,6 +206,12 @@ struct ParallelSpec {
   double dp_bucket_bytes = 40e6;   // parallel.dp_bucket_size: gradient bucket (bytes)
   bool overlap_grad_reduce = true;   // parallel.overlap_grad_reduce
   bool overlap_param_gather = true;  // parallel.overlap_param_gather
+  // parallel.tp_comm_overlap: TP collectives pipelined with their GEMMs (Transformer Engine
+  // userbuffers, NeMo's tp_comm_overlap); false = Megatron-LM's default, TP comm on the
+  // compute stream.
+  bool tp_comm_overlap = false;
+  // parallel.ep_comm_overlap: expert all-to-all overlapped with computation (DeepSeek-V3 DualPipe).
+  bool ep_comm_overlap = false;
 };
 
 struct Scenario {

@@ -171,7 +171,9 @@ Status ValidateScenario(const Scenario& s) {
     c.Fail("training.seq_len", Str(s.training.seq_len) + " exceeds " + rows +
                                    ", the rows of the learned position table");
   }
-  return sink.ToStatus(StatusCode::kInfeasible);
+  // A layout the framework would refuse is bad input (exit 2), as the issues pin it; "does not
+  // fit in memory" is the only infeasible outcome (exit 1).
+  return sink.ToStatus(StatusCode::kInvalidInput);
 }
 
 }  // namespace shardsim

@@ -143,7 +143,7 @@ TEST(ErrorsTest, HeadsNotDivisibleByKvHeads) {
 TEST(ErrorsTest, TpDoesNotDivideHeads) {
   Result<Scenario> s = BuildText(Head() + "gpus: 24\n" + kTraining + "parallel:\n  dp: 8\n  tp: 3\n");
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().code(), StatusCode::kInfeasible);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
             "tests/config/data/inline.yaml:8:7: error: parallel.tp: 3 does not divide model.num_heads (8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
             "      tp: 3\n"
@@ -153,7 +153,7 @@ TEST(ErrorsTest, TpDoesNotDivideHeads) {
 TEST(ErrorsTest, LayoutDoesNotMultiplyToGpus) {
   Result<Scenario> s = BuildText(Head() + "gpus: 64\n" + kTraining + "parallel: {dp: 4, tp: 2, pp: 4}\n");
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().code(), StatusCode::kInfeasible);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
             "tests/config/data/inline.yaml:4:7: error: gpus: 64 does not equal dp*tp*pp*cp = 4*2*4*1 = 32\n"
             "    gpus: 64\n"

@@ -67,7 +67,7 @@ TEST(ScenarioDocumentTest, LayoutErrorsAfterAnOverridePointAtIt) {
   ASSERT_TRUE(doc.Set("parallel.tp", "3").ok());
   Result<Scenario> s = doc.Build(TestLib());
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().code(), StatusCode::kInfeasible);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   ASSERT_EQ(s.status().diagnostics().size(), 2u);  // gpus != dp*tp*pp*cp comes first
   EXPECT_EQ(s.status().diagnostics()[1].ToString(),
             "<set parallel.tp>:1:1: error: parallel.tp: 3 does not divide model.num_heads (8, "

@@ -31,7 +31,7 @@ TEST(ValidateTest, ValidLayoutsPass) {
 
 TEST(ValidateTest, GpusMustEqualTheLayout) {
   Result<Scenario> s = Layout("48", "{dp: 4, tp: 2, pp: 4}");
-  EXPECT_EQ(s.status().code(), StatusCode::kInfeasible);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(First(s), "gpus: 48 does not equal dp*tp*pp*cp = 4*2*4*1 = 32");
   EXPECT_EQ(s.status().diagnostics().front().loc.ToString(), "tests/config/data/inline.yaml:4:7");
 }
