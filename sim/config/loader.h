@@ -8,9 +8,9 @@
 // problem of the inputs is collected and returned at once, each located at file:line:col.
 //
 // Status codes: kInvalidInput for malformed inputs (syntax, unknown keys, types, units, missing
-// keys, unknown names), kNotFound when the file given to a Load* function cannot be opened, and
-// kInfeasible when the inputs are well-formed but the layout cannot run the model on the cluster
-// (ValidateScenario: tp does not divide the heads, gpus != dp*tp*pp*cp, ...).
+// keys, unknown names, and layouts the framework would refuse: ValidateScenario's tp not
+// dividing the heads, gpus != dp*tp*pp*cp, ...) and kNotFound when the file given to a Load*
+// function cannot be opened.
 #ifndef SHARDSIM_CONFIG_LOADER_H_
 #define SHARDSIM_CONFIG_LOADER_H_
 
@@ -50,7 +50,7 @@ Result<ModelSpec> ImportHfConfig(const std::string& path);
 Status ValidateModel(const ModelSpec& model);
 // The layout arithmetic a training framework checks before it starts (gpus == dp*tp*pp*cp, tp
 // divides the heads, layers split over the pipeline, batch over dp, sequence over cp, ...), each
-// problem located at the offending key. Returns kInfeasible with every problem found.
+// problem located at the offending key. Returns kInvalidInput with every problem found.
 Status ValidateScenario(const Scenario& scenario);
 
 // A scenario parsed once and varied many times (sweeps): Set overrides any key by its dotted
