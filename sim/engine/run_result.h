@@ -35,6 +35,7 @@ struct RunStats {
   int64_t reshares = 0;         // max-min recomputations
   int64_t reshared_flows = 0;   // flows those recomputations touched, summed
   int64_t max_active_flows = 0; // most flows transferring at once
+  int64_t max_queue = 0;        // most events pending at once
 };
 
 class RunResult {

@@ -58,7 +58,6 @@ void Simulation::Build() {
   remaining_.assign(num_flows, 0.0);
   rate_.assign(num_flows, 0.0);
   settled_.assign(num_flows, 0);
-  version_.assign(num_flows, 0);
   flow_mark_.assign(num_flows, 0);
   slot_pos_.assign(e_.flow_links_.size(), -1);
 
@@ -70,9 +69,7 @@ void Simulation::Build() {
   link_mark_.assign(num_resources, 0);
   local_of_.assign(num_resources, -1);
 
-  // Every task is scheduled at most twice (latency end, then transfer end); rate changes add
-  // stale flow events on top, which the heap absorbs by growing.
-  queue_.Reserve(n + num_flows + 16);
+  queue_.Reset(n);
 }
 
 bool Simulation::IsHead(int32_t task) const {
@@ -80,13 +77,12 @@ bool Simulation::IsHead(int32_t task) const {
   return s < 0 || stream_tasks_[At(head_[At(s)])].v == task;
 }
 
-void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task,
-                          uint32_t version) {
+void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
   if (delay > kMaxPicos - now) {
     overflow_ = true;
     return;
   }
-  queue_.Push(now + delay, kind, task, version);
+  queue_.Schedule(task, now + delay, kind);
 }
 
 void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
@@ -188,13 +184,12 @@ void Simulation::SetRate(int32_t flow, double rate, int64_t now) {
   }
   settled_[f] = now;
   rate_[f] = rate;
-  ++version_[f];
   const double picos = std::ceil(remaining_[f] * kPicosPerSecond / rate);
   if (!(picos < 9.2e18)) {
     overflow_ = true;
     return;
   }
-  Schedule(now, static_cast<int64_t>(picos), EventKind::kFlowEnd, e_.flow_task_[f], version_[f]);
+  Schedule(now, static_cast<int64_t>(picos), EventKind::kFlowEnd, e_.flow_task_[f]);
 }
 
 // Recomputes max-min rates on the connected components (flows <-> shared links) that contain a
@@ -262,6 +257,9 @@ Result<RunResult> Simulation::Run() {
   if (!dirty_links_.empty()) Reshare(0);
   while (!queue_.empty() && !overflow_) {
     const int64_t now = queue_.top().time;
+    if (static_cast<int64_t>(queue_.size()) > stats_.max_queue) {
+      stats_.max_queue = static_cast<int64_t>(queue_.size());
+    }
     do {
       const Event ev = queue_.Pop();
       ++stats_.events;
@@ -272,11 +270,9 @@ Result<RunResult> Simulation::Run() {
         case EventKind::kLatencyEnd:
           ActivateFlow(e_.flow_of_[At(ev.task)], now);
           break;
-        case EventKind::kFlowEnd: {
-          const int32_t flow = e_.flow_of_[At(ev.task)];
-          if (ev.version == version_[At(flow)]) EndFlow(flow, now);
+        case EventKind::kFlowEnd:
+          EndFlow(e_.flow_of_[At(ev.task)], now);
           break;
-        }
       }
     } while (!queue_.empty() && queue_.top().time == now);
     if (!dirty_links_.empty()) Reshare(now);

@@ -6,8 +6,8 @@
 // the tasks they release, put flows whose latency is over onto their links; then, if the set of
 // transferring flows changed, recompute the max-min rates of the flows connected (through shared
 // links) to a changed link, and reschedule the end of every flow whose rate changed. A flow's end
-// is now + remaining / rate, rounded up to the picosecond so it never finishes early; an end
-// event made stale by a later rate change carries an old version and is skipped.
+// is now + remaining / rate, rounded up to the picosecond so it never finishes early; a rate
+// change moves the flow's pending end event (the queue holds one event per task).
 #ifndef SHARDSIM_ENGINE_SIMULATION_H_
 #define SHARDSIM_ENGINE_SIMULATION_H_
 
@@ -35,7 +35,7 @@ class Simulation {
 
   void Build();
   bool IsHead(int32_t task) const;
-  void Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task, uint32_t version = 0);
+  void Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task);
   void Start(int32_t task, int64_t now, int32_t trigger, Release why);
   void Finish(int32_t task, int64_t now);
   void ActivateFlow(int32_t flow, int64_t now);
@@ -71,7 +71,6 @@ class Simulation {
   std::vector<double> remaining_;      // bytes left as of settled_
   std::vector<double> rate_;           // bytes/s; 0 while not transferring
   std::vector<int64_t> settled_;       // picoseconds
-  std::vector<uint32_t> version_;
   std::vector<int32_t> slot_pos_;      // per flow_links_ slot: position in active_[link]
   std::vector<int32_t> flow_mark_;
 
