@@ -26,9 +26,11 @@ void RunAndCount(benchmark::State& state, const Engine& e) {
     benchmark::DoNotOptimize(r->makespan());
   }
   const auto iterations = static_cast<double>(state.iterations());
-  state.counters["tasks/s"] = benchmark::Counter(iterations * e.num_tasks(), benchmark::Counter::kIsRate);
+  state.counters["tasks/s"] =
+      benchmark::Counter(iterations * e.num_tasks(), benchmark::Counter::kIsRate);
   const double tasks = e.num_tasks();
-  state.counters["events/s"] = benchmark::Counter(iterations * static_cast<double>(stats.events), benchmark::Counter::kIsRate);
+  state.counters["events/s"] = benchmark::Counter(iterations * static_cast<double>(stats.events),
+                                                  benchmark::Counter::kIsRate);
   state.counters["tasks"] = tasks;
   state.counters["events/task"] = static_cast<double>(stats.events) / tasks;
   state.counters["reshared/task"] = static_cast<double>(stats.reshared_flows) / tasks;
@@ -78,7 +80,9 @@ void BM_DelayChainBuildAndRun(benchmark::State& state) {
     auto r = e.Run();
     benchmark::DoNotOptimize(r->makespan());
   }
-  state.counters["tasks/s"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(n), benchmark::Counter::kIsRate);
+  state.counters["tasks/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(n),
+                         benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_DelayChainBuildAndRun)->Arg(1 << 17)->Unit(benchmark::kMicrosecond);
 
@@ -148,12 +152,14 @@ void BM_FlowsOnOneSharedLink(benchmark::State& state) {
   Engine e;
   const ResourceId shared = e.AddLink("spine", BytesPerSec(400e9));
   std::vector<ResourceId> nic;
-  for (int32_t f = 0; f < flows; ++f) nic.push_back(e.AddLink("nic" + std::to_string(f), BytesPerSec(50e9)));
+  for (int32_t f = 0; f < flows; ++f)
+    nic.push_back(e.AddLink("nic" + std::to_string(f), BytesPerSec(50e9)));
   std::vector<TaskId> prev(static_cast<size_t>(flows));
   for (int32_t w = 0; w < waves; ++w) {
     for (int32_t f = 0; f < flows; ++f) {
       const std::vector<ResourceId> path{nic[static_cast<size_t>(f)], shared};
-      const TaskId t = e.AddFlow(ResourceId(), Bytes(1e6 * (1 + (f * 7 + w) % 13)), Ps(1'000'000), path, 0, 0);
+      const TaskId t =
+          e.AddFlow(ResourceId(), Bytes(1e6 * (1 + (f * 7 + w) % 13)), Ps(1'000'000), path, 0, 0);
       if (prev[static_cast<size_t>(f)].valid()) e.AddDependency(prev[static_cast<size_t>(f)], t);
       prev[static_cast<size_t>(f)] = t;
     }

@@ -87,7 +87,9 @@ TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
     Error(where + "negative latency " + std::to_string(latency.picos()) + " ps");
   }
   const double cap = rate_cap.value();
-  if (!(cap >= 0.0)) Error(where + "negative rate cap " + FormatSig(cap) + " B/s");
+  if (!(cap >= 0.0)) {
+    Error(where + "negative rate cap " + FormatSig(cap) + " B/s");
+  }
 
   const auto flow = static_cast<int32_t>(flow_task_.size());
   for (size_t i = 0; i < links.size(); ++i) {
@@ -97,12 +99,14 @@ TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
       continue;
     }
     bool repeated = false;
-    for (size_t j = 0; j < i; ++j) repeated = repeated || links[j] == l;
+    for (size_t j = 0; j < i; ++j) {
+      repeated = repeated || links[j] == l;
+    }
     if (repeated) {
       Error(where + "link '" + resource_name_[Index(l)] + "' listed twice");
       continue;
     }
-    flow_links_.push_back(l.v);
+    flow_links_.push_back(l);
   }
   flow_begin_.push_back(static_cast<int32_t>(flow_links_.size()));
   flow_task_.push_back(id.v);
@@ -129,13 +133,34 @@ void Engine::AddDependency(TaskId before, TaskId after) {
   edges_.emplace_back(before.v, after.v);
 }
 
+SimTime Engine::fixed_time(TaskId t) const { return SimTime::FromPicos(fixed_ps_[Index(t)]); }
+
+Bytes Engine::flow_bytes(TaskId t) const {
+  const int32_t f = flow_of_[Index(t)];
+  return Bytes(f < 0 ? 0.0 : flow_bytes_[static_cast<size_t>(f)]);
+}
+
+std::span<const ResourceId> Engine::flow_links(TaskId t) const {
+  const int32_t f = flow_of_[Index(t)];
+  if (f < 0) {
+    return {};
+  }
+  const auto begin = static_cast<size_t>(flow_begin_[static_cast<size_t>(f)]);
+  const auto end = static_cast<size_t>(flow_begin_[static_cast<size_t>(f) + 1]);
+  return std::span<const ResourceId>(flow_links_).subspan(begin, end - begin);
+}
+
 std::string Engine::TaskName(TaskId t) const {
-  if (namer_) return namer_(t);
+  if (namer_) {
+    return namer_(t);
+  }
   return "task " + std::to_string(t.v);
 }
 
 Result<RunResult> Engine::Run() const {
-  if (!errors_.empty()) return errors_.ToStatus(StatusCode::kInternal);
+  if (!errors_.empty()) {
+    return errors_.ToStatus(StatusCode::kInternal);
+  }
   Simulation sim(*this);
   return sim.Run();
 }

@@ -67,9 +67,8 @@ class Engine {
   // (0 = no cap). The task ends when the last byte arrives: a flow alone on a link of B bytes/s
   // takes latency + bytes / B, rounded up to the picosecond. The latency phase uses no bandwidth.
   // A flow with no links and no cap transfers instantly. `stream` may be invalid, as for delays.
-  TaskId AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
-                 std::span<const ResourceId> links, uint32_t label, uint8_t category,
-                 BytesPerSec rate_cap = BytesPerSec(0.0));
+  TaskId AddFlow(ResourceId stream, Bytes bytes, SimTime latency, std::span<const ResourceId> links,
+                 uint32_t label, uint8_t category, BytesPerSec rate_cap = BytesPerSec(0.0));
 
   // `after` cannot start before `before` has finished.
   void AddDependency(TaskId before, TaskId after);
@@ -81,6 +80,7 @@ class Engine {
   Result<RunResult> Run() const;
 
   // The graph as built (for reports: a Chrome trace needs each task's stream, label, category).
+  // Ids must be ones this Engine returned.
   int32_t num_tasks() const { return static_cast<int32_t>(kind_.size()); }
   int32_t num_resources() const { return static_cast<int32_t>(resource_kind_.size()); }
   int64_t num_dependencies() const { return static_cast<int64_t>(edges_.size()); }
@@ -90,9 +90,12 @@ class Engine {
   uint8_t category(TaskId t) const { return category_[Index(t)]; }
   ResourceKind resource_kind(ResourceId r) const { return resource_kind_[Index(r)]; }
   const std::string& resource_name(ResourceId r) const { return resource_name_[Index(r)]; }
-  BytesPerSec link_capacity(ResourceId link) const {
-    return BytesPerSec(capacity_[Index(link)]);
-  }
+  BytesPerSec link_capacity(ResourceId link) const { return BytesPerSec(capacity_[Index(link)]); }
+  // A delay's duration, or a flow's latency.
+  SimTime fixed_time(TaskId t) const;
+  // A flow's bytes and links (zero and empty for a delay).
+  Bytes flow_bytes(TaskId t) const;
+  std::span<const ResourceId> flow_links(TaskId t) const;
   // The namer's name for `t`, or "task <id>".
   std::string TaskName(TaskId t) const;
 
@@ -108,18 +111,18 @@ class Engine {
 
   // Tasks, struct-of-arrays, indexed by TaskId.
   std::vector<TaskKind> kind_;
-  std::vector<int32_t> stream_;     // ResourceId value, or -1
-  std::vector<int64_t> fixed_ps_;   // delay: duration; flow: latency
-  std::vector<int32_t> flow_of_;    // flow index, or -1 for delays
+  std::vector<int32_t> stream_;    // ResourceId value, or -1
+  std::vector<int64_t> fixed_ps_;  // delay: duration; flow: latency
+  std::vector<int32_t> flow_of_;   // flow index, or -1 for delays
   std::vector<uint32_t> label_;
   std::vector<uint8_t> category_;
 
   // Flows, indexed by flow index.
   std::vector<int32_t> flow_task_;
   std::vector<double> flow_bytes_;
-  std::vector<double> flow_cap_;         // bytes/s; 0 = none
-  std::vector<int32_t> flow_begin_{0};   // flow i crosses flow_links_[flow_begin_[i]..[i+1])
-  std::vector<int32_t> flow_links_;      // ResourceId values of links
+  std::vector<double> flow_cap_;        // bytes/s; 0 = none
+  std::vector<int32_t> flow_begin_{0};  // flow i crosses flow_links_[flow_begin_[i]..[i+1])
+  std::vector<ResourceId> flow_links_;
 
   // Dependencies in insertion order: (before, after).
   std::vector<std::pair<int32_t, int32_t>> edges_;
@@ -127,7 +130,7 @@ class Engine {
   // Resources (streams and links share one id space), indexed by ResourceId.
   std::vector<ResourceKind> resource_kind_;
   std::vector<std::string> resource_name_;
-  std::vector<double> capacity_;         // links: bytes/s; streams: 0
+  std::vector<double> capacity_;  // links: bytes/s; streams: 0
 
   TaskNamer namer_;
   DiagnosticSink errors_;

@@ -65,7 +65,9 @@ class EventQueue {
     pos_[static_cast<size_t>(out.task)] = -1;
     const Event last = heap_.back();
     heap_.pop_back();
-    if (!heap_.empty()) SiftDown(0, last);
+    if (!heap_.empty()) {
+      SiftDown(0, last);
+    }
     return out;
   }
 
@@ -83,7 +85,9 @@ class EventQueue {
   void SiftUp(size_t i, const Event& e) {
     while (i > 0) {
       const size_t parent = (i - 1) / 2;
-      if (!Before(e, heap_[parent])) break;
+      if (!Before(e, heap_[parent])) {
+        break;
+      }
       Place(i, heap_[parent]);
       i = parent;
     }
@@ -95,9 +99,15 @@ class EventQueue {
     const size_t n = heap_.size();
     while (true) {
       size_t child = 2 * i + 1;
-      if (child >= n) break;
-      if (child + 1 < n && Before(heap_[child + 1], heap_[child])) ++child;
-      if (!Before(heap_[child], e)) break;
+      if (child >= n) {
+        break;
+      }
+      if (child + 1 < n && Before(heap_[child + 1], heap_[child])) {
+        ++child;
+      }
+      if (!Before(heap_[child], e)) {
+        break;
+      }
       Place(i, heap_[child]);
       i = child;
     }

@@ -29,13 +29,19 @@ void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32
 
   cap_left_.assign(capacity.begin(), capacity.end());
   unfrozen_.assign(num_links, 0);
-  for (int32_t l : flow_links) ++unfrozen_[static_cast<size_t>(l)];
+  for (int32_t l : flow_links) {
+    ++unfrozen_[static_cast<size_t>(l)];
+  }
   link_begin_.assign(num_links + 1, 0);
-  for (size_t l = 0; l < num_links; ++l) link_begin_[l + 1] = link_begin_[l] + unfrozen_[l];
+  for (size_t l = 0; l < num_links; ++l) {
+    link_begin_[l + 1] = link_begin_[l] + unfrozen_[l];
+  }
   link_flows_.resize(flow_links.size());
   live_links_.clear();
   for (size_t l = 0; l < num_links; ++l) {
-    if (unfrozen_[l] > 0) live_links_.push_back(static_cast<int32_t>(l));
+    if (unfrozen_[l] > 0) {
+      live_links_.push_back(static_cast<int32_t>(l));
+    }
   }
   {
     // Fill link -> flows, reusing bottlenecks_ as the per-link write cursor.
@@ -72,7 +78,9 @@ void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32
     size_t kept = 0;
     for (int32_t l : live_links_) {
       const auto li = static_cast<size_t>(l);
-      if (unfrozen_[li] == 0) continue;
+      if (unfrozen_[li] == 0) {
+        continue;
+      }
       live_links_[kept++] = l;
       share = std::min(share, cap_left_[li] / unfrozen_[li]);
     }
@@ -89,7 +97,9 @@ void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32
     bottlenecks_.clear();
     for (int32_t l : live_links_) {
       const auto li = static_cast<size_t>(l);
-      if (cap_left_[li] / unfrozen_[li] <= share) bottlenecks_.push_back(l);
+      if (cap_left_[li] / unfrozen_[li] <= share) {
+        bottlenecks_.push_back(l);
+      }
     }
     for (int32_t l : bottlenecks_) {
       const auto li = static_cast<size_t>(l);
@@ -102,8 +112,12 @@ void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32
     }
     for (; next_capped < capped_.size(); ++next_capped) {
       const int32_t flow = capped_[next_capped];
-      if (frozen_[static_cast<size_t>(flow)] != 0) continue;
-      if (cap[static_cast<size_t>(flow)] > share) break;
+      if (frozen_[static_cast<size_t>(flow)] != 0) {
+        continue;
+      }
+      if (cap[static_cast<size_t>(flow)] > share) {
+        break;
+      }
       Freeze(flow, share, flow_begin, flow_links, rates);
     }
   }

@@ -1,14 +1,15 @@
 // Max-min fair bandwidth sharing: the rate of every flow crossing a set of shared links.
 //
 // An allocation is max-min fair when no flow's rate can grow without shrinking the rate of a flow
-// that has an equal or smaller rate (Bertsekas & Gallager, "Data Networks", 2nd ed. 1992, ch. 6, max-min flow control;
-// Nace & Pioro, "Max-min fairness and its applications to routing and load-balancing in
-// communication networks: a tutorial", IEEE Comm. Surveys & Tutorials 10(4), 2008). It is computed
-// by progressive filling (water-filling): raise every unfrozen flow's rate together; when a link
-// saturates (its remaining capacity divided by its unfrozen flows is the smallest such share) or a
-// flow reaches its own cap, freeze those flows at that share; repeat. This is the algorithm of
-// SimGrid's LMM solver (simgrid/simgrid, src/kernel/lmm/maxmin.cpp) with every weight 1.
-// Tests: tests/engine/max_min_test.cc (Keshav's single-link example, two-link example, caps).
+// that has an equal or smaller rate (Bertsekas & Gallager, "Data Networks", 2nd ed. 1992, ch. 6,
+// max-min flow control; Nace & Pioro, "Max-min fairness and its applications to routing and
+// load-balancing in communication networks: a tutorial", IEEE Comm. Surveys & Tutorials 10(4),
+// 2008). It is computed by progressive filling (water-filling): raise every unfrozen flow's rate
+// together; when a link saturates (its remaining capacity divided by its unfrozen flows is the
+// smallest such share) or a flow reaches its own cap, freeze those flows at that share; repeat.
+// This is the algorithm of SimGrid's LMM solver (simgrid/simgrid, src/kernel/lmm/maxmin.cpp) with
+// every weight 1. Tests: tests/engine/max_min_test.cc (Keshav's single-link example, two-link
+// example, caps).
 #ifndef SHARDSIM_ENGINE_MAX_MIN_H_
 #define SHARDSIM_ENGINE_MAX_MIN_H_
 
@@ -37,15 +38,15 @@ class MaxMinSolver {
   void Freeze(int32_t flow, double rate, std::span<const int32_t> flow_begin,
               std::span<const int32_t> flow_links, std::span<double> rates);
 
-  std::vector<double> cap_left_;         // per link: capacity not yet given to frozen flows
-  std::vector<int32_t> unfrozen_;        // per link: flows on it not frozen yet
-  std::vector<int32_t> link_begin_;      // link -> flows CSR
+  std::vector<double> cap_left_;     // per link: capacity not yet given to frozen flows
+  std::vector<int32_t> unfrozen_;    // per link: flows on it not frozen yet
+  std::vector<int32_t> link_begin_;  // link -> flows CSR
   std::vector<int32_t> link_flows_;
-  std::vector<uint8_t> frozen_;          // per flow
-  std::vector<int32_t> live_links_;      // links that still have unfrozen flows
-  std::vector<int32_t> bottlenecks_;     // links saturating in the current round
-  std::vector<int32_t> capped_;          // capped flows, by increasing cap
-  int32_t remaining_ = 0;                // flows not frozen yet
+  std::vector<uint8_t> frozen_;       // per flow
+  std::vector<int32_t> live_links_;   // links that still have unfrozen flows
+  std::vector<int32_t> bottlenecks_;  // links saturating in the current round
+  std::vector<int32_t> capped_;       // capped flows, by increasing cap
+  int32_t remaining_ = 0;             // flows not frozen yet
 };
 
 }  // namespace shardsim

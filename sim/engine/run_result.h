@@ -31,11 +31,11 @@ struct CriticalStep {
 
 // Counters of the run itself, for benchmarks and for explaining slow simulations.
 struct RunStats {
-  int64_t events = 0;           // events popped from the queue (stale flow events included)
-  int64_t reshares = 0;         // max-min recomputations
-  int64_t reshared_flows = 0;   // flows those recomputations touched, summed
-  int64_t max_active_flows = 0; // most flows transferring at once
-  int64_t max_queue = 0;        // most events pending at once
+  int64_t events = 0;            // events popped from the queue (stale flow events included)
+  int64_t reshares = 0;          // max-min recomputations
+  int64_t reshared_flows = 0;    // flows those recomputations touched, summed
+  int64_t max_active_flows = 0;  // most flows transferring at once
+  int64_t max_queue = 0;         // most events pending at once
 };
 
 class RunResult {
@@ -79,14 +79,14 @@ class RunResult {
   }
 
   SimTime makespan_;
-  std::vector<int64_t> start_;          // per task, picoseconds
-  std::vector<int64_t> end_;            // per task, picoseconds
-  std::vector<int32_t> trigger_;        // per task: the task that released it, or -1
-  std::vector<Release> released_by_;    // per task
-  std::vector<int32_t> stream_begin_;   // per resource + 1: CSR into stream_tasks_
+  std::vector<int64_t> start_;         // per task, picoseconds
+  std::vector<int64_t> end_;           // per task, picoseconds
+  std::vector<int32_t> trigger_;       // per task: the task that released it, or -1
+  std::vector<Release> released_by_;   // per task
+  std::vector<int32_t> stream_begin_;  // per resource + 1: CSR into stream_tasks_
   std::vector<TaskId> stream_tasks_;
-  std::vector<int64_t> busy_;           // per resource, picoseconds
-  std::vector<double> bytes_;           // per resource (links), bytes
+  std::vector<int64_t> busy_;  // per resource, picoseconds
+  std::vector<double> bytes_;  // per resource (links), bytes
   std::vector<CriticalStep> critical_path_;
   RunStats stats_;
 };

@@ -29,24 +29,34 @@ void Simulation::Build() {
     ++succ_begin_[At(before) + 1];
     ++pending_[At(after)];
   }
-  for (size_t t = 0; t < n; ++t) succ_begin_[t + 1] += succ_begin_[t];
+  for (size_t t = 0; t < n; ++t) {
+    succ_begin_[t + 1] += succ_begin_[t];
+  }
   succ_.resize(e_.edges_.size());
   {
     std::vector<int32_t> cursor(succ_begin_.begin(), succ_begin_.end() - 1);
-    for (const auto& [before, after] : e_.edges_) succ_[At(cursor[At(before)]++)] = after;
+    for (const auto& [before, after] : e_.edges_) {
+      succ_[At(cursor[At(before)]++)] = after;
+    }
   }
 
   // Stream queues, in the order tasks were added.
   stream_begin_.assign(num_resources + 1, 0);
   for (int32_t s : e_.stream_) {
-    if (s >= 0) ++stream_begin_[At(s) + 1];
+    if (s >= 0) {
+      ++stream_begin_[At(s) + 1];
+    }
   }
-  for (size_t r = 0; r < num_resources; ++r) stream_begin_[r + 1] += stream_begin_[r];
+  for (size_t r = 0; r < num_resources; ++r) {
+    stream_begin_[r + 1] += stream_begin_[r];
+  }
   stream_tasks_.resize(At(stream_begin_[num_resources]));
   head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
   for (int32_t t = 0; t < n_; ++t) {
     const int32_t s = e_.stream_[At(t)];
-    if (s >= 0) stream_tasks_[At(head_[At(s)]++)] = TaskId(t);
+    if (s >= 0) {
+      stream_tasks_[At(head_[At(s)]++)] = TaskId(t);
+    }
   }
   head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
 
@@ -109,17 +119,23 @@ void Simulation::Finish(int32_t task, int64_t now) {
     const int32_t pos = ++head_[At(s)];
     if (pos < stream_begin_[At(s) + 1]) {
       const int32_t next = stream_tasks_[At(pos)].v;
-      if (pending_[At(next)] == 0) Start(next, now, task, Release::kStreamOrder);
+      if (pending_[At(next)] == 0) {
+        Start(next, now, task, Release::kStreamOrder);
+      }
     }
   }
   for (int32_t k = succ_begin_[t]; k < succ_begin_[t + 1]; ++k) {
     const int32_t next = succ_[At(k)];
-    if (--pending_[At(next)] == 0 && IsHead(next)) Start(next, now, task, Release::kDependency);
+    if (--pending_[At(next)] == 0 && IsHead(next)) {
+      Start(next, now, task, Release::kDependency);
+    }
   }
 }
 
 void Simulation::MarkDirty(int32_t link) {
-  if (dirty_[At(link)] != 0) return;
+  if (dirty_[At(link)] != 0) {
+    return;
+  }
   dirty_[At(link)] = 1;
   dirty_links_.push_back(link);
 }
@@ -143,32 +159,40 @@ void Simulation::ActivateFlow(int32_t flow, int64_t now) {
     return;
   }
   for (int32_t k = begin; k < end; ++k) {
-    const int32_t link = e_.flow_links_[At(k)];
+    const int32_t link = e_.flow_links_[At(k)].v;
     auto& list = active_[At(link)];
-    if (list.empty()) busy_since_[At(link)] = now;
+    if (list.empty()) {
+      busy_since_[At(link)] = now;
+    }
     slot_pos_[At(k)] = static_cast<int32_t>(list.size());
     list.push_back({flow, k});
     MarkDirty(link);
   }
   ++active_flows_;
-  if (active_flows_ > stats_.max_active_flows) stats_.max_active_flows = active_flows_;
+  if (active_flows_ > stats_.max_active_flows) {
+    stats_.max_active_flows = active_flows_;
+  }
 }
 
 void Simulation::EndFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
-    const int32_t link = e_.flow_links_[At(k)];
+    const int32_t link = e_.flow_links_[At(k)].v;
     auto& list = active_[At(link)];
     const ActiveEntry last = list.back();
     const int32_t pos = slot_pos_[At(k)];
     list[At(pos)] = last;
     slot_pos_[At(last.slot)] = pos;
     list.pop_back();
-    if (list.empty()) busy_[At(link)] += now - busy_since_[At(link)];
+    if (list.empty()) {
+      busy_[At(link)] += now - busy_since_[At(link)];
+    }
     bytes_[At(link)] += e_.flow_bytes_[f];
     MarkDirty(link);
   }
-  if (e_.flow_begin_[f + 1] > e_.flow_begin_[f]) --active_flows_;
+  if (e_.flow_begin_[f + 1] > e_.flow_begin_[f]) {
+    --active_flows_;
+  }
   rate_[f] = 0.0;
   Finish(e_.flow_task_[f], now);
 }
@@ -180,7 +204,9 @@ void Simulation::SetRate(int32_t flow, double rate, int64_t now) {
   const size_t f = At(flow);
   if (rate_[f] > 0.0 && now > settled_[f]) {
     remaining_[f] -= rate_[f] * static_cast<double>(now - settled_[f]) / kPicosPerSecond;
-    if (remaining_[f] < 0.0) remaining_[f] = 0.0;
+    if (remaining_[f] < 0.0) {
+      remaining_[f] = 0.0;
+    }
   }
   settled_[f] = now;
   rate_[f] = rate;
@@ -201,7 +227,9 @@ void Simulation::Reshare(int64_t now) {
   comp_flows_.clear();
   for (int32_t link : dirty_links_) {
     dirty_[At(link)] = 0;
-    if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) continue;
+    if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
+      continue;
+    }
     link_mark_[At(link)] = epoch_;
     comp_links_.push_back(link);
   }
@@ -209,18 +237,24 @@ void Simulation::Reshare(int64_t now) {
   for (size_t i = 0; i < comp_links_.size(); ++i) {  // breadth-first; comp_links_ grows
     for (const ActiveEntry& entry : active_[At(comp_links_[i])]) {
       const size_t f = At(entry.flow);
-      if (flow_mark_[f] == epoch_) continue;
+      if (flow_mark_[f] == epoch_) {
+        continue;
+      }
       flow_mark_[f] = epoch_;
       comp_flows_.push_back(entry.flow);
       for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
-        const int32_t link = e_.flow_links_[At(k)];
-        if (link_mark_[At(link)] == epoch_) continue;
+        const int32_t link = e_.flow_links_[At(k)].v;
+        if (link_mark_[At(link)] == epoch_) {
+          continue;
+        }
         link_mark_[At(link)] = epoch_;
         comp_links_.push_back(link);
       }
     }
   }
-  if (comp_flows_.empty()) return;
+  if (comp_flows_.empty()) {
+    return;
+  }
   ++stats_.reshares;
   stats_.reshared_flows += static_cast<int64_t>(comp_flows_.size());
 
@@ -235,7 +269,7 @@ void Simulation::Reshare(int64_t now) {
   for (int32_t flow : comp_flows_) {
     const size_t f = At(flow);
     for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
-      local_links_.push_back(local_of_[At(e_.flow_links_[At(k)])]);
+      local_links_.push_back(local_of_[At(e_.flow_links_[At(k)].v)]);
     }
     local_begin_.push_back(static_cast<int32_t>(local_links_.size()));
     local_cap_.push_back(e_.flow_cap_[f]);
@@ -245,16 +279,22 @@ void Simulation::Reshare(int64_t now) {
 
   for (size_t i = 0; i < comp_flows_.size(); ++i) {
     const int32_t flow = comp_flows_[i];
-    if (local_rate_[i] != rate_[At(flow)]) SetRate(flow, local_rate_[i], now);
+    if (local_rate_[i] != rate_[At(flow)]) {
+      SetRate(flow, local_rate_[i], now);
+    }
   }
 }
 
 Result<RunResult> Simulation::Run() {
   Build();
   for (int32_t t = 0; t < n_; ++t) {
-    if (pending_[At(t)] == 0 && IsHead(t)) Start(t, 0, -1, Release::kAtStart);
+    if (pending_[At(t)] == 0 && IsHead(t)) {
+      Start(t, 0, -1, Release::kAtStart);
+    }
   }
-  if (!dirty_links_.empty()) Reshare(0);
+  if (!dirty_links_.empty()) {
+    Reshare(0);
+  }
   while (!queue_.empty() && !overflow_) {
     const int64_t now = queue_.top().time;
     if (static_cast<int64_t>(queue_.size()) > stats_.max_queue) {
@@ -275,13 +315,17 @@ Result<RunResult> Simulation::Run() {
           break;
       }
     } while (!queue_.empty() && queue_.top().time == now);
-    if (!dirty_links_.empty()) Reshare(now);
+    if (!dirty_links_.empty()) {
+      Reshare(now);
+    }
   }
   if (overflow_) {
     return Status::Internal(
         "engine: simulated time exceeds the int64 picosecond clock (about 106 days)");
   }
-  if (finished_ < n_) return Deadlock();
+  if (finished_ < n_) {
+    return Deadlock();
+  }
   return MakeResult();
 }
 

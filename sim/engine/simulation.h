@@ -52,26 +52,26 @@ class Simulation {
   const int32_t n_;
 
   // Graph, built once per run.
-  std::vector<int32_t> succ_begin_;    // per task + 1
+  std::vector<int32_t> succ_begin_;  // per task + 1
   std::vector<int32_t> succ_;
   std::vector<int32_t> stream_begin_;  // per resource + 1
   std::vector<TaskId> stream_tasks_;
 
   // Task state.
-  std::vector<int32_t> pending_;       // unfinished dependencies
-  std::vector<int32_t> head_;          // per resource: index into stream_tasks_ of its head
-  std::vector<int64_t> start_;         // -1 until started
-  std::vector<int64_t> end_;           // -1 until finished
+  std::vector<int32_t> pending_;  // unfinished dependencies
+  std::vector<int32_t> head_;     // per resource: index into stream_tasks_ of its head
+  std::vector<int64_t> start_;    // -1 until started
+  std::vector<int64_t> end_;      // -1 until finished
   std::vector<int32_t> trigger_;
   std::vector<Release> why_;
   int32_t finished_ = 0;
   bool overflow_ = false;
 
   // Flow state, per flow index.
-  std::vector<double> remaining_;      // bytes left as of settled_
-  std::vector<double> rate_;           // bytes/s; 0 while not transferring
-  std::vector<int64_t> settled_;       // picoseconds
-  std::vector<int32_t> slot_pos_;      // per flow_links_ slot: position in active_[link]
+  std::vector<double> remaining_;  // bytes left as of settled_
+  std::vector<double> rate_;       // bytes/s; 0 while not transferring
+  std::vector<int64_t> settled_;   // picoseconds
+  std::vector<int32_t> slot_pos_;  // per flow_links_ slot: position in active_[link]
   std::vector<int32_t> flow_mark_;
 
   // Link state, per resource.
@@ -88,7 +88,7 @@ class Simulation {
   int32_t epoch_ = 0;
   std::vector<int32_t> comp_links_;
   std::vector<int32_t> comp_flows_;
-  std::vector<int32_t> local_of_;      // per resource: index in comp_links_
+  std::vector<int32_t> local_of_;  // per resource: index in comp_links_
   std::vector<double> local_capacity_;
   std::vector<int32_t> local_begin_;
   std::vector<int32_t> local_links_;

@@ -59,8 +59,12 @@ TEST(Delays, TwoStreamsRunInParallel) {
   Engine e;
   const ResourceId s0 = e.AddStream("compute");
   const ResourceId s1 = e.AddStream("comm");
-  for (int i = 0; i < 2; ++i) e.AddDelay(s0, Ps(5), 0, 0);
-  for (int i = 0; i < 3; ++i) e.AddDelay(s1, Ps(3), 0, 0);
+  for (int i = 0; i < 2; ++i) {
+    e.AddDelay(s0, Ps(5), 0, 0);
+  }
+  for (int i = 0; i < 3; ++i) {
+    e.AddDelay(s1, Ps(3), 0, 0);
+  }
   auto r = e.Run();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->makespan(), Ps(10));
@@ -133,7 +137,9 @@ TEST(Delays, CriticalPathFollowsTheLastFinishingPredecessor) {
   // The chain is contiguous from zero to the makespan.
   const auto& path = r->critical_path();
   EXPECT_EQ(path.front().start, Ps(0));
-  for (size_t i = 1; i < path.size(); ++i) EXPECT_EQ(path[i].start, path[i - 1].end);
+  for (size_t i = 1; i < path.size(); ++i) {
+    EXPECT_EQ(path[i].start, path[i - 1].end);
+  }
   EXPECT_EQ(path.back().end, r->makespan());
   (void)c;
 }

@@ -64,8 +64,13 @@ TEST(Deadlock, StreamOrderCycleUsesTheNamer) {
 TEST(Deadlock, LongListsAreTruncated) {
   Engine e;
   std::vector<TaskId> t;
-  for (int i = 0; i < 12; ++i) t.push_back(e.AddDelay(kNoStream, Ps(1), 0, 0));
-  for (int i = 0; i < 12; ++i) e.AddDependency(t[static_cast<size_t>(i)], t[static_cast<size_t>((i + 1) % 12)]);
+  t.reserve(12);
+  for (int i = 0; i < 12; ++i) {
+    t.push_back(e.AddDelay(kNoStream, Ps(1), 0, 0));
+  }
+  for (int i = 0; i < 12; ++i) {
+    e.AddDependency(t[static_cast<size_t>(i)], t[static_cast<size_t>((i + 1) % 12)]);
+  }
   auto r = e.Run();
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),

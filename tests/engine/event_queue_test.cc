@@ -18,7 +18,9 @@ TEST(EventQueue, PopsByTimeThenSchedulingOrder) {
   q.Schedule(3, 10, EventKind::kLatencyEnd);
   q.Schedule(4, 10, EventKind::kFlowEnd);
   std::vector<int32_t> order;
-  while (!q.empty()) order.push_back(q.Pop().task);
+  while (!q.empty()) {
+    order.push_back(q.Pop().task);
+  }
   EXPECT_EQ(order, (std::vector<int32_t>{1, 3, 4, 2, 0}));
 }
 
@@ -72,9 +74,13 @@ TEST(EventQueue, MatchesBruteForceReference) {
       int32_t best = -1;
       for (int32_t i = 0; i < num_tasks; ++i) {
         const Ref& r = ref[static_cast<size_t>(i)];
-        if (!r.pending) continue;
+        if (!r.pending) {
+          continue;
+        }
         const Ref* b = best < 0 ? nullptr : &ref[static_cast<size_t>(best)];
-        if (b == nullptr || r.time < b->time || (r.time == b->time && r.seq < b->seq)) best = i;
+        if (b == nullptr || r.time < b->time || (r.time == b->time && r.seq < b->seq)) {
+          best = i;
+        }
       }
       const Event e = q.Pop();
       ASSERT_EQ(e.task, best) << "round " << round;

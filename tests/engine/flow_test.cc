@@ -137,10 +137,10 @@ TEST(Flows, CappedFlowLeavesTheRestToOthers) {
 
 TEST(Flows, FlowsWithoutLinks) {
   Engine e;
-  const TaskId instant = Flow(e, 1e9, {}, Ps(25));          // no link, no cap: latency only
-  const TaskId capped = Flow(e, 1e6, {}, Ps(5), 1e9);       // its own cap: 5 ps + 1 ms
+  const TaskId instant = Flow(e, 1e9, {}, Ps(25));     // no link, no cap: latency only
+  const TaskId capped = Flow(e, 1e6, {}, Ps(5), 1e9);  // its own cap: 5 ps + 1 ms
   const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
-  const TaskId empty = Flow(e, 0.0, {link}, Ps(7));         // nothing to move: latency only
+  const TaskId empty = Flow(e, 0.0, {link}, Ps(7));  // nothing to move: latency only
   auto r = e.Run();
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->end(instant), Ps(25));
@@ -161,6 +161,13 @@ TEST(Flows, AFlowOnAStreamHoldsTheStream) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->end(f), Ps(500 + 1'000'000'000));
   EXPECT_EQ(r->start(d), r->end(f));
+  EXPECT_EQ(e.kind(f), TaskKind::kFlow);
+  EXPECT_EQ(e.fixed_time(f), Ps(500));
+  EXPECT_DOUBLE_EQ(e.flow_bytes(f).value(), 1e6);
+  ASSERT_EQ(e.flow_links(f).size(), 1u);
+  EXPECT_EQ(e.flow_links(f)[0], link);
+  EXPECT_TRUE(e.flow_links(d).empty());
+  EXPECT_EQ(e.fixed_time(d), Ps(10));
   EXPECT_EQ(r->StreamBusy(s), Ps(500 + 1'000'000'000 + 10));
 }
 
@@ -168,9 +175,9 @@ TEST(Flows, AFlowOnAStreamHoldsTheStream) {
 TEST(Flows, LinkBusyTimeAndBytes) {
   Engine e;
   const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
-  const TaskId a = Flow(e, 1e6, {link});                 // [0, 1 ms)
+  const TaskId a = Flow(e, 1e6, {link});  // [0, 1 ms)
   const TaskId gap = e.AddDelay(kNoStream, Ps(3'000'000'000), 0, 0);
-  const TaskId b = Flow(e, 2e6, {link});                 // after gap: [3 ms, 5 ms)
+  const TaskId b = Flow(e, 2e6, {link});  // after gap: [3 ms, 5 ms)
   e.AddDependency(gap, b);
   auto r = e.Run();
   ASSERT_TRUE(r.ok());

@@ -35,7 +35,9 @@ struct Problem {
 TEST(MaxMin, KeshavSingleResourceExample) {
   Problem p;
   p.capacity = {10.0};
-  for (double demand : {2.0, 2.6, 4.0, 5.0}) p.AddFlow({0}, demand);
+  for (double demand : {2.0, 2.6, 4.0, 5.0}) {
+    p.AddFlow({0}, demand);
+  }
   const std::vector<double> r = p.Solve();
   EXPECT_DOUBLE_EQ(r[0], 2.0);
   EXPECT_DOUBLE_EQ(r[1], 2.6);
@@ -65,10 +67,17 @@ TEST(MaxMin, ParkingLot) {
   const int n = 5;
   p.capacity.assign(n, 4.0);
   std::vector<int32_t> all;
-  for (int32_t l = 0; l < n; ++l) all.push_back(l);
+  all.reserve(n);
+  for (int32_t l = 0; l < n; ++l) {
+    all.push_back(l);
+  }
   p.AddFlow(all);
-  for (int32_t l = 0; l < n; ++l) p.AddFlow({l});
-  for (double rate : p.Solve()) EXPECT_DOUBLE_EQ(rate, 2.0);
+  for (int32_t l = 0; l < n; ++l) {
+    p.AddFlow({l});
+  }
+  for (double rate : p.Solve()) {
+    EXPECT_DOUBLE_EQ(rate, 2.0);
+  }
 }
 
 // A cap below the fair share frees capacity for the others; a flow with neither link nor cap is
@@ -98,14 +107,20 @@ TEST(MaxMin, EveryFlowHasABottleneckOnRandomProblems) {
   for (int trial = 0; trial < 300; ++trial) {
     Problem p;
     const int num_links = 1 + static_cast<int>(rng() % 8);
-    for (int l = 0; l < num_links; ++l) p.capacity.push_back(1.0 + static_cast<double>(rng() % 100));
+    for (int l = 0; l < num_links; ++l) {
+      p.capacity.push_back(1.0 + static_cast<double>(rng() % 100));
+    }
     const int num_flows = 1 + static_cast<int>(rng() % 12);
     for (int f = 0; f < num_flows; ++f) {
       std::vector<int32_t> path;
       for (int32_t l = 0; l < num_links; ++l) {
-        if (rng() % 3 == 0) path.push_back(l);
+        if (rng() % 3 == 0) {
+          path.push_back(l);
+        }
       }
-      if (path.empty()) path.push_back(static_cast<int32_t>(rng() % static_cast<unsigned>(num_links)));
+      if (path.empty()) {
+        path.push_back(static_cast<int32_t>(rng() % static_cast<unsigned>(num_links)));
+      }
       const double cap = rng() % 4 == 0 ? 0.5 + static_cast<double>(rng() % 30) : 0.0;
       p.AddFlow(path, cap);
     }
@@ -118,18 +133,27 @@ TEST(MaxMin, EveryFlowHasABottleneckOnRandomProblems) {
       if (p.cap[f] > 0.0) {
         ASSERT_LE(r[f], p.cap[f] * (1 + 1e-12));
       }
-      for (int32_t k = p.begin[f]; k < p.begin[f + 1]; ++k) load[static_cast<size_t>(p.links[static_cast<size_t>(k)])] += r[f];
+      for (int32_t k = p.begin[f]; k < p.begin[f + 1]; ++k) {
+        load[static_cast<size_t>(p.links[static_cast<size_t>(k)])] += r[f];
+      }
     }
-    for (size_t l = 0; l < load.size(); ++l) ASSERT_LE(load[l], p.capacity[l] * (1 + 1e-12));
+    for (size_t l = 0; l < load.size(); ++l) {
+      ASSERT_LE(load[l], p.capacity[l] * (1 + 1e-12));
+    }
     for (size_t f = 0; f < p.cap.size(); ++f) {
       bool bottleneck = p.cap[f] > 0.0 && r[f] >= p.cap[f] * (1 - 1e-12);
       for (int32_t k = p.begin[f]; k < p.begin[f + 1] && !bottleneck; ++k) {
         const auto l = static_cast<size_t>(p.links[static_cast<size_t>(k)]);
-        if (load[l] < p.capacity[l] * (1 - 1e-12)) continue;  // not saturated
+        if (load[l] < p.capacity[l] * (1 - 1e-12)) {
+          continue;  // not saturated
+        }
         bool largest = true;
         for (size_t g = 0; g < p.cap.size(); ++g) {
           for (int32_t j = p.begin[g]; j < p.begin[g + 1]; ++j) {
-            if (static_cast<size_t>(p.links[static_cast<size_t>(j)]) == l && r[g] > r[f] * (1 + 1e-12)) largest = false;
+            if (static_cast<size_t>(p.links[static_cast<size_t>(j)]) == l &&
+                r[g] > r[f] * (1 + 1e-12)) {
+              largest = false;
+            }
           }
         }
         bottleneck = largest;
