@@ -141,7 +141,6 @@ TEST(Delays, CriticalPathFollowsTheLastFinishingPredecessor) {
     EXPECT_EQ(path[i].start, path[i - 1].end);
   }
   EXPECT_EQ(path.back().end, r->makespan());
-  (void)c;
 }
 
 TEST(Delays, RunIsRepeatableAndKeepsMetadata) {

@@ -57,7 +57,6 @@ TEST(Deadlock, StreamOrderCycleUsesTheNamer) {
             "engine: deadlock: 3 of 3 tasks can never start; wait cycle: 'recv mb0' waits for "
             "'send mb0' (its dependency), 'send mb0' waits for 'recv mb0' (ahead of it on stream "
             "'gpu0.pp'); stuck: 'recv mb0', 'send mb0', 'fwd mb0'");
-  (void)compute;
 }
 
 // Long chains behind a cycle: the message lists the first eight tasks and counts the rest.
