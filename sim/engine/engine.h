@@ -16,7 +16,8 @@
 //
 // Errors: Add* never fail on the spot; a bad argument (an unknown id, a negative duration, a
 // link that is not a link...) is recorded and returned by Run() as a kInternal Status, since the
-// engine's inputs come from the program module, not from users. A deadlock (tasks that can never
+// engine's inputs come from the program module, not from users; a recorded error stays for the
+// Engine's life (a later good call does not clear it). A deadlock (tasks that can never
 // start) is also a kInternal error naming the stuck tasks and a wait cycle among them.
 //
 // Thread safety: an Engine is not thread-safe, but holds no global state: many Engines may run in
