@@ -10,10 +10,9 @@ namespace shardsim {
 
 int ReportStatus(const Status& s) {
   if (s.ok()) return 0;
-  const char* prefix = s.code() == StatusCode::kInternal ? "internal " : "";
   for (const Diagnostic& d : s.diagnostics()) {
     std::string text = d.ToString();
-    if (*prefix != '\0') text = "internal " + text;
+    if (s.code() == StatusCode::kInternal) text = "internal " + text;
     std::fprintf(stderr, "%s\n", text.c_str());
   }
   return s.code() == StatusCode::kInfeasible ? 1 : 2;
@@ -28,6 +27,7 @@ int RunCli(int argc, char** argv) {
   app.add_option("--library", ctx.library_dir,
                  "folder holding models/, hardware/, topologies/ (default: $SHARDSIM_LIBRARY, "
                  "then the source tree)");
+  AddBudgetCommand(app, ctx);
   AddCommCommand(app, ctx);
   try {
     app.parse(argc, argv);

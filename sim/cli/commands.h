@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/base/status.h"
+#include "sim/config/loader.h"
 
 namespace CLI {
 class App;
@@ -17,12 +18,19 @@ namespace shardsim {
 struct CliContext {
   int exit_code = 0;          // what main returns
   std::string library_dir;    // --library: where bare names (models/, hardware/, ...) resolve
+
+  LoadOptions load_options() const {
+    LoadOptions o;
+    if (!library_dir.empty()) o.library_dirs.push_back(library_dir);
+    return o;
+  }
 };
 
 // Prints every diagnostic of `s` to stderr and returns the exit code for it
 // (2 bad input / usage / internal error, 1 infeasible, 0 ok).
 int ReportStatus(const Status& s);
 
+void AddBudgetCommand(CLI::App& app, CliContext& ctx);
 void AddCommCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace shardsim

@@ -90,7 +90,7 @@ struct ModelSpec {
   int64_t num_layers = 0;        // num_layers (L)
   int64_t num_heads = 0;         // num_heads (n)
   int64_t num_kv_heads = 0;      // num_kv_heads (k; default n)
-  int64_t head_dim = 0;          // head_dim (d; default h/n)
+  int64_t head_dim = 0;          // head_dim (d; default h/n; with mla: qk_nope + qk_rope)
   int64_t ffn_hidden_size = 0;   // ffn_hidden_size (f; default 4h)
   int64_t vocab_size = 0;        // vocab_size (V)
   int64_t max_seq_len = 0;       // max_seq_len
@@ -211,6 +211,12 @@ struct ParallelSpec {
   double dp_bucket_bytes = 40e6;   // parallel.dp_bucket_size: gradient bucket (bytes)
   bool overlap_grad_reduce = true;   // parallel.overlap_grad_reduce
   bool overlap_param_gather = true;  // parallel.overlap_param_gather
+  // parallel.tp_comm_overlap: TP collectives pipelined with their GEMMs (Transformer Engine
+  // userbuffers, NeMo's tp_comm_overlap); false = Megatron-LM's default, TP comm on the
+  // compute stream.
+  bool tp_comm_overlap = false;
+  // parallel.ep_comm_overlap: expert all-to-all overlapped with computation (DeepSeek-V3 DualPipe).
+  bool ep_comm_overlap = false;
 };
 
 struct Scenario {

@@ -67,8 +67,9 @@ bool IsMoeLayer(const ModelSpec& m, int64_t i) {
   if (!m.moe) return false;
   const MoeSpec& e = *m.moe;
   if (i < e.first_dense_layers) return false;
+  // DeepSeek (moe_layer_freq) convention; sim/config maps Qwen2-MoE's decoder_sparse_step onto it.
   const int64_t freq = e.layer_freq > 0 ? e.layer_freq : 1;
-  return (i - e.first_dense_layers + 1) % freq == 0;
+  return (i - e.first_dense_layers) % freq == 0;
 }
 
 LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
@@ -92,9 +93,16 @@ LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
     ops.push_back(model_internal::ResidualOp(c, "attn.residual", c.norm_tokens, h));
     ops.push_back(model_internal::ResidualOp(c, "mlp.residual", c.norm_tokens, h));
   } else {
+    // norms_per_layer 3-4 (Gemma 2): a norm after the attention (and after the MLP) output too.
+    if (m.norms_per_layer >= 3) {
+      ops.push_back(model_internal::NormOp(c, "post_attn_norm", c.norm_tokens, h, true, m.norm_bias));
+    }
     ops.push_back(model_internal::ResidualOp(c, "attn.residual", c.norm_tokens, h));
     ops.push_back(model_internal::NormOp(c, "ln2", c.norm_tokens, h, true, m.norm_bias));
     model_internal::AppendMlp(c, moe, true, ops);
+    if (m.norms_per_layer >= 4) {
+      ops.push_back(model_internal::NormOp(c, "post_mlp_norm", c.norm_tokens, h, true, m.norm_bias));
+    }
     ops.push_back(model_internal::ResidualOp(c, "mlp.residual", c.norm_tokens, h));
   }
   if (!prefix.empty()) {

@@ -1,0 +1,42 @@
+// `shardsim budget SCENARIO [--json] [--explain]`: parameters, FLOPs and memory per device.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "sim/cli/commands.h"
+#include "sim/config/loader.h"
+#include "sim/report/budget_report.h"
+
+namespace shardsim {
+
+void AddBudgetCommand(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string scenario;
+    bool json = false;
+    bool explain = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "budget", "parameters, FLOPs (operator-level next to 6·N·D) and memory per device");
+  cmd->add_option("scenario", args->scenario, "scenario YAML file")->required();
+  cmd->add_flag("--json", args->json, "print JSON (DESIGN.md §4 keys)");
+  cmd->add_flag("--explain", args->explain, "also print the per-op table behind the figures");
+  cmd->callback([&ctx, args]() {
+    Result<Scenario> sc = LoadScenario(args->scenario, ctx.load_options());
+    if (!sc.ok()) {
+      ctx.exit_code = ReportStatus(sc.status());
+      return;
+    }
+    Result<BudgetReport> r = BuildBudget(*sc);
+    if (!r.ok()) {
+      ctx.exit_code = ReportStatus(r.status());
+      return;
+    }
+    const std::string out = args->json ? BudgetJson(*sc, *r) : BudgetText(*sc, *r);
+    std::fputs(out.c_str(), stdout);
+    if (args->explain && !args->json) std::fputs(("\n" + ExplainOps(r->graph)).c_str(), stdout);
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace shardsim

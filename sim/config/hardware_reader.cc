@@ -1,0 +1,147 @@
+// Reading a hardware document (hardware/<name>.yaml or inline) and its GEMM table.
+#include <filesystem>
+#include <vector>
+
+#include "sim/config/readers.h"
+#include "sim/config/value_reader.h"
+#include "sim/config/yaml_source.h"
+
+namespace shardsim {
+namespace {
+
+const std::vector<DType> kDTypes = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16,
+                                    DType::kFp8};
+
+void ReadPeakFlops(MapReader& r, HardwareSpec* hw) {
+  MapReader peak = r.Sub("peak_flops", Need::kRequired);
+  if (!peak.present()) return;
+  for (DType t : kDTypes) {
+    double v = 0.0;
+    if (peak.Quantity(Name(t), Dimension::kFlopRate, &v)) hw->peak_flops[t] = v;
+  }
+  peak.Finish();
+  if (peak.node()->size() == 0) {
+    r.ErrorAtKey("peak_flops", "give at least one of fp32, tf32, bf16, fp16, fp8");
+  }
+}
+
+void ReadGemmList(MapReader& r, const ConfigNode& list, HardwareSpec* hw) {
+  for (size_t i = 0; i < list.items().size(); ++i) {
+    const ConfigNode& item = list.items()[i];
+    const std::string prefix = r.MsgPath("gemm_table") + "[" + std::to_string(i) + "].";
+    MapReader row(&item, item.origin(), prefix, prefix, r.sink(), nullptr);
+    if (!item.is_map()) {
+      r.sink()->Add(item.loc(), r.MsgPath("gemm_table") + "[" + std::to_string(i) +
+                                    "]: expected a mapping {dtype, m, n, k, tflops}, got " +
+                                    item.Describe(),
+                    item.origin().source_line);
+      continue;
+    }
+    GemmMeasurement g;
+    double tflops = 0.0;
+    const bool ok = row.Enum("dtype", &g.dtype, kDTypes, Need::kRequired) &
+                    row.PositiveInt("m", &g.m, Need::kRequired) &
+                    row.PositiveInt("n", &g.n, Need::kRequired) &
+                    row.PositiveInt("k", &g.k, Need::kRequired) &
+                    row.PositiveNumber("tflops", &tflops, Need::kRequired);
+    row.Finish();
+    g.flops_per_s = tflops * kTera;
+    if (ok) hw->gemm_table.push_back(g);
+  }
+}
+
+}  // namespace
+
+Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::string& msg_prefix,
+                    HardwareSpec* out) {
+  DiagnosticSink sink;
+  HardwareSpec hw;
+  hw.origins.set_file(doc.file);
+  MapReader r(&doc.tree, where, msg_prefix, "", &sink, &hw.origins);
+  if (!r.String("name", &hw.name)) {
+    hw.name = doc.is_inline ? "inline" : std::filesystem::path(doc.file).stem().string();
+  }
+  ReadPeakFlops(r, &hw);
+  MapReader mem = r.Sub("memory", Need::kRequired);
+  mem.Quantity("capacity", Dimension::kBytes, &hw.memory_capacity, Need::kRequired);
+  mem.Quantity("bandwidth", Dimension::kBandwidth, &hw.memory_bandwidth, Need::kRequired);
+  mem.Finish();
+  r.PositiveInt("sm_count", &hw.sm_count);
+
+  MapReader mm = r.Sub("matmul");
+  mm.Fraction("max_efficiency", &hw.matmul_max_efficiency);
+  if (const ConfigNode* tile = mm.Get("tile")) {
+    int64_t tm = 0, tn = 0;
+    bool ok = tile->is_sequence() && tile->items().size() == 2;
+    if (ok) {
+      Result<int64_t> a = ParseInteger(tile->items()[0].text());
+      Result<int64_t> b = ParseInteger(tile->items()[1].text());
+      ok = tile->items()[0].is_scalar() && tile->items()[1].is_scalar() && a.ok() && b.ok() &&
+           *a > 0 && *b > 0;
+      if (ok) tm = *a, tn = *b;
+    }
+    if (ok) {
+      hw.matmul_tile_m = tm;
+      hw.matmul_tile_n = tn;
+    } else {
+      mm.Error(*tile, "tile", "expected [m, n] with two positive integers, got " +
+                                  (tile->is_sequence() ? "[...] of " +
+                                                             std::to_string(tile->items().size()) +
+                                                             " items"
+                                                       : tile->Describe()));
+    }
+  }
+  mm.PositiveNumber("k_half", &hw.matmul_k_half);
+  mm.Finish();
+
+  MapReader att = r.Sub("attention");
+  att.Fraction("fwd_efficiency", &hw.attention_fwd_efficiency);
+  att.Fraction("bwd_efficiency", &hw.attention_bwd_efficiency);
+  att.PositiveNumber("seq_half", &hw.attention_seq_half);
+  att.Finish();
+
+  MapReader me = r.Sub("memory_efficiency");
+  me.Fraction("elementwise", &hw.mem_eff_elementwise);
+  me.Fraction("norm", &hw.mem_eff_norm);
+  me.Fraction("softmax", &hw.mem_eff_softmax);
+  me.Fraction("optimizer", &hw.mem_eff_optimizer);
+  me.Finish();
+
+  r.Quantity("kernel_launch_overhead", Dimension::kTime, &hw.kernel_launch_overhead,
+             Need::kOptional, /*allow_zero=*/true);
+
+  MapReader rr = r.Sub("runtime_reserve");
+  rr.Quantity("cuda_context", Dimension::kBytes, &hw.reserve_cuda_context, Need::kOptional, true);
+  rr.Quantity("comm_buffers", Dimension::kBytes, &hw.reserve_comm_buffers, Need::kOptional, true);
+  double frag = 0.0;
+  if (rr.Number("fragmentation", &frag)) {
+    if (frag >= 0.0 && frag < 1.0) {
+      hw.reserve_fragmentation = frag;
+    } else {
+      rr.Error(*rr.node()->Find("fragmentation"), "fragmentation",
+               "must be in [0, 1), got " + rr.node()->Find("fragmentation")->text());
+    }
+  }
+  rr.Finish();
+
+  if (const ConfigNode* table = r.Get("gemm_table")) {
+    if (table->is_sequence()) {
+      ReadGemmList(r, *table, &hw);
+    } else if (table->is_scalar()) {
+      Status s = ReadGemmCsv(PathRelativeTo(*table, table->text()), *table,
+                             r.MsgPath("gemm_table"), &hw.gemm_table);
+      sink.Merge(s);
+    } else {
+      r.Error(*table, "gemm_table",
+              "expected a list of {dtype, m, n, k, tflops} or a path to a CSV file, got " +
+                  table->Describe());
+    }
+  }
+  r.AcceptFreeText(&hw.source);
+  r.Finish();
+  if (!sink.empty()) return sink.ToStatus();
+  *out = std::move(hw);
+  return Status::Ok();
+}
+
+}  // namespace shardsim

@@ -1,0 +1,342 @@
+#include "sim/config/hf_import.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "sim/base/strings.h"
+#include "sim/config/hf_mapper.h"
+
+namespace shardsim {
+namespace {
+
+// Gated MLPs (Llama-style gate/up/down): silu -> swiglu, gelu variants -> geglu.
+void GatedActivation(HfMapper& hf, std::initializer_list<const char*> names,
+                     const std::string& dflt) {
+  const ConfigNode* at = hf.Find(names);
+  const std::string act = hf.String(names, dflt);
+  if (act == "silu" || act == "swish") {
+    hf.Put("activation", "swiglu", at);
+  } else if (act.rfind("gelu", 0) == 0) {
+    hf.Put("activation", "geglu", at);
+  } else {
+    hf.Fail(at != nullptr ? *at : hf.arch(),
+            std::string(*names.begin()) + ": \"" + act + "\" is not supported for " +
+                hf.arch_name() + " (expected silu or gelu)");
+  }
+}
+
+// Plain two-matrix MLPs: gelu variants -> gelu, relu -> relu.
+void PlainActivation(HfMapper& hf, std::initializer_list<const char*> names,
+                     const std::string& dflt) {
+  const ConfigNode* at = hf.Find(names);
+  const std::string act = hf.String(names, dflt);
+  if (act.rfind("gelu", 0) == 0) {
+    hf.Put("activation", "gelu", at);
+  } else if (act == "relu") {
+    hf.Put("activation", "relu", at);
+  } else {
+    hf.Fail(at != nullptr ? *at : hf.arch(),
+            std::string(*names.begin()) + ": \"" + act + "\" is not supported for " +
+                hf.arch_name() + " (expected gelu or relu)");
+  }
+}
+
+// Fields shared by the Llama family (LlamaConfig and the configs derived from it).
+void LlamaCore(HfMapper& hf, bool tied_default) {
+  hf.Copy("hidden_size", {"hidden_size"}, true);
+  hf.Copy("num_layers", {"num_hidden_layers"}, true);
+  hf.Copy("num_heads", {"num_attention_heads"}, true);
+  hf.Copy("num_kv_heads", {"num_key_value_heads"}, false);
+  hf.Copy("head_dim", {"head_dim"}, false);
+  hf.Copy("ffn_hidden_size", {"intermediate_size"}, true);
+  hf.Copy("vocab_size", {"vocab_size"}, true);
+  hf.Copy("max_seq_len", {"max_position_embeddings"}, false);
+  hf.Put("norm", "rmsnorm");
+  hf.Put("position_embedding", "rope");
+  hf.PutBool("tied_embeddings", hf.Bool({"tie_word_embeddings"}, tied_default),
+             hf.Find({"tie_word_embeddings"}));
+}
+
+// LlamaConfig: attention_bias puts biases on q, k, v and o; mlp_bias on the MLP. We model
+// q/k/v biases (qkv_bias) and all-linear biases (bias); the o bias alone (h per layer) is not.
+void Llama(HfMapper& hf) {
+  LlamaCore(hf, false);
+  GatedActivation(hf, {"hidden_act"}, "silu");
+  const bool attn_bias = hf.Bool({"attention_bias"}, false);
+  const bool mlp_bias = hf.Bool({"mlp_bias"}, false);
+  hf.PutBool("bias", attn_bias && mlp_bias, hf.Find({"attention_bias"}));
+  hf.PutBool("qkv_bias", attn_bias, hf.Find({"attention_bias"}));
+}
+
+void Mixtral(HfMapper& hf) {
+  Llama(hf);
+  hf.Copy("moe.num_experts", {"num_local_experts"}, true);
+  hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
+}
+
+// Qwen2: biases on q, k, v only (Qwen2Attention), none elsewhere.
+void Qwen2(HfMapper& hf) {
+  LlamaCore(hf, false);
+  GatedActivation(hf, {"hidden_act"}, "silu");
+  hf.PutBool("bias", false);
+  hf.PutBool("qkv_bias", true);
+}
+
+void Qwen2Moe(HfMapper& hf) {
+  Qwen2(hf);
+  hf.Copy("moe.num_experts", {"num_experts"}, true);
+  hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
+  hf.Copy("moe.expert_ffn_hidden_size", {"moe_intermediate_size"}, true);
+  // Qwen2MoeDecoderLayer: layer i is sparse when (i + 1) % decoder_sparse_step == 0, i.e. layers
+  // step-1, 2*step-1, ...: first_dense_layers = step - 1, then every step-th layer.
+  if (std::optional<int64_t> step = hf.Int({"decoder_sparse_step"}, false); step && *step > 1) {
+    hf.Put("moe.layer_freq", std::to_string(*step), hf.Find({"decoder_sparse_step"}));
+    hf.Put("moe.first_dense_layers", std::to_string(*step - 1), hf.Find({"decoder_sparse_step"}));
+  }
+  if (std::optional<int64_t> shared = hf.Int({"shared_expert_intermediate_size"}, false);
+      shared && *shared > 0) {
+    hf.Put("moe.num_shared_experts", "1", hf.Find({"shared_expert_intermediate_size"}));
+    hf.Copy("moe.shared_expert_ffn_hidden_size", {"shared_expert_intermediate_size"}, true);
+  }
+  if (const ConfigNode* only = hf.Find({"mlp_only_layers"});
+      only != nullptr && only->is_sequence() && !only->items().empty()) {
+    hf.Fail(*only, "mlp_only_layers: dense layers at arbitrary positions are not supported");
+  }
+}
+
+// Gemma: Llama layout, head_dim 256 by default, gated GELU, tied head; Gemma2 adds a norm after
+// attention and after the MLP (4 per layer).
+void Gemma(HfMapper& hf, int norms_per_layer) {
+  LlamaCore(hf, true);
+  if (hf.Find({"head_dim"}) == nullptr) hf.Put("head_dim", "256");
+  GatedActivation(hf, {"hidden_activation", "hidden_act"}, "gelu_pytorch_tanh");
+  const bool attn_bias = hf.Bool({"attention_bias"}, false);
+  hf.PutBool("bias", false);
+  hf.PutBool("qkv_bias", attn_bias, hf.Find({"attention_bias"}));
+  if (norms_per_layer != 2) hf.Put("norms_per_layer", std::to_string(norms_per_layer));
+}
+
+// GPT-2: learned positions (n_positions rows), LayerNorm, biases everywhere, tied head.
+void Gpt2(HfMapper& hf) {
+  hf.Copy("hidden_size", {"n_embd", "hidden_size"}, true);
+  hf.Copy("num_layers", {"n_layer", "num_hidden_layers"}, true);
+  hf.Copy("num_heads", {"n_head", "num_attention_heads"}, true);
+  hf.Copy("ffn_hidden_size", {"n_inner"}, false);
+  hf.Copy("vocab_size", {"vocab_size"}, true);
+  if (!hf.Copy("max_seq_len", {"n_positions", "n_ctx"}, false)) hf.Put("max_seq_len", "1024");
+  PlainActivation(hf, {"activation_function"}, "gelu_new");
+  hf.Put("norm", "layernorm");
+  hf.PutBool("bias", true);
+  hf.PutBool("tied_embeddings", hf.Bool({"tie_word_embeddings"}, true));
+  hf.Put("position_embedding", "learned");
+  if (!hf.Copy("dropout", {"resid_pdrop"}, false)) hf.Put("dropout", "0.1");
+}
+
+// GPT-NeoX (Pythia): parallel residual with two LayerNorms, biases, rotary, untied head.
+void GptNeox(HfMapper& hf) {
+  hf.Copy("hidden_size", {"hidden_size"}, true);
+  hf.Copy("num_layers", {"num_hidden_layers"}, true);
+  hf.Copy("num_heads", {"num_attention_heads"}, true);
+  hf.Copy("ffn_hidden_size", {"intermediate_size"}, true);
+  hf.Copy("vocab_size", {"vocab_size"}, true);
+  hf.Copy("max_seq_len", {"max_position_embeddings"}, false);
+  PlainActivation(hf, {"hidden_act"}, "gelu");
+  hf.Put("norm", "layernorm");
+  hf.PutBool("bias", hf.Bool({"attention_bias"}, true), hf.Find({"attention_bias"}));
+  hf.PutBool("parallel_attention", hf.Bool({"use_parallel_residual"}, true),
+             hf.Find({"use_parallel_residual"}));
+  hf.PutBool("tied_embeddings", hf.Bool({"tie_word_embeddings"}, false),
+             hf.Find({"tie_word_embeddings"}));
+  hf.Put("position_embedding", "rope");
+  hf.Copy("dropout", {"hidden_dropout"}, false);
+}
+
+// OPT: learned positions with 2 extra rows (OPTLearnedPositionalEmbedding's offset), pre-LN.
+void Opt(HfMapper& hf) {
+  hf.Copy("hidden_size", {"hidden_size"}, true);
+  hf.Copy("num_layers", {"num_hidden_layers"}, true);
+  hf.Copy("num_heads", {"num_attention_heads"}, true);
+  hf.Copy("ffn_hidden_size", {"ffn_dim"}, true);
+  hf.Copy("vocab_size", {"vocab_size"}, true);
+  const std::optional<int64_t> hidden = hf.Int({"hidden_size"}, false);
+  if (std::optional<int64_t> proj = hf.Int({"word_embed_proj_dim"}, false);
+      proj && hidden && *proj != *hidden) {
+    hf.Fail(*hf.Find({"word_embed_proj_dim"}),
+            "word_embed_proj_dim: an embedding width different from hidden_size (OPT-350m's "
+            "project_in/out) is not supported");
+  }
+  if (!hf.Bool({"do_layer_norm_before"}, true)) {
+    hf.Fail(*hf.Find({"do_layer_norm_before"}),
+            "do_layer_norm_before: post-LayerNorm OPT (OPT-350m) is not supported");
+  }
+  const std::optional<int64_t> positions = hf.Int({"max_position_embeddings"}, true);
+  if (positions) {
+    hf.Put("max_seq_len", std::to_string(*positions), hf.Find({"max_position_embeddings"}));
+    hf.Put("position_table_rows", std::to_string(*positions + 2),
+           hf.Find({"max_position_embeddings"}));
+  }
+  PlainActivation(hf, {"activation_function"}, "relu");
+  hf.Put("norm", "layernorm");
+  hf.PutBool("bias", hf.Bool({"enable_bias"}, true), hf.Find({"enable_bias"}));
+  hf.PutBool("tied_embeddings", hf.Bool({"tie_word_embeddings"}, true));
+  hf.Put("position_embedding", "learned");
+  if (!hf.Copy("dropout", {"dropout"}, false)) hf.Put("dropout", "0.1");
+}
+
+// Falcon: FalconConfig defaults multi_query and parallel_attn to true. 7B: one LayerNorm per
+// parallel block, one kv head; 40B (new_decoder_architecture): two LayerNorms, num_kv_heads.
+void Falcon(HfMapper& hf) {
+  hf.Copy("hidden_size", {"hidden_size", "n_embed"}, true);
+  hf.Copy("num_layers", {"num_hidden_layers", "n_layer"}, true);
+  hf.Copy("num_heads", {"num_attention_heads", "n_head"}, true);
+  hf.Copy("vocab_size", {"vocab_size"}, true);
+  hf.Copy("ffn_hidden_size", {"ffn_hidden_size"}, false);
+  if (!hf.Copy("max_seq_len", {"max_position_embeddings"}, false)) hf.Put("max_seq_len", "2048");
+  const bool new_arch = hf.Bool({"new_decoder_architecture"}, false);
+  const bool parallel = hf.Bool({"parallel_attn"}, true);
+  if (new_arch) {
+    hf.Copy("num_kv_heads", {"num_kv_heads", "n_head_kv"}, false);
+    hf.PutBool("parallel_attention", true, hf.Find({"new_decoder_architecture"}));
+  } else {
+    if (hf.Bool({"multi_query"}, true)) hf.Put("num_kv_heads", "1", hf.Find({"multi_query"}));
+    hf.PutBool("parallel_attention", parallel, hf.Find({"parallel_attn"}));
+    if (parallel) hf.Put("norms_per_layer", "1", hf.Find({"parallel_attn"}));
+  }
+  PlainActivation(hf, {"activation"}, "gelu");
+  hf.Put("norm", "layernorm");
+  hf.PutBool("bias", hf.Bool({"bias"}, false), hf.Find({"bias"}));
+  hf.PutBool("tied_embeddings", hf.Bool({"tie_word_embeddings"}, true));
+  hf.Put("position_embedding", hf.Bool({"alibi"}, false) ? "alibi" : "rope", hf.Find({"alibi"}));
+}
+
+// BLOOM: ALiBi (no position table), a LayerNorm after the embedding, biases, tied head.
+void Bloom(HfMapper& hf) {
+  hf.Copy("hidden_size", {"hidden_size", "n_embed"}, true);
+  hf.Copy("num_layers", {"n_layer", "num_hidden_layers"}, true);
+  hf.Copy("num_heads", {"n_head", "num_attention_heads"}, true);
+  hf.Copy("vocab_size", {"vocab_size"}, true);
+  hf.Put("activation", "gelu");
+  hf.Put("norm", "layernorm");
+  hf.PutBool("bias", true);
+  hf.PutBool("embedding_norm", true);
+  hf.PutBool("tied_embeddings", hf.Bool({"tie_word_embeddings"}, true));
+  hf.Put("position_embedding", "alibi");
+  hf.Copy("dropout", {"hidden_dropout"}, false);
+}
+
+// DeepSeek-V2/V3: multi-head latent attention, DeepSeekMoE (shared + routed experts after
+// first_k_dense_replace dense layers), multi-token prediction modules.
+void Deepseek(HfMapper& hf) {
+  LlamaCore(hf, false);
+  GatedActivation(hf, {"hidden_act"}, "silu");
+  hf.PutBool("bias", hf.Bool({"attention_bias"}, false), hf.Find({"attention_bias"}));
+  const std::optional<int64_t> nope = hf.Int({"qk_nope_head_dim"}, true);
+  const std::optional<int64_t> rope = hf.Int({"qk_rope_head_dim"}, true);
+  if (nope && rope) {  // the q/k head width of the attention scores
+    hf.Put("head_dim", std::to_string(*nope + *rope), hf.Find({"qk_nope_head_dim"}));
+  }
+  if (!hf.Copy("mla.q_lora_rank", {"q_lora_rank"}, false)) hf.Put("mla.q_lora_rank", "0");
+  hf.Copy("mla.kv_lora_rank", {"kv_lora_rank"}, true);
+  hf.Copy("mla.qk_nope_head_dim", {"qk_nope_head_dim"}, true);
+  hf.Copy("mla.qk_rope_head_dim", {"qk_rope_head_dim"}, true);
+  hf.Copy("mla.v_head_dim", {"v_head_dim"}, true);
+  if (hf.Find({"n_routed_experts"}) != nullptr) {
+    hf.Copy("moe.num_experts", {"n_routed_experts"}, true);
+    hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
+    hf.Copy("moe.expert_ffn_hidden_size", {"moe_intermediate_size"}, true);
+    hf.Copy("moe.num_shared_experts", {"n_shared_experts"}, false);
+    hf.Copy("moe.first_dense_layers", {"first_k_dense_replace"}, false);
+    hf.Copy("moe.layer_freq", {"moe_layer_freq"}, false);
+  }
+  hf.Copy("mtp_depth", {"num_nextn_predict_layers"}, false);
+}
+
+using Family = std::function<void(HfMapper&)>;
+
+const std::map<std::string, Family>& Families() {
+  static const std::map<std::string, Family> kFamilies = {
+      {"BloomForCausalLM", Bloom},
+      {"DeepseekV2ForCausalLM", Deepseek},
+      {"DeepseekV3ForCausalLM", Deepseek},
+      {"FalconForCausalLM", Falcon},
+      {"GPT2LMHeadModel", Gpt2},
+      {"GPTNeoXForCausalLM", GptNeox},
+      {"Gemma2ForCausalLM", [](HfMapper& hf) { Gemma(hf, 4); }},
+      {"GemmaForCausalLM", [](HfMapper& hf) { Gemma(hf, 2); }},
+      {"LlamaForCausalLM", Llama},
+      {"MistralForCausalLM", Llama},
+      {"MixtralForCausalLM", Mixtral},
+      {"OPTForCausalLM", Opt},
+      {"Qwen2ForCausalLM", Qwen2},
+      {"Qwen2MoeForCausalLM", Qwen2Moe},
+      {"RWForCausalLM", Falcon},
+  };
+  return kFamilies;
+}
+
+// model_type -> architecture, for configs without `architectures`.
+const std::map<std::string, std::string>& ModelTypes() {
+  static const std::map<std::string, std::string> kTypes = {
+      {"bloom", "BloomForCausalLM"},       {"deepseek_v2", "DeepseekV2ForCausalLM"},
+      {"deepseek_v3", "DeepseekV3ForCausalLM"}, {"falcon", "FalconForCausalLM"},
+      {"RefinedWeb", "FalconForCausalLM"}, {"RefinedWebModel", "FalconForCausalLM"},
+      {"gemma", "GemmaForCausalLM"},       {"gemma2", "Gemma2ForCausalLM"},
+      {"gpt2", "GPT2LMHeadModel"},         {"gpt_neox", "GPTNeoXForCausalLM"},
+      {"llama", "LlamaForCausalLM"},       {"mistral", "MistralForCausalLM"},
+      {"mixtral", "MixtralForCausalLM"},   {"opt", "OPTForCausalLM"},
+      {"qwen2", "Qwen2ForCausalLM"},       {"qwen2_moe", "Qwen2MoeForCausalLM"},
+  };
+  return kTypes;
+}
+
+}  // namespace
+
+std::vector<std::string> SupportedHfArchitectures() {
+  std::vector<std::string> names;
+  for (const auto& [name, fn] : Families()) names.push_back(name);
+  return names;
+}
+
+Result<ConfigNode> HfConfigToModelTree(const ConfigNode& json) {
+  if (!json.is_map()) {
+    return Status::Invalid("expected a Hugging Face config.json mapping, got " + json.Describe(),
+                           json.loc(), json.origin().source_line);
+  }
+  const ConfigNode* archs = json.Find("architectures");
+  const ConfigNode* arch = nullptr;
+  std::string name;
+  if (archs != nullptr && archs->is_sequence() && !archs->items().empty() &&
+      archs->items()[0].is_scalar()) {
+    arch = &archs->items()[0];
+    name = arch->text();
+  } else if (const ConfigNode* type = json.Find("model_type"); type != nullptr && type->is_scalar()) {
+    auto it = ModelTypes().find(type->text());
+    if (it == ModelTypes().end()) {
+      return Status::Invalid("model_type: unsupported '" + type->text() + "'; supported: " +
+                                 Join(SupportedHfArchitectures()),
+                             type->loc(), type->origin().source_line);
+    }
+    arch = type;
+    name = it->second;
+  } else {
+    const ConfigNode& at = archs != nullptr ? *archs : json;
+    return Status::Invalid("architectures: missing or empty; cannot tell the model family",
+                           at.loc(), at.origin().source_line);
+  }
+  auto family = Families().find(name);
+  if (family == Families().end()) {
+    return Status::Invalid("architectures: unsupported '" + name + "'; supported: " +
+                               Join(SupportedHfArchitectures()),
+                           arch->loc(), arch->origin().source_line);
+  }
+  HfMapper hf(json, *arch, name);
+  if (const ConfigNode* path = json.Find("_name_or_path"); path != nullptr && path->is_scalar()) {
+    hf.Put("name", path->text(), path);
+  }
+  family->second(hf);
+  hf.Put("source", "Hugging Face config.json (" + name + ")");
+  return hf.Finish();
+}
+
+}  // namespace shardsim

@@ -1,0 +1,38 @@
+// Building typed specs from resolved ConfigNode trees (internal to sim/config).
+//
+// Each Read* function reads every key of its spec (DESIGN.md §3; the YAML keys are beside the
+// fields of spec.h), applies the documented defaults, records each key's origin and returns
+// every problem found at once. `msg_prefix` is prepended to key names in messages ("model." for
+// a model written inline in a scenario); `where` locates "missing required key" errors.
+#ifndef SHARDSIM_CONFIG_READERS_H_
+#define SHARDSIM_CONFIG_READERS_H_
+
+#include <string>
+
+#include "sim/base/status.h"
+#include "sim/config/config_node.h"
+#include "sim/config/library.h"
+#include "sim/config/spec.h"
+
+namespace shardsim {
+
+// The location "missing required key" errors of a document point at: the key that holds an
+// inline mapping, or the file alone.
+KeyOrigin DocWhere(const ResolvedDoc& doc, const KeyOrigin* holder_key);
+
+Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::string& msg_prefix,
+                 ModelSpec* out);
+Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::string& msg_prefix,
+                    HardwareSpec* out);
+Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::string& msg_prefix,
+                    TopologySpec* out);
+// The scenario's own keys; model/hardware/topology are resolved through `resolver`.
+Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out);
+
+// hardware.gemm_table given as a CSV file (header with at least dtype,m,n,k,tflops).
+Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::string& key,
+                   std::vector<GemmMeasurement>* out);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_CONFIG_READERS_H_

@@ -1,0 +1,135 @@
+// Reading a scenario document: its own keys, and the model / hardware / topology it names.
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <vector>
+
+#include "sim/config/loader.h"
+#include "sim/config/readers.h"
+#include "sim/config/value_reader.h"
+
+namespace shardsim {
+namespace {
+
+const std::vector<DType> kPrecisions = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8};
+const std::vector<DType> kGradDTypes = {DType::kFp32, DType::kBf16, DType::kFp16};
+const std::vector<Optimizer> kOptimizers = {Optimizer::kAdam, Optimizer::kSgd};
+const std::vector<Recompute> kRecomputes = {Recompute::kNone, Recompute::kSelective,
+                                            Recompute::kFull};
+const std::vector<PipelineSchedule> kSchedules = {
+    PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B};
+
+// Resolves and reads one of model / hardware / topology into *out with `read`.
+template <class Spec, class ReadFn>
+void ReadPart(MapReader& r, const ConfigNode& tree, Resolver* resolver, DocKind kind,
+              const std::string& key, ReadFn read, Spec* out, DiagnosticSink* sink) {
+  const ConfigNode* ref = r.Get(key, Need::kRequired);
+  if (ref == nullptr) return;
+  Result<ResolvedDoc> doc = resolver->Resolve(kind, *ref, key);
+  if (!doc.ok()) {
+    sink->Merge(doc.status());
+    return;
+  }
+  const KeyOrigin where = DocWhere(*doc, tree.FindKeyOrigin(key));
+  sink->Merge(read(*doc, where, doc->is_inline ? key + "." : std::string(), out));
+}
+
+void ReadTraining(MapReader& r, TrainingSpec* t) {
+  MapReader tr = r.Sub("training", Need::kRequired);
+  tr.PositiveInt("seq_len", &t->seq_len, Need::kRequired);
+  tr.PositiveInt("global_batch", &t->global_batch, Need::kRequired);
+  tr.PositiveInt("micro_batch", &t->micro_batch);
+  tr.Enum("precision", &t->precision, kPrecisions);
+  tr.Enum("optimizer", &t->optimizer, kOptimizers);
+  tr.Enum("grad_dtype", &t->grad_dtype, kGradDTypes);
+  tr.Enum("recompute", &t->recompute, kRecomputes);
+  tr.Bool("flash_attention", &t->flash_attention);
+  tr.Bool("fused_kernels", &t->fused_kernels);
+  double tokens = 0.0;
+  if (tr.Quantity("tokens", Dimension::kCount, &tokens)) t->tokens = tokens;
+  tr.Finish();
+}
+
+void ReadOrder(MapReader& p, ParallelSpec* par) {
+  const ConfigNode* order = p.Get("order");
+  if (order == nullptr) return;
+  std::vector<std::string> dims;
+  bool ok = order->is_sequence();
+  if (ok) {
+    for (const ConfigNode& item : order->items()) {
+      if (!item.is_scalar()) ok = false;
+      dims.push_back(item.text());
+    }
+  }
+  std::vector<std::string> sorted = dims;
+  std::sort(sorted.begin(), sorted.end());
+  if (!ok || sorted != std::vector<std::string>{"cp", "dp", "pp", "tp"}) {
+    p.Error(*order, "order",
+            "expected a list of tp, cp, dp, pp (each once, innermost first), got " +
+                (order->is_sequence() ? "[" + Join(dims) + "]" : order->Describe()));
+    return;
+  }
+  par->order = dims;
+}
+
+void ReadParallel(MapReader& r, int64_t gpus, bool have_gpus, ParallelSpec* par,
+                  Origins* origins) {
+  MapReader p = r.Sub("parallel");
+  const bool have_dp = p.PositiveInt("dp", &par->dp);
+  p.PositiveInt("tp", &par->tp);
+  p.PositiveInt("pp", &par->pp);
+  p.PositiveInt("cp", &par->cp);
+  p.PositiveInt("ep", &par->ep);
+  int64_t zero = 0;
+  if (p.Int("zero_stage", &zero, Need::kOptional, 0, 3)) par->zero_stage = static_cast<int>(zero);
+  p.Bool("sequence_parallel", &par->sequence_parallel);
+  p.Enum("schedule", &par->schedule, kSchedules);
+  p.PositiveInt("virtual_stages", &par->virtual_stages);
+  ReadOrder(p, par);
+  p.NonNegativeInt("first_stage_layers", &par->first_stage_layers);
+  p.NonNegativeInt("last_stage_layers", &par->last_stage_layers);
+  p.Quantity("dp_bucket_size", Dimension::kBytes, &par->dp_bucket_bytes);
+  p.Bool("overlap_grad_reduce", &par->overlap_grad_reduce);
+  p.Bool("overlap_param_gather", &par->overlap_param_gather);
+  p.Bool("tp_comm_overlap", &par->tp_comm_overlap);
+  p.Bool("ep_comm_overlap", &par->ep_comm_overlap);
+  p.Finish();
+  // dp not written: derived as gpus / (tp*pp*cp), located at `gpus` (ValidateScenario reports a
+  // remainder there).
+  if (!have_dp && have_gpus) {
+    int64_t rest = 0;
+    if (__builtin_mul_overflow(par->tp, par->pp, &rest) ||
+        __builtin_mul_overflow(rest, par->cp, &rest)) {
+      rest = std::numeric_limits<int64_t>::max();  // dp 1; ValidateScenario reports the rest
+    }
+    par->dp = std::max<int64_t>(1, gpus / rest);
+    origins->Set("parallel.dp", origins->Get("gpus"));
+  }
+}
+
+}  // namespace
+
+Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out) {
+  DiagnosticSink sink;
+  Scenario s;
+  s.file = doc.file;
+  s.origins.set_file(doc.file);
+  MapReader r(&doc.tree, DocWhere(doc, nullptr), "", "", &sink, &s.origins);
+  if (!r.String("name", &s.name)) s.name = std::filesystem::path(doc.file).stem().string();
+  ReadPart(r, doc.tree, resolver, DocKind::kModel, "model", ReadModel, &s.model, &sink);
+  if (sink.empty()) sink.Merge(ValidateModel(s.model));
+  ReadPart(r, doc.tree, resolver, DocKind::kHardware, "hardware", ReadHardware, &s.hardware,
+           &sink);
+  ReadPart(r, doc.tree, resolver, DocKind::kTopology, "topology", ReadTopology, &s.topology,
+           &sink);
+  const bool have_gpus = r.PositiveInt("gpus", &s.gpus, Need::kRequired);
+  ReadTraining(r, &s.training);
+  ReadParallel(r, s.gpus, have_gpus, &s.parallel, &s.origins);
+  r.AcceptFreeText(nullptr);
+  r.Finish();
+  if (!sink.empty()) return sink.ToStatus();
+  *out = std::move(s);
+  return Status::Ok();
+}
+
+}  // namespace shardsim

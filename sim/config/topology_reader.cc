@@ -1,0 +1,66 @@
+// Reading a topology document (topologies/<name>.yaml or inline).
+#include <filesystem>
+#include <vector>
+
+#include "sim/config/readers.h"
+#include "sim/config/value_reader.h"
+
+namespace shardsim {
+namespace {
+
+const std::vector<LinkKind> kLinks = {LinkKind::kNvSwitch, LinkKind::kNvLink,
+                                      LinkKind::kPcie,     LinkKind::kInfiniBand,
+                                      LinkKind::kRoce,     LinkKind::kEthernet};
+const std::vector<FabricKind> kFabrics = {FabricKind::kNone, FabricKind::kFatTree,
+                                          FabricKind::kRailOptimized, FabricKind::kClos};
+
+}  // namespace
+
+Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::string& msg_prefix,
+                    TopologySpec* out) {
+  DiagnosticSink sink;
+  TopologySpec t;
+  t.origins.set_file(doc.file);
+  MapReader r(&doc.tree, where, msg_prefix, "", &sink, &t.origins);
+  if (!r.String("name", &t.name)) {
+    t.name = doc.is_inline ? "inline" : std::filesystem::path(doc.file).stem().string();
+  }
+  r.PositiveInt("gpus_per_node", &t.gpus_per_node, Need::kRequired);
+
+  MapReader intra = r.Sub("intra_node", Need::kRequired);
+  intra.Enum("kind", &t.intra_kind, kLinks);
+  intra.Quantity("bandwidth", Dimension::kBandwidth, &t.intra_bandwidth, Need::kRequired);
+  intra.Quantity("latency", Dimension::kTime, &t.intra_latency, Need::kOptional, true);
+  intra.Fraction("efficiency", &t.intra_efficiency);
+  intra.Finish();
+
+  MapReader inter = r.Sub("inter_node");
+  t.has_inter_node = inter.present();
+  if (inter.present()) {
+    inter.Enum("kind", &t.inter_kind, kLinks);
+    inter.PositiveInt("nics_per_node", &t.nics_per_node);
+    inter.Quantity("nic_bandwidth", Dimension::kBandwidth, &t.nic_bandwidth, Need::kRequired);
+    inter.Quantity("latency", Dimension::kTime, &t.inter_latency, Need::kOptional, true);
+    inter.Fraction("efficiency", &t.inter_efficiency);
+    inter.Enum("fabric", &t.fabric, kFabrics);
+    double over = 0.0;
+    if (inter.Number("oversubscription", &over)) {
+      if (over >= 1.0) {
+        t.oversubscription = over;
+      } else {
+        const ConfigNode& n = *inter.node()->Find("oversubscription");
+        inter.Error(n, "oversubscription", "must be at least 1 (1 = non-blocking), got " + n.text());
+      }
+    }
+    inter.PositiveInt("nodes_per_leaf", &t.nodes_per_leaf);
+    inter.NonNegativeInt("max_nodes", &t.max_nodes);
+    inter.Finish();
+  }
+  r.AcceptFreeText(&t.source);
+  r.Finish();
+  if (!sink.empty()) return sink.ToStatus();
+  *out = std::move(t);
+  return Status::Ok();
+}
+
+}  // namespace shardsim

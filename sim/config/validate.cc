@@ -1,0 +1,179 @@
+// ValidateModel and ValidateScenario: the arithmetic a training framework (Megatron-LM) checks
+// before it starts, each problem located at the key to change.
+#include <limits>
+#include <string>
+
+#include "sim/config/loader.h"
+
+namespace shardsim {
+namespace {
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+// a*b, saturating at INT64_MAX (inputs are positive; huge layouts must not overflow).
+int64_t Mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
+
+// "64, models/llama3-70b.yaml:5:12": a value with where it was written (file alone if defaulted).
+std::string Ref(const Origins& origins, const std::string& path, int64_t value) {
+  const std::string where = origins.Get(path).loc.ToString();
+  return where.empty() ? Str(value) : Str(value) + ", " + where;
+}
+
+class Checker {
+ public:
+  Checker(const Origins& origins, DiagnosticSink* sink) : origins_(origins), sink_(sink) {}
+  void Fail(const std::string& path, const std::string& message) {
+    const KeyOrigin o = origins_.Get(path);
+    sink_->Add(o.loc, path + ": " + message, o.source_line);
+  }
+
+ private:
+  const Origins& origins_;
+  DiagnosticSink* sink_;
+};
+
+void CheckLayers(const Scenario& s, Checker& c) {
+  const Origins& mo = s.model.origins;
+  const ParallelSpec& p = s.parallel;
+  const int64_t layers = s.model.num_layers;
+  const int64_t v = p.virtual_stages;
+  const std::string num_layers = "model.num_layers (" + Ref(mo, "num_layers", layers) + ")";
+  const int64_t first = p.first_stage_layers;
+  const int64_t last = p.last_stage_layers;
+  if (first == 0 && last == 0) {
+    if (layers % Mul(p.pp, v) != 0) {
+      c.Fail("parallel.pp", num_layers + " is not divisible by pp*virtual_stages = " +
+                                Str(p.pp) + "*" + Str(v) + " = " + Str(Mul(p.pp, v)));
+    }
+    return;
+  }
+  const std::string key = first > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
+  if (p.pp < 2) {
+    c.Fail(key, "an uneven first/last stage needs pp >= 2 (pp is " + Str(p.pp) + ")");
+    return;
+  }
+  const int64_t middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+  const int64_t rest = first > layers || last > layers ? -1 : layers - first - last;
+  const std::string split = "first_stage_layers " + Str(first) + " and last_stage_layers " +
+                            Str(last) + " leave " + Str(rest) + " of " + num_layers + " for " +
+                            Str(middle) + " other stage" + (middle == 1 ? "" : "s");
+  if (rest < 0 || (middle == 0 && rest != 0) || (middle > 0 && (rest <= 0 || rest % middle != 0))) {
+    c.Fail(key, split + ", which is not a whole positive number per stage");
+    return;
+  }
+  const int64_t per_stage = middle > 0 ? rest / middle : 0;
+  if ((first > 0 && first % v != 0) || (last > 0 && last % v != 0) || per_stage % v != 0) {
+    c.Fail(key, split + "; every stage's layers must be divisible by virtual_stages (" + Str(v) +
+                    ")");
+  }
+}
+
+}  // namespace
+
+Status ValidateModel(const ModelSpec& m) {
+  DiagnosticSink sink;
+  Checker c(m.origins, &sink);
+  if (m.num_kv_heads > 0 && m.num_heads % m.num_kv_heads != 0) {
+    c.Fail("num_kv_heads", Str(m.num_kv_heads) + " does not divide num_heads (" +
+                               Ref(m.origins, "num_heads", m.num_heads) + ")");
+  }
+  if (m.moe) {
+    if (m.moe->top_k > m.moe->num_experts) {
+      c.Fail("moe.top_k", Str(m.moe->top_k) + " exceeds moe.num_experts (" +
+                              Ref(m.origins, "moe.num_experts", m.moe->num_experts) + ")");
+    }
+    if (m.moe->first_dense_layers >= m.num_layers) {
+      c.Fail("moe.first_dense_layers",
+             Str(m.moe->first_dense_layers) + " leaves no MoE layer of num_layers (" +
+                 Ref(m.origins, "num_layers", m.num_layers) + ")");
+    }
+  }
+  return sink.ToStatus();
+}
+
+Status ValidateScenario(const Scenario& s) {
+  DiagnosticSink sink;
+  Checker c(s.origins, &sink);
+  const ParallelSpec& p = s.parallel;
+  const ModelSpec& m = s.model;
+  const Origins& mo = m.origins;
+
+  const int64_t layout = Mul(Mul(p.dp, p.tp), Mul(p.pp, p.cp));
+  if (layout != s.gpus) {
+    c.Fail("gpus", Str(s.gpus) + " does not equal dp*tp*pp*cp = " + Str(p.dp) + "*" + Str(p.tp) +
+                       "*" + Str(p.pp) + "*" + Str(p.cp) + " = " + Str(layout));
+  }
+  if (m.num_heads % p.tp != 0) {
+    c.Fail("parallel.tp", Str(p.tp) + " does not divide model.num_heads (" +
+                              Ref(mo, "num_heads", m.num_heads) + ")");
+  } else if (!m.mla && p.tp % m.num_kv_heads != 0 && m.num_kv_heads % p.tp != 0) {
+    c.Fail("parallel.tp", Str(p.tp) + " and model.num_kv_heads (" +
+                              Ref(mo, "num_kv_heads", m.num_kv_heads) +
+                              ") are incompatible: one must divide the other");
+  }
+  if (m.ffn_hidden_size % p.tp != 0) {
+    c.Fail("parallel.tp", Str(p.tp) + " does not divide model.ffn_hidden_size (" +
+                              Ref(mo, "ffn_hidden_size", m.ffn_hidden_size) + ")");
+  }
+  CheckLayers(s, c);
+
+  const int64_t per_step = Mul(p.dp, s.training.micro_batch);
+  if (s.training.global_batch % per_step != 0) {
+    c.Fail("training.global_batch", Str(s.training.global_batch) +
+                                        " is not divisible by dp*micro_batch = " + Str(p.dp) +
+                                        "*" + Str(s.training.micro_batch) + " = " + Str(per_step));
+  }
+  if (p.cp > 1 && s.training.seq_len % Mul(2, p.cp) != 0) {
+    c.Fail("training.seq_len",
+           Str(s.training.seq_len) + " is not divisible by 2*cp = " + Str(Mul(2, p.cp)) +
+               " (context parallelism cuts each sequence into 2*cp chunks to balance causal "
+               "attention)");
+  }
+  const bool interleaved = p.schedule == PipelineSchedule::kInterleaved1F1B;
+  if (p.virtual_stages > 1 && !interleaved) {
+    c.Fail("parallel.virtual_stages", Str(p.virtual_stages) +
+                                          " needs schedule interleaved_1f1b (schedule is " +
+                                          Name(p.schedule) + ")");
+  }
+  if (interleaved && p.virtual_stages < 2) {
+    c.Fail("parallel.schedule", "interleaved_1f1b needs virtual_stages >= 2 (virtual_stages is " +
+                                    Str(p.virtual_stages) + ")");
+  }
+  if (interleaved && p.pp < 2) {
+    c.Fail("parallel.schedule", "interleaved_1f1b needs pp >= 2 (pp is " + Str(p.pp) + ")");
+  }
+  if (p.ep > 1) {
+    if (!m.moe) {
+      c.Fail("parallel.ep", Str(p.ep) + " needs a mixture-of-experts model (model " + m.name +
+                                " has no moe block)");
+    } else {
+      if (m.moe->num_experts % p.ep != 0) {
+        c.Fail("parallel.ep", Str(p.ep) + " does not divide model.moe.num_experts (" +
+                                  Ref(mo, "moe.num_experts", m.moe->num_experts) + ")");
+      }
+      if (Mul(p.dp, p.cp) % p.ep != 0) {
+        c.Fail("parallel.ep", Str(p.ep) + " does not divide dp*cp = " + Str(p.dp) + "*" +
+                                  Str(p.cp) + " = " + Str(Mul(p.dp, p.cp)));
+      }
+    }
+  }
+  if (m.position_embedding == PositionEmbedding::kLearned &&
+      s.training.seq_len > m.position_table_rows) {
+    const bool explicit_rows = mo.Get("position_table_rows").loc.known();
+    const std::string rows = explicit_rows
+                                 ? "model.position_table_rows (" +
+                                       Ref(mo, "position_table_rows", m.position_table_rows) + ")"
+                                 : "model.max_seq_len (" +
+                                       Ref(mo, "max_seq_len", m.position_table_rows) + ")";
+    c.Fail("training.seq_len", Str(s.training.seq_len) + " exceeds " + rows +
+                                   ", the rows of the learned position table");
+  }
+  // A layout the framework would refuse is bad input (exit 2), as the issues pin it; "does not
+  // fit in memory" is the only infeasible outcome (exit 1).
+  return sink.ToStatus(StatusCode::kInvalidInput);
+}
+
+}  // namespace shardsim

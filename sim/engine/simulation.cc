@@ -1,0 +1,332 @@
+#include "sim/engine/simulation.h"
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <span>
+
+namespace shardsim {
+namespace {
+
+constexpr double kPicosPerSecond = 1e12;
+constexpr int64_t kMaxPicos = std::numeric_limits<int64_t>::max();
+
+size_t At(int32_t i) { return static_cast<size_t>(i); }
+
+}  // namespace
+
+Simulation::Simulation(const Engine& engine) : e_(engine), n_(engine.num_tasks()) {}
+
+void Simulation::Build() {
+  const size_t n = At(n_);
+  const size_t num_resources = At(e_.num_resources());
+  const size_t num_flows = e_.flow_task_.size();
+
+  // Successors (CSR, counting sort by `before`: stable, so insertion order is kept).
+  succ_begin_.assign(n + 1, 0);
+  pending_.assign(n, 0);
+  for (const auto& [before, after] : e_.edges_) {
+    ++succ_begin_[At(before) + 1];
+    ++pending_[At(after)];
+  }
+  for (size_t t = 0; t < n; ++t) {
+    succ_begin_[t + 1] += succ_begin_[t];
+  }
+  succ_.resize(e_.edges_.size());
+  {
+    std::vector<int32_t> cursor(succ_begin_.begin(), succ_begin_.end() - 1);
+    for (const auto& [before, after] : e_.edges_) {
+      succ_[At(cursor[At(before)]++)] = after;
+    }
+  }
+
+  // Stream queues, in the order tasks were added.
+  stream_begin_.assign(num_resources + 1, 0);
+  for (int32_t s : e_.stream_) {
+    if (s >= 0) {
+      ++stream_begin_[At(s) + 1];
+    }
+  }
+  for (size_t r = 0; r < num_resources; ++r) {
+    stream_begin_[r + 1] += stream_begin_[r];
+  }
+  stream_tasks_.resize(At(stream_begin_[num_resources]));
+  head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
+  for (int32_t t = 0; t < n_; ++t) {
+    const int32_t s = e_.stream_[At(t)];
+    if (s >= 0) {
+      stream_tasks_[At(head_[At(s)]++)] = TaskId(t);
+    }
+  }
+  head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
+
+  start_.assign(n, -1);
+  end_.assign(n, -1);
+  trigger_.assign(n, -1);
+  why_.assign(n, Release::kAtStart);
+
+  remaining_.assign(num_flows, 0.0);
+  rate_.assign(num_flows, 0.0);
+  settled_.assign(num_flows, 0);
+  flow_mark_.assign(num_flows, 0);
+  slot_pos_.assign(e_.flow_links_.size(), -1);
+
+  active_.assign(num_resources, {});
+  busy_since_.assign(num_resources, 0);
+  busy_.assign(num_resources, 0);
+  bytes_.assign(num_resources, 0.0);
+  dirty_.assign(num_resources, 0);
+  link_mark_.assign(num_resources, 0);
+  local_of_.assign(num_resources, -1);
+
+  queue_.Reset(n);
+}
+
+bool Simulation::IsHead(int32_t task) const {
+  const int32_t s = e_.stream_[At(task)];
+  return s < 0 || stream_tasks_[At(head_[At(s)])].v == task;
+}
+
+void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
+  if (delay > kMaxPicos - now) {
+    overflow_ = true;
+    return;
+  }
+  queue_.Schedule(task, now + delay, kind);
+}
+
+void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
+  const size_t t = At(task);
+  start_[t] = now;
+  trigger_[t] = trigger;
+  why_[t] = why;
+  const int64_t fixed = e_.fixed_ps_[t];
+  if (e_.kind_[t] == TaskKind::kDelay) {
+    Schedule(now, fixed, EventKind::kTaskEnd, task);
+  } else if (fixed > 0) {
+    Schedule(now, fixed, EventKind::kLatencyEnd, task);
+  } else {
+    ActivateFlow(e_.flow_of_[t], now);
+  }
+}
+
+void Simulation::Finish(int32_t task, int64_t now) {
+  const size_t t = At(task);
+  end_[t] = now;
+  ++finished_;
+  const int32_t s = e_.stream_[t];
+  if (s >= 0) {
+    const int32_t pos = ++head_[At(s)];
+    if (pos < stream_begin_[At(s) + 1]) {
+      const int32_t next = stream_tasks_[At(pos)].v;
+      if (pending_[At(next)] == 0) {
+        Start(next, now, task, Release::kStreamOrder);
+      }
+    }
+  }
+  for (int32_t k = succ_begin_[t]; k < succ_begin_[t + 1]; ++k) {
+    const int32_t next = succ_[At(k)];
+    if (--pending_[At(next)] == 0 && IsHead(next)) {
+      Start(next, now, task, Release::kDependency);
+    }
+  }
+}
+
+void Simulation::MarkDirty(int32_t link) {
+  if (dirty_[At(link)] != 0) {
+    return;
+  }
+  dirty_[At(link)] = 1;
+  dirty_links_.push_back(link);
+}
+
+void Simulation::ActivateFlow(int32_t flow, int64_t now) {
+  const size_t f = At(flow);
+  const int32_t task = e_.flow_task_[f];
+  const double bytes = e_.flow_bytes_[f];
+  const int32_t begin = e_.flow_begin_[f];
+  const int32_t end = e_.flow_begin_[f + 1];
+  const double cap = e_.flow_cap_[f];
+  remaining_[f] = bytes;
+  settled_[f] = now;
+  rate_[f] = 0.0;
+  if (bytes <= 0.0 || (begin == end && cap <= 0.0)) {  // nothing limits it: instant
+    Schedule(now, 0, EventKind::kTaskEnd, task);
+    return;
+  }
+  if (begin == end) {  // no shared link: its own cap is its rate
+    SetRate(flow, cap, now);
+    return;
+  }
+  for (int32_t k = begin; k < end; ++k) {
+    const int32_t link = e_.flow_links_[At(k)].v;
+    auto& list = active_[At(link)];
+    if (list.empty()) {
+      busy_since_[At(link)] = now;
+    }
+    slot_pos_[At(k)] = static_cast<int32_t>(list.size());
+    list.push_back({flow, k});
+    MarkDirty(link);
+  }
+  ++active_flows_;
+  if (active_flows_ > stats_.max_active_flows) {
+    stats_.max_active_flows = active_flows_;
+  }
+}
+
+void Simulation::EndFlow(int32_t flow, int64_t now) {
+  const size_t f = At(flow);
+  for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+    const int32_t link = e_.flow_links_[At(k)].v;
+    auto& list = active_[At(link)];
+    const ActiveEntry last = list.back();
+    const int32_t pos = slot_pos_[At(k)];
+    list[At(pos)] = last;
+    slot_pos_[At(last.slot)] = pos;
+    list.pop_back();
+    if (list.empty()) {
+      busy_[At(link)] += now - busy_since_[At(link)];
+    }
+    bytes_[At(link)] += e_.flow_bytes_[f];
+    MarkDirty(link);
+  }
+  if (e_.flow_begin_[f + 1] > e_.flow_begin_[f]) {
+    --active_flows_;
+  }
+  rate_[f] = 0.0;
+  Finish(e_.flow_task_[f], now);
+}
+
+// Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
+// new rate: now + ceil(remaining * 1e12 / rate) picoseconds. Multiplying before dividing keeps
+// round figures exact (1e6 B at 1e11 B/s is exactly 1e7 ps).
+void Simulation::SetRate(int32_t flow, double rate, int64_t now) {
+  const size_t f = At(flow);
+  if (rate_[f] > 0.0 && now > settled_[f]) {
+    remaining_[f] -= rate_[f] * static_cast<double>(now - settled_[f]) / kPicosPerSecond;
+    if (remaining_[f] < 0.0) {
+      remaining_[f] = 0.0;
+    }
+  }
+  settled_[f] = now;
+  rate_[f] = rate;
+  const double picos = std::ceil(remaining_[f] * kPicosPerSecond / rate);
+  if (!(picos < 9.2e18)) {
+    overflow_ = true;
+    return;
+  }
+  Schedule(now, static_cast<int64_t>(picos), EventKind::kFlowEnd, e_.flow_task_[f]);
+}
+
+// Recomputes max-min rates on the connected components (flows <-> shared links) that contain a
+// link whose set of transferring flows changed since the last call. Other flows keep their rates
+// and their scheduled end events: max-min fairness decomposes over components.
+void Simulation::Reshare(int64_t now) {
+  ++epoch_;
+  comp_links_.clear();
+  comp_flows_.clear();
+  for (int32_t link : dirty_links_) {
+    dirty_[At(link)] = 0;
+    if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
+      continue;
+    }
+    link_mark_[At(link)] = epoch_;
+    comp_links_.push_back(link);
+  }
+  dirty_links_.clear();
+  for (size_t i = 0; i < comp_links_.size(); ++i) {  // breadth-first; comp_links_ grows
+    for (const ActiveEntry& entry : active_[At(comp_links_[i])]) {
+      const size_t f = At(entry.flow);
+      if (flow_mark_[f] == epoch_) {
+        continue;
+      }
+      flow_mark_[f] = epoch_;
+      comp_flows_.push_back(entry.flow);
+      for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+        const int32_t link = e_.flow_links_[At(k)].v;
+        if (link_mark_[At(link)] == epoch_) {
+          continue;
+        }
+        link_mark_[At(link)] = epoch_;
+        comp_links_.push_back(link);
+      }
+    }
+  }
+  if (comp_flows_.empty()) {
+    return;
+  }
+  ++stats_.reshares;
+  stats_.reshared_flows += static_cast<int64_t>(comp_flows_.size());
+
+  local_capacity_.clear();
+  for (size_t i = 0; i < comp_links_.size(); ++i) {
+    local_of_[At(comp_links_[i])] = static_cast<int32_t>(i);
+    local_capacity_.push_back(e_.capacity_[At(comp_links_[i])]);
+  }
+  local_begin_.assign(1, 0);
+  local_links_.clear();
+  local_cap_.clear();
+  for (int32_t flow : comp_flows_) {
+    const size_t f = At(flow);
+    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+      local_links_.push_back(local_of_[At(e_.flow_links_[At(k)].v)]);
+    }
+    local_begin_.push_back(static_cast<int32_t>(local_links_.size()));
+    local_cap_.push_back(e_.flow_cap_[f]);
+  }
+  local_rate_.assign(comp_flows_.size(), 0.0);
+  solver_.Solve(local_capacity_, local_begin_, local_links_, local_cap_, local_rate_);
+
+  for (size_t i = 0; i < comp_flows_.size(); ++i) {
+    const int32_t flow = comp_flows_[i];
+    if (local_rate_[i] != rate_[At(flow)]) {
+      SetRate(flow, local_rate_[i], now);
+    }
+  }
+}
+
+Result<RunResult> Simulation::Run() {
+  Build();
+  for (int32_t t = 0; t < n_; ++t) {
+    if (pending_[At(t)] == 0 && IsHead(t)) {
+      Start(t, 0, -1, Release::kAtStart);
+    }
+  }
+  if (!dirty_links_.empty()) {
+    Reshare(0);
+  }
+  while (!queue_.empty() && !overflow_) {
+    const int64_t now = queue_.top().time;
+    if (static_cast<int64_t>(queue_.size()) > stats_.max_queue) {
+      stats_.max_queue = static_cast<int64_t>(queue_.size());
+    }
+    do {
+      const Event ev = queue_.Pop();
+      ++stats_.events;
+      switch (ev.kind) {
+        case EventKind::kTaskEnd:
+          Finish(ev.task, now);
+          break;
+        case EventKind::kLatencyEnd:
+          ActivateFlow(e_.flow_of_[At(ev.task)], now);
+          break;
+        case EventKind::kFlowEnd:
+          EndFlow(e_.flow_of_[At(ev.task)], now);
+          break;
+      }
+    } while (!queue_.empty() && queue_.top().time == now);
+    if (!dirty_links_.empty()) {
+      Reshare(now);
+    }
+  }
+  if (overflow_) {
+    return Status::Internal(
+        "engine: simulated time exceeds the int64 picosecond clock (about 106 days)");
+  }
+  if (finished_ < n_) {
+    return Deadlock();
+  }
+  return MakeResult();
+}
+
+}  // namespace shardsim

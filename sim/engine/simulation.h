@@ -1,0 +1,105 @@
+// One run of an Engine's task graph: the event loop and all state that changes while it runs.
+// Internal to sim/engine: callers use Engine::Run(). Keeping the run state here (and not in the
+// Engine) is what makes Engine::Run() const and repeatable.
+//
+// Loop (SimGrid's, STYLE.md): pop every event at the earliest time `now`; finish tasks, start
+// the tasks they release, put flows whose latency is over onto their links; then, if the set of
+// transferring flows changed, recompute the max-min rates of the flows connected (through shared
+// links) to a changed link, and reschedule the end of every flow whose rate changed. A flow's end
+// is now + remaining / rate, rounded up to the picosecond so it never finishes early; a rate
+// change moves the flow's pending end event (the queue holds one event per task).
+#ifndef SHARDSIM_ENGINE_SIMULATION_H_
+#define SHARDSIM_ENGINE_SIMULATION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/engine/engine.h"
+#include "sim/engine/event_queue.h"
+#include "sim/engine/max_min.h"
+#include "sim/engine/run_result.h"
+
+namespace shardsim {
+
+class Simulation {
+ public:
+  explicit Simulation(const Engine& engine);
+  Result<RunResult> Run();
+
+ private:
+  struct ActiveEntry {
+    int32_t flow;  // flow index
+    int32_t slot;  // index into Engine::flow_links_ of this (flow, link) pair
+  };
+
+  void Build();
+  bool IsHead(int32_t task) const;
+  void Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task);
+  void Start(int32_t task, int64_t now, int32_t trigger, Release why);
+  void Finish(int32_t task, int64_t now);
+  void ActivateFlow(int32_t flow, int64_t now);
+  void EndFlow(int32_t flow, int64_t now);
+  void MarkDirty(int32_t link);
+  void Reshare(int64_t now);
+  void SetRate(int32_t flow, double rate, int64_t now);
+
+  // simulation_result.cc
+  Status Deadlock() const;
+  RunResult MakeResult();
+
+  const Engine& e_;
+  const int32_t n_;
+
+  // Graph, built once per run.
+  std::vector<int32_t> succ_begin_;  // per task + 1
+  std::vector<int32_t> succ_;
+  std::vector<int32_t> stream_begin_;  // per resource + 1
+  std::vector<TaskId> stream_tasks_;
+
+  // Task state.
+  std::vector<int32_t> pending_;  // unfinished dependencies
+  std::vector<int32_t> head_;     // per resource: index into stream_tasks_ of its head
+  std::vector<int64_t> start_;    // -1 until started
+  std::vector<int64_t> end_;      // -1 until finished
+  std::vector<int32_t> trigger_;
+  std::vector<Release> why_;
+  int32_t finished_ = 0;
+  bool overflow_ = false;
+
+  // Flow state, per flow index.
+  std::vector<double> remaining_;  // bytes left as of settled_
+  std::vector<double> rate_;       // bytes/s; 0 while not transferring
+  std::vector<int64_t> settled_;   // picoseconds
+  std::vector<int32_t> slot_pos_;  // per flow_links_ slot: position in active_[link]
+  std::vector<int32_t> flow_mark_;
+
+  // Link state, per resource.
+  std::vector<std::vector<ActiveEntry>> active_;
+  std::vector<int64_t> busy_since_;
+  std::vector<int64_t> busy_;
+  std::vector<double> bytes_;
+  std::vector<uint8_t> dirty_;
+  std::vector<int32_t> link_mark_;
+  std::vector<int32_t> dirty_links_;
+  int64_t active_flows_ = 0;
+
+  // Reshare scratch (reused: no allocation once grown).
+  int32_t epoch_ = 0;
+  std::vector<int32_t> comp_links_;
+  std::vector<int32_t> comp_flows_;
+  std::vector<int32_t> local_of_;  // per resource: index in comp_links_
+  std::vector<double> local_capacity_;
+  std::vector<int32_t> local_begin_;
+  std::vector<int32_t> local_links_;
+  std::vector<double> local_cap_;
+  std::vector<double> local_rate_;
+  MaxMinSolver solver_;
+
+  EventQueue queue_;
+  RunStats stats_;
+};
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_ENGINE_SIMULATION_H_

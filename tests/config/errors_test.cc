@@ -1,0 +1,250 @@
+// Errors people can act on: one test per kind, pinning the exact text (file:line:col, message,
+// the source line and the caret).
+#include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
+#include "tests/config/test_util.h"
+
+namespace shardsim {
+namespace {
+
+using testing_util::BuildText;
+using testing_util::Head;
+using testing_util::TestLib;
+
+constexpr const char* kTraining = "training: {seq_len: 4096, global_batch: 256}\n";
+
+TEST(ErrorsTest, YamlSyntaxError) {
+  Result<Scenario> s = BuildText("model: tiny-llama\ngpus: [8\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:3:1: error: YAML syntax error: end of sequence flow not found");
+}
+
+TEST(ErrorsTest, UnknownKeyWithDidYouMeanAndMissingRequiredKey) {
+  Result<ModelSpec> m = LoadModel("typo", TestLib());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kInvalidInput);
+  // Both problems of the file at once.
+  EXPECT_EQ(m.status().ToString(),
+            "tests/config/data/lib/models/typo.yaml: error: missing required key 'hidden_size'\n"
+            "tests/config/data/lib/models/typo.yaml:2:1: error: hiden_size: unknown key; did you mean 'hidden_size'?\n"
+            "    hiden_size: 512\n"
+            "    ^");
+}
+
+TEST(ErrorsTest, UnknownNestedKey) {
+  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel:\n  dp: 8\n  zero_stag: 1\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:8:3: error: parallel.zero_stag: unknown key; did you mean 'zero_stage'?\n"
+            "      zero_stag: 1\n"
+            "      ^");
+}
+
+TEST(ErrorsTest, WrongType) {
+  Result<Scenario> s = BuildText(Head() + "gpus: [8]\n" + kTraining);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:4:7: error: gpus: expected an integer, got a list\n"
+            "    gpus: [8]\n"
+            "          ^");
+}
+
+TEST(ErrorsTest, FractionForAnInteger) {
+  Result<Scenario> s = BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1.5}\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:5:41: error: training.global_batch: expected an integer, got \"1.5\"\n"
+            "    training: {seq_len: 4096, global_batch: 1.5}\n"
+            "                                            ^");
+}
+
+TEST(ErrorsTest, IntegerOverflow) {
+  Result<Scenario> s = BuildText(Head() + "gpus: 99999999999999999999\n" + kTraining);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:4:7: error: gpus: \"99999999999999999999\" is out of range for an integer\n"
+            "    gpus: 99999999999999999999\n"
+            "          ^");
+}
+
+TEST(ErrorsTest, MissingUnit) {
+  Result<Scenario> s = BuildText(
+      "model: tiny-llama\nhardware:\n  base: test-gpu\n  memory:\n    capacity: 80\n"
+      "topology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:5:15: error: hardware.memory.capacity: \"80\" has no unit; expected e.g. \"80 GiB\"\n"
+            "        capacity: 80\n"
+            "                  ^");
+}
+
+TEST(ErrorsTest, WrongUnit) {
+  Result<Scenario> s = BuildText(
+      "model: tiny-llama\nhardware: {base: test-gpu, memory: {bandwidth: 80 GiB}}\n"
+      "topology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:2:48: error: hardware.memory.bandwidth: \"80 GiB\": unknown unit \"GiB\"; expected e.g. \"450 GB/s\"\n"
+            "    hardware: {base: test-gpu, memory: {bandwidth: 80 GiB}}\n"
+            "                                                   ^");
+}
+
+TEST(ErrorsTest, ZeroAndNegativeSizes) {
+  Result<Scenario> s = BuildText(
+      "model: {base: tiny-llama, hidden_size: 0}\n"
+      "hardware: {base: test-gpu, memory: {capacity: 0 GiB}}\n"
+      "topology: test-dgx\ngpus: -8\n" + std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:1:40: error: model.hidden_size: must be positive, got 0\n"
+            "    model: {base: tiny-llama, hidden_size: 0}\n"
+            "                                           ^\n"
+            "tests/config/data/inline.yaml:2:47: error: hardware.memory.capacity: must be positive, got \"0 GiB\"\n"
+            "    hardware: {base: test-gpu, memory: {capacity: 0 GiB}}\n"
+            "                                                  ^\n"
+            "tests/config/data/inline.yaml:4:7: error: gpus: must be positive, got -8\n"
+            "    gpus: -8\n"
+            "          ^");
+}
+
+TEST(ErrorsTest, UnknownEnumValue) {
+  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, schedule: 1f1c}\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:6:29: error: parallel.schedule: \"1f1c\" is not one of gpipe, 1f1b, interleaved_1f1b; did you mean '1f1b'?\n"
+            "    parallel: {dp: 8, schedule: 1f1c}\n"
+            "                                ^");
+}
+
+TEST(ErrorsTest, BooleanExpected) {
+  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, sequence_parallel: yes}\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:6:38: error: parallel.sequence_parallel: expected true or false, got \"yes\"\n"
+            "    parallel: {dp: 8, sequence_parallel: yes}\n"
+            "                                         ^");
+}
+
+TEST(ErrorsTest, HeadsNotDivisibleByKvHeads) {
+  Result<Scenario> s = BuildText(
+      "model:\n  base: tiny-llama\n  num_kv_heads: 3\nhardware: test-gpu\ntopology: test-dgx\n"
+      "gpus: 8\n" + std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:3:17: error: num_kv_heads: 3 does not divide num_heads (8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
+            "      num_kv_heads: 3\n"
+            "                    ^");
+}
+
+TEST(ErrorsTest, TpDoesNotDivideHeads) {
+  Result<Scenario> s = BuildText(Head() + "gpus: 24\n" + kTraining + "parallel:\n  dp: 8\n  tp: 3\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:8:7: error: parallel.tp: 3 does not divide model.num_heads (8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
+            "      tp: 3\n"
+            "          ^");
+}
+
+TEST(ErrorsTest, LayoutDoesNotMultiplyToGpus) {
+  Result<Scenario> s = BuildText(Head() + "gpus: 64\n" + kTraining + "parallel: {dp: 4, tp: 2, pp: 4}\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:4:7: error: gpus: 64 does not equal dp*tp*pp*cp = 4*2*4*1 = 32\n"
+            "    gpus: 64\n"
+            "          ^");
+}
+
+TEST(ErrorsTest, UnknownLibraryNameListsCloseNames) {
+  Result<Scenario> s = BuildText("model: tiny-lama\nhardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
+                                 std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:1:8: error: model: no model named 'tiny-lama' in tests/config/data/lib/models/; close names: tiny-llama\n"
+            "    model: tiny-lama\n"
+            "           ^");
+}
+
+TEST(ErrorsTest, MissingFile) {
+  Result<Scenario> s = BuildText("model: models/none.yaml\nhardware: test-gpu\ntopology: test-dgx\n"
+                                 "gpus: 8\n" + std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:1:8: error: model: cannot open 'tests/config/data/models/none.yaml': No such file or directory\n"
+            "    model: models/none.yaml\n"
+            "           ^");
+  Result<Scenario> top = LoadScenario("tests/config/data/none.yaml", TestLib());
+  ASSERT_FALSE(top.ok());
+  EXPECT_EQ(top.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(top.status().ToString(),
+            "error: cannot open 'tests/config/data/none.yaml': No such file or directory");
+}
+
+TEST(ErrorsTest, FileThatReferencesItself) {
+  Result<ModelSpec> m = LoadModel("self", TestLib());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().ToString(),
+            "tests/config/data/lib/models/self.yaml:1:7: error: base: cycle of base references: tests/config/data/lib/models/self.yaml -> tests/config/data/lib/models/self.yaml\n"
+            "    base: self\n"
+            "          ^");
+}
+
+TEST(ErrorsTest, BaseCycleThroughTwoFiles) {
+  Result<ModelSpec> m = LoadModel("loop-a", TestLib());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().ToString(),
+            "tests/config/data/lib/models/loop-b.yaml:1:7: error: base: cycle of base references: tests/config/data/lib/models/loop-a.yaml -> tests/config/data/lib/models/loop-b.yaml -> tests/config/data/lib/models/loop-a.yaml\n"
+            "    base: loop-a.yaml\n"
+            "          ^");
+}
+
+TEST(ErrorsTest, UnsupportedHfArchitecture) {
+  TestLib();
+  Result<ModelSpec> m = ImportHfConfig("tests/config/data/hf/t5.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().ToString(),
+            "tests/config/data/hf/t5.json:1:20: error: architectures: unsupported 'T5ForConditionalGeneration'; supported: BloomForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, FalconForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, OPTForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, RWForCausalLM\n"
+            "    {\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512, \"model_type\": \"t5\"}\n"
+            "                       ^");
+}
+
+TEST(ErrorsTest, EveryProblemOfAFileAtOnce) {
+  Result<Scenario> s = BuildText(Head() + "gpus: 0\ntraining: {seq_len: 4096}\nparalel: {}\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().diagnostics().size(), 3u) << s.status().ToString();
+}
+
+TEST(ErrorsTest, OddInputsGiveErrorsNotCrashes) {
+  const char* texts[] = {
+      "",
+      "- a\n- b\n",
+      "just a string\n",
+      "model: [1, 2]\nhardware: {}\ntopology: 5\ngpus: 1\ntraining: 3\nparallel: [tp]\n",
+      "model: {base: [x]}\n",
+      "model: {hf_config: {a: 1}}\n",
+      "model: {base: tiny-llama, hf_config: x.json}\n",
+      "model: tiny-llama\nhardware: test-gpu\ntopology: test-dgx\ngpus: 9223372036854775807\n"
+      "training: {seq_len: 1, global_batch: 1}\n"
+      "parallel: {tp: 9223372036854775807, pp: 9223372036854775807, cp: 4611686018427387904, "
+      "first_stage_layers: 9223372036854775807, last_stage_layers: 9223372036854775807}\n",
+      "model: {base: tiny-llama, hidden_size: 4611686018427387904, ffn_hidden_size: ~}\n",
+      "model: tiny-llama\nhardware: {base: test-gpu, gemm_table: nowhere.csv}\n",
+      "model: tiny-llama\nhardware: {base: test-gpu, gemm_table: [1, {dtype: bf17}]}\n",
+      "model: tiny-llama\nhardware: {base: test-gpu, matmul: {tile: [1]}}\n",
+      "parallel: {order: [tp, tp, dp, pp]}\n",
+      "a: &x [*x]\n",
+  };
+  for (const char* text : texts) {
+    Result<Scenario> s = BuildText(text);
+    EXPECT_FALSE(s.ok()) << text;
+    EXPECT_FALSE(s.status().diagnostics().empty()) << text;
+  }
+}
+
+}  // namespace
+}  // namespace shardsim

@@ -1,0 +1,124 @@
+// ScenarioDocument: parse once, override any key by its dotted path, build many times.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "sim/config/loader.h"
+#include "tests/config/test_util.h"
+
+namespace shardsim {
+namespace {
+
+using testing_util::TestLib;
+
+ScenarioDocument Good() {
+  TestLib();
+  Result<ScenarioDocument> doc = ScenarioDocument::Parse("tests/config/data/good.yaml");
+  EXPECT_TRUE(doc.ok()) << doc.status().ToString();
+  return *doc;
+}
+
+TEST(ScenarioDocumentTest, SetsScalarsByDottedPath) {
+  ScenarioDocument doc = Good();
+  ASSERT_TRUE(doc.Set("parallel.tp", "4").ok());
+  ASSERT_TRUE(doc.Set("parallel.dp", "2").ok());
+  ASSERT_TRUE(doc.Set("training.micro_batch", "1").ok());
+  Result<Scenario> s = doc.Build(TestLib());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->parallel.tp, 4);
+  EXPECT_EQ(s->parallel.dp, 2);
+  EXPECT_EQ(s->training.micro_batch, 1);
+  EXPECT_EQ(s->origins.Get("parallel.tp").loc.ToString(), "<set parallel.tp>:1:1");
+}
+
+TEST(ScenarioDocumentTest, ReplacesAReferenceWithAnInlineMapping) {
+  ScenarioDocument doc = Good();
+  ASSERT_TRUE(doc.Set("hardware", "{base: test-gpu, memory: {capacity: 96 GB}}").ok());
+  Result<Scenario> s = doc.Build(TestLib());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_DOUBLE_EQ(s->hardware.memory_capacity, 96e9);
+  EXPECT_DOUBLE_EQ(s->hardware.memory_bandwidth, 3.35e12);
+}
+
+TEST(ScenarioDocumentTest, RefiningANamedModelKeepsItAsBase) {
+  ScenarioDocument doc = Good();
+  ASSERT_TRUE(doc.Set("model.num_layers", "16").ok());
+  Result<Scenario> s = doc.Build(TestLib());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->model.num_layers, 16);
+  EXPECT_EQ(s->model.hidden_size, 512);
+  EXPECT_EQ(s->model.name, "tiny-llama");
+}
+
+TEST(ScenarioDocumentTest, UnknownKeysAreReportedAtTheOverride) {
+  ScenarioDocument doc = Good();
+  ASSERT_TRUE(doc.Set("parallel.tpp", "2").ok());
+  Result<Scenario> s = doc.Build(TestLib());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "<set parallel.tpp>:1:1: error: parallel.tpp: unknown key; did you mean 'tp'?\n"
+            "    2\n"
+            "    ^");
+}
+
+TEST(ScenarioDocumentTest, LayoutErrorsAfterAnOverridePointAtIt) {
+  ScenarioDocument doc = Good();
+  ASSERT_TRUE(doc.Set("parallel.tp", "3").ok());
+  Result<Scenario> s = doc.Build(TestLib());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  ASSERT_EQ(s.status().diagnostics().size(), 2u);  // gpus != dp*tp*pp*cp comes first
+  EXPECT_EQ(s.status().diagnostics()[1].ToString(),
+            "<set parallel.tp>:1:1: error: parallel.tp: 3 does not divide model.num_heads (8, "
+            "tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
+            "    3\n"
+            "    ^");
+}
+
+TEST(ScenarioDocumentTest, BadOverrides) {
+  ScenarioDocument doc = Good();
+  EXPECT_EQ(doc.Set("parallel.tp", "[1, 2").ToString(),
+            "<set parallel.tp>:1:1: error: YAML syntax error: end of sequence flow not found\n"
+            "    [1, 2\n"
+            "    ^");
+  EXPECT_EQ(doc.Set("gpus.x", "1").ToString(),
+            "tests/config/data/good.yaml:5:7: error: cannot set 'gpus.x': 'gpus' is \"64\", not "
+            "a mapping\n"
+            "    gpus: 64\n"
+            "          ^");
+  EXPECT_EQ(doc.Set("parallel..tp", "1").ToString(),
+            "error: 'parallel..tp' is not a dotted key path");
+}
+
+TEST(ScenarioDocumentTest, CopiesAreIndependent) {
+  ScenarioDocument a = Good();
+  ScenarioDocument b = a;
+  ASSERT_TRUE(b.Set("parallel.tp", "4").ok());
+  ASSERT_TRUE(b.Set("parallel.dp", "2").ok());
+  Result<Scenario> sa = a.Build(TestLib());
+  Result<Scenario> sb = b.Build(TestLib());
+  ASSERT_TRUE(sa.ok() && sb.ok());
+  EXPECT_EQ(sa->parallel.tp, 2);
+  EXPECT_EQ(sb->parallel.tp, 4);
+}
+
+TEST(ScenarioDocumentTest, BuildsConcurrentlyWithTheSameResult) {
+  const LoadOptions lib = TestLib();
+  const ScenarioDocument doc = Good();
+  std::vector<int64_t> layers(8, 0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    threads.emplace_back([&, i] {
+      ScenarioDocument mine = doc;  // shares the file cache
+      if (!mine.Set("model.num_layers", std::to_string(8 * (i + 1))).ok()) return;
+      Result<Scenario> s = mine.Build(lib);
+      if (s.ok()) layers[i] = s->model.num_layers;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < layers.size(); ++i) EXPECT_EQ(layers[i], static_cast<int64_t>(8 * (i + 1)));
+}
+
+}  // namespace
+}  // namespace shardsim

@@ -1,0 +1,145 @@
+// The layout arithmetic of ValidateScenario, each check located at the key to change.
+#include <gtest/gtest.h>
+
+#include "sim/config/loader.h"
+#include "tests/config/test_util.h"
+
+namespace shardsim {
+namespace {
+
+using testing_util::BuildText;
+using testing_util::Head;
+
+// tiny-llama: 8 layers, 8 heads, 2 kv heads, ffn 1536; seq 4096 by default here.
+Result<Scenario> Layout(const std::string& gpus, const std::string& parallel,
+                     const std::string& training = "{seq_len: 4096, global_batch: 256}",
+                     const std::string& model = "tiny-llama") {
+  return BuildText(Head(model) + "gpus: " + gpus + "\ntraining: " + training +
+                   "\nparallel: " + parallel + "\n");
+}
+
+// The first diagnostic's message, or "" when the scenario is valid.
+std::string First(const Result<Scenario>& s) {
+  return s.ok() ? "" : s.status().diagnostics().front().message;
+}
+
+TEST(ValidateTest, ValidLayoutsPass) {
+  EXPECT_EQ(First(Layout("64", "{dp: 4, tp: 2, pp: 4, cp: 2}")), "");
+  EXPECT_EQ(First(Layout("16", "{dp: 2, tp: 8}")), "");  // tp > kv heads: kv replicated
+  EXPECT_EQ(First(Layout("8", "{dp: 4, tp: 2, pp: 1}")), "");
+}
+
+TEST(ValidateTest, GpusMustEqualTheLayout) {
+  Result<Scenario> s = Layout("48", "{dp: 4, tp: 2, pp: 4}");
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(First(s), "gpus: 48 does not equal dp*tp*pp*cp = 4*2*4*1 = 32");
+  EXPECT_EQ(s.status().diagnostics().front().loc.ToString(), "tests/config/data/inline.yaml:4:7");
+}
+
+TEST(ValidateTest, DpIsDerivedWhenNotWritten) {
+  Result<Scenario> s = Layout("64", "{tp: 2, pp: 4}");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->parallel.dp, 8);
+  // Not a multiple: the remainder is reported at gpus.
+  EXPECT_EQ(First(Layout("36", "{tp: 2, pp: 4}")), "gpus: 36 does not equal dp*tp*pp*cp = 4*2*4*1 = 32");
+}
+
+TEST(ValidateTest, TpAndKvHeadsMustNest) {
+  // 8 heads, 2 kv heads: tp 4 is fine (kv replicated 2x), tp 8 too; a model with 6 kv heads and
+  // tp 4 is not.
+  EXPECT_EQ(First(Layout("4", "{tp: 4}")), "");
+  Result<Scenario> s = Layout("4", "{tp: 4}", "{seq_len: 4096, global_batch: 256}",
+                           "{base: tiny-llama, num_heads: 12, num_kv_heads: 6, head_dim: 64}");
+  EXPECT_EQ(First(s),
+            "parallel.tp: 4 and model.num_kv_heads (6, tests/config/data/inline.yaml:1:56) are "
+            "incompatible: one must divide the other");
+}
+
+TEST(ValidateTest, TpMustDivideTheFfn) {
+  Result<Scenario> s = Layout("2", "{tp: 2}", "{seq_len: 4096, global_batch: 256}",
+                           "{base: tiny-llama, ffn_hidden_size: 1537}");
+  EXPECT_EQ(First(s),
+            "parallel.tp: 2 does not divide model.ffn_hidden_size (1537, "
+            "tests/config/data/inline.yaml:1:44)");
+}
+
+TEST(ValidateTest, LayersSplitOverPipelineAndVirtualStages) {
+  EXPECT_EQ(First(Layout("3", "{pp: 3}")),
+            "parallel.pp: model.num_layers (8, tests/config/data/lib/models/tiny-llama.yaml:4:13) "
+            "is not divisible by pp*virtual_stages = 3*1 = 3");
+  EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: interleaved_1f1b, virtual_stages: 4}")),
+            "parallel.pp: model.num_layers (8, tests/config/data/lib/models/tiny-llama.yaml:4:13) "
+            "is not divisible by pp*virtual_stages = 4*4 = 16");
+}
+
+TEST(ValidateTest, UnevenFirstAndLastStages) {
+  // 8 layers over pp 3 with a 2-layer first stage: 6 left for 2 stages, 3 each.
+  EXPECT_EQ(First(Layout("3", "{pp: 3, first_stage_layers: 2}")), "");
+  EXPECT_EQ(First(Layout("3", "{pp: 3, first_stage_layers: 3}")),
+            "parallel.first_stage_layers: first_stage_layers 3 and last_stage_layers 0 leave 5 of "
+            "model.num_layers (8, tests/config/data/lib/models/tiny-llama.yaml:4:13) for 2 other "
+            "stages, which is not a whole positive number per stage");
+  EXPECT_EQ(First(Layout("2", "{pp: 2, first_stage_layers: 3, last_stage_layers: 5}")), "");
+  EXPECT_EQ(First(Layout("1", "{first_stage_layers: 3}")),
+            "parallel.first_stage_layers: an uneven first/last stage needs pp >= 2 (pp is 1)");
+}
+
+TEST(ValidateTest, GlobalBatchOverDpAndMicroBatch) {
+  EXPECT_EQ(First(Layout("8", "{dp: 8}", "{seq_len: 4096, global_batch: 100, micro_batch: 2}")),
+            "training.global_batch: 100 is not divisible by dp*micro_batch = 8*2 = 16");
+}
+
+TEST(ValidateTest, SequenceOverContextParallelism) {
+  EXPECT_EQ(First(Layout("2", "{cp: 2}", "{seq_len: 4098, global_batch: 256}")),
+            "training.seq_len: 4098 is not divisible by 2*cp = 4 (context parallelism cuts each "
+            "sequence into 2*cp chunks to balance causal attention)");
+  EXPECT_EQ(First(Layout("2", "{cp: 2}", "{seq_len: 4100, global_batch: 256}")), "");
+}
+
+TEST(ValidateTest, VirtualStagesOnlyWithInterleaving) {
+  EXPECT_EQ(First(Layout("2", "{pp: 2, virtual_stages: 2}")),
+            "parallel.virtual_stages: 2 needs schedule interleaved_1f1b (schedule is 1f1b)");
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: interleaved_1f1b}")),
+            "parallel.schedule: interleaved_1f1b needs virtual_stages >= 2 (virtual_stages is 1)");
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: interleaved_1f1b, virtual_stages: 2}")), "");
+}
+
+TEST(ValidateTest, ZeroStageRange) {
+  Result<Scenario> s = Layout("1", "{zero_stage: 4}");
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(First(s), "parallel.zero_stage: must be between 0 and 3, got 4");
+}
+
+TEST(ValidateTest, ExpertParallelism) {
+  EXPECT_EQ(First(Layout("8", "{dp: 8, ep: 2}")),
+            "parallel.ep: 2 needs a mixture-of-experts model (model tiny-llama has no moe block)");
+  EXPECT_EQ(First(Layout("8", "{dp: 8, ep: 4}", "{seq_len: 4096, global_batch: 256}", "tiny-moe")), "");
+  EXPECT_EQ(First(Layout("8", "{dp: 8, ep: 3}", "{seq_len: 4096, global_batch: 240}", "tiny-moe")),
+            "parallel.ep: 3 does not divide model.moe.num_experts (8, "
+            "tests/config/data/lib/models/tiny-moe.yaml:4:16)");
+  EXPECT_EQ(First(Layout("4", "{dp: 4, ep: 8}", "{seq_len: 4096, global_batch: 256}", "tiny-moe")),
+            "parallel.ep: 8 does not divide dp*cp = 4*1 = 4");
+}
+
+TEST(ValidateTest, LearnedPositionsBoundTheSequence) {
+  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 2048, global_batch: 8}", "tiny-gpt")),
+            "training.seq_len: 2048 exceeds model.max_seq_len (1024, "
+            "tests/config/data/lib/models/tiny-gpt.yaml:7:14), the rows of the learned position "
+            "table");
+  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 1024, global_batch: 8}", "tiny-gpt")), "");
+}
+
+TEST(ValidateTest, MicroBatchAtLeastOne) {
+  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 1024, global_batch: 8, micro_batch: 0}")),
+            "training.micro_batch: must be positive, got 0");
+}
+
+TEST(ValidateTest, ReportsEveryLayoutProblemAtOnce) {
+  Result<Scenario> s = Layout("100", "{dp: 3, tp: 3, pp: 3}", "{seq_len: 4096, global_batch: 256}");
+  ASSERT_FALSE(s.ok());
+  // gpus, tp | heads, tp | ffn? (1536 % 3 == 0: no), layers, batch.
+  EXPECT_EQ(s.status().diagnostics().size(), 4u) << s.status().ToString();
+}
+
+}  // namespace
+}  // namespace shardsim

@@ -1,0 +1,240 @@
+// Flows on shared links: closed-form transfer times under max-min fair sharing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "sim/engine/engine.h"
+
+namespace shardsim {
+namespace {
+
+SimTime Ps(int64_t ps) { return SimTime::FromPicos(ps); }
+const ResourceId kNoStream;
+
+// Picoseconds to move `bytes` at `rate` bytes/s, rounded up (a flow never finishes early).
+int64_t TransferPs(double bytes, double rate) {
+  return static_cast<int64_t>(std::ceil(bytes * 1e12 / rate));
+}
+
+TaskId Flow(Engine& e, double bytes, std::vector<ResourceId> links, SimTime latency = Ps(0),
+            double cap = 0.0) {
+  return e.AddFlow(kNoStream, Bytes(bytes), latency, links, 0, 0, BytesPerSec(cap));
+}
+
+// Alpha-beta: a flow alone takes latency + S/B. 1 GB over one NVLink-class link (450 GB/s) with
+// 1 us latency: 1e6 ps + 2,222,222,222.2 ps, rounded up.
+TEST(Flows, OneFlowAloneTakesLatencyPlusSizeOverBandwidth) {
+  Engine e;
+  const ResourceId link = e.AddLink("nvlink", BytesPerSec(450e9));
+  const TaskId f = Flow(e, 1e9, {link}, Ps(1'000'000));
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->end(f).picos(), 1'000'000 + 2'222'222'223);
+  EXPECT_EQ(r->end(f).picos(), 1'000'000 + TransferPs(1e9, 450e9));
+  EXPECT_EQ(r->LinkBusy(link).picos(), 2'222'222'223);
+  EXPECT_DOUBLE_EQ(r->LinkBytes(link).value(), 1e9);
+}
+
+// Round figures come out exact, to the picosecond: 1 MB at 100 GB/s is 10 us.
+TEST(Flows, RoundFiguresAreExact) {
+  Engine e;
+  const ResourceId link = e.AddLink("l", BytesPerSec(100e9));
+  const TaskId f = Flow(e, 1e6, {link});
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(f), Ps(10'000'000));
+}
+
+TEST(Flows, TwoEqualFlowsSharingALinkEachTakeTwiceAsLong) {
+  Engine e;
+  const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
+  const TaskId a = Flow(e, 1e6, {link});
+  const TaskId b = Flow(e, 1e6, {link});
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(a), Ps(2'000'000'000));  // 2S/B = 2 ms
+  EXPECT_EQ(r->end(b), Ps(2'000'000'000));
+  EXPECT_EQ(r->LinkBusy(link), Ps(2'000'000'000));
+}
+
+TEST(Flows, AFlowCrossingTwoLinksIsLimitedByTheSlower) {
+  Engine e;
+  const ResourceId fast = e.AddLink("fast", BytesPerSec(4e9));
+  const ResourceId slow = e.AddLink("slow", BytesPerSec(1e9));
+  const TaskId f = Flow(e, 1e6, {fast, slow});
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(f), Ps(1'000'000'000));
+  EXPECT_EQ(r->LinkBusy(fast), Ps(1'000'000'000));
+  EXPECT_DOUBLE_EQ(r->LinkBytes(fast).value(), 1e6);
+}
+
+// The two-link example of max_min_test (a on L0 = 1 GB/s, b on L0+L1, c on L1 = 2 GB/s), run
+// as 1 MB flows. Rates 0.5, 0.5, 1.5 GB/s: c ends first at 1e6/1.5e9 s; b stays limited by L0,
+// so a and b end at 2 ms.
+TEST(Flows, TextbookMaxMinThreeFlowsTwoLinks) {
+  Engine e;
+  const ResourceId l0 = e.AddLink("L0", BytesPerSec(1e9));
+  const ResourceId l1 = e.AddLink("L1", BytesPerSec(2e9));
+  const TaskId a = Flow(e, 1e6, {l0});
+  const TaskId b = Flow(e, 1e6, {l0, l1});
+  const TaskId c = Flow(e, 1e6, {l1});
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(c).picos(), TransferPs(1e6, 1.5e9));  // 666,666,667
+  EXPECT_EQ(r->end(a), Ps(2'000'000'000));
+  EXPECT_EQ(r->end(b), Ps(2'000'000'000));
+}
+
+// Piecewise rates: S and 3S share B; both at B/2 until the small one ends at 2S/B; the big one
+// then has 2S left alone at B: it ends at 4S/B. With S = 1 MB, B = 1 GB/s: 2 ms and 4 ms.
+TEST(Flows, AFinishingFlowReleasesBandwidth) {
+  Engine e;
+  const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
+  const TaskId small = Flow(e, 1e6, {link});
+  const TaskId big = Flow(e, 3e6, {link});
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(small), Ps(2'000'000'000));
+  EXPECT_EQ(r->end(big), Ps(4'000'000'000));
+}
+
+// Processor sharing with ten phases: flows of k MB (k = 1..10) share a 1 GB/s link from time
+// zero. Flow k ends when the k-th smallest is done: t_k = 1 ms x (10 + 9 + ... + (11 - k)), so the
+// last ends at 55 ms. Rates like 1/3 or 1/7 GB/s are not exact in binary, yet every end stays
+// within a picosecond or two of the fluid solution (measured: exact).
+TEST(Flows, ProcessorSharingStaysExactOverManyPhases) {
+  Engine e;
+  const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
+  std::vector<TaskId> flows;
+  for (int k = 1; k <= 10; ++k) {
+    flows.push_back(Flow(e, 1e6 * k, {link}));
+  }
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  int64_t expected = 0;
+  for (int k = 1; k <= 10; ++k) {
+    expected += int64_t{1'000'000'000} * (11 - k);
+    const int64_t got = r->end(flows[static_cast<size_t>(k - 1)]).picos();
+    EXPECT_GE(got, expected - 1) << "flow " << k;
+    EXPECT_LE(got, expected + 2) << "flow " << k;
+  }
+}
+
+// A late flow slows an earlier one: a (2S) alone for S/B moves S, then shares with b (S, which
+// waited S/B of latency): each has S left at B/2, both end at S/B + 2S/B = 3 ms.
+TEST(Flows, ALateFlowSlowsAnEarlierOne) {
+  Engine e;
+  const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
+  const TaskId a = Flow(e, 2e6, {link});
+  const TaskId b = Flow(e, 1e6, {link}, Ps(1'000'000'000));
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->start(b), Ps(0));  // its latency starts at once
+  EXPECT_EQ(r->end(a), Ps(3'000'000'000));
+  EXPECT_EQ(r->end(b), Ps(3'000'000'000));
+}
+
+TEST(Flows, RateCapIsHonored) {
+  Engine e;
+  const ResourceId link = e.AddLink("l", BytesPerSec(4e9));
+  const TaskId capped = Flow(e, 1e6, {link}, Ps(0), 1e9);  // alone it could run at 4 GB/s
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(capped), Ps(1'000'000'000));
+}
+
+// A capped flow leaves the rest of the link to the others: 1 + 3 GB/s on a 4 GB/s link.
+TEST(Flows, CappedFlowLeavesTheRestToOthers) {
+  Engine e;
+  const ResourceId link = e.AddLink("l", BytesPerSec(4e9));
+  const TaskId capped = Flow(e, 1e6, {link}, Ps(0), 1e9);
+  const TaskId free = Flow(e, 3e6, {link});
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(capped), Ps(1'000'000'000));
+  EXPECT_EQ(r->end(free), Ps(1'000'000'000));
+}
+
+TEST(Flows, FlowsWithoutLinks) {
+  Engine e;
+  const TaskId instant = Flow(e, 1e9, {}, Ps(25));     // no link, no cap: latency only
+  const TaskId capped = Flow(e, 1e6, {}, Ps(5), 1e9);  // its own cap: 5 ps + 1 ms
+  const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
+  const TaskId empty = Flow(e, 0.0, {link}, Ps(7));  // nothing to move: latency only
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(instant), Ps(25));
+  EXPECT_EQ(r->end(capped), Ps(5 + 1'000'000'000));
+  EXPECT_EQ(r->end(empty), Ps(7));
+  EXPECT_EQ(r->LinkBusy(link), Ps(0));
+}
+
+// A flow on a stream occupies it for its latency and its transfer; the next task waits.
+TEST(Flows, AFlowOnAStreamHoldsTheStream) {
+  Engine e;
+  const ResourceId s = e.AddStream("comm");
+  const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
+  const std::vector<ResourceId> links{link};
+  const TaskId f = e.AddFlow(s, Bytes(1e6), Ps(500), links, 0, 0);
+  const TaskId d = e.AddDelay(s, Ps(10), 0, 0);
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(f), Ps(500 + 1'000'000'000));
+  EXPECT_EQ(r->start(d), r->end(f));
+  EXPECT_EQ(e.kind(f), TaskKind::kFlow);
+  EXPECT_EQ(e.fixed_time(f), Ps(500));
+  EXPECT_DOUBLE_EQ(e.flow_bytes(f).value(), 1e6);
+  ASSERT_EQ(e.flow_links(f).size(), 1u);
+  EXPECT_EQ(e.flow_links(f)[0], link);
+  EXPECT_TRUE(e.flow_links(d).empty());
+  EXPECT_EQ(e.fixed_time(d), Ps(10));
+  EXPECT_EQ(r->StreamBusy(s), Ps(500 + 1'000'000'000 + 10));
+}
+
+// Link busy time counts only time with a transfer in progress; bytes add up over flows.
+TEST(Flows, LinkBusyTimeAndBytes) {
+  Engine e;
+  const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
+  const TaskId a = Flow(e, 1e6, {link});  // [0, 1 ms)
+  const TaskId gap = e.AddDelay(kNoStream, Ps(3'000'000'000), 0, 0);
+  const TaskId b = Flow(e, 2e6, {link});  // after gap: [3 ms, 5 ms)
+  e.AddDependency(gap, b);
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->end(a), Ps(1'000'000'000));
+  EXPECT_EQ(r->end(b), Ps(5'000'000'000));
+  EXPECT_EQ(r->LinkBusy(link), Ps(3'000'000'000));
+  EXPECT_DOUBLE_EQ(r->LinkBytes(link).value(), 3e6);
+}
+
+// Max-min sharing is not monotone in capacity: giving a link more bandwidth can lengthen the
+// step. x (1 s) gates d; a (1 GB on L1) gates c; c and d (1 GB each) share L2 (1 GB/s); e (5 s)
+// follows d. With L1 = 0.5 GB/s, a ends at 2 s: d has L2 alone over [1, 2) s, c follows over
+// [2, 3) s, e ends at 7 s. With L1 = 1 GB/s, a ends at 1 s, c and d share L2 from 1 s and both
+// end at 3 s, so e ends at 8 s. The engine is right to report this (it is what fair sharing
+// does); callers must not assume "more bandwidth never slows a step" for shared links.
+TEST(Flows, MoreCapacityCanLengthenTheMakespanUnderSharing) {
+  auto run = [](double l1_capacity) {
+    Engine e;
+    const ResourceId l1 = e.AddLink("L1", BytesPerSec(l1_capacity));
+    const ResourceId l2 = e.AddLink("L2", BytesPerSec(1e9));
+    const TaskId x = e.AddDelay(kNoStream, Ps(1'000'000'000'000), 0, 0);
+    const TaskId a = Flow(e, 1e9, {l1});
+    const TaskId c = Flow(e, 1e9, {l2});
+    const TaskId d = Flow(e, 1e9, {l2});
+    const TaskId after = e.AddDelay(kNoStream, Ps(5'000'000'000'000), 0, 0);
+    e.AddDependency(a, c);
+    e.AddDependency(x, d);
+    e.AddDependency(d, after);
+    auto r = e.Run();
+    EXPECT_TRUE(r.ok());
+    return r->makespan().picos();
+  };
+  EXPECT_EQ(run(0.5e9), 7'000'000'000'000);
+  EXPECT_EQ(run(1e9), 8'000'000'000'000);
+}
+
+}  // namespace
+}  // namespace shardsim

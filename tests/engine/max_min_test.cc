@@ -1,0 +1,167 @@
+#include "sim/engine/max_min.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace shardsim {
+namespace {
+
+struct Problem {
+  std::vector<double> capacity;
+  std::vector<int32_t> begin{0};
+  std::vector<int32_t> links;
+  std::vector<double> cap;
+
+  void AddFlow(std::vector<int32_t> path, double rate_cap = 0.0) {
+    links.insert(links.end(), path.begin(), path.end());
+    begin.push_back(static_cast<int32_t>(links.size()));
+    cap.push_back(rate_cap);
+  }
+  std::vector<double> Solve() const {
+    std::vector<double> rates(cap.size(), -1.0);
+    MaxMinSolver solver;
+    solver.Solve(capacity, begin, links, cap, rates);
+    return rates;
+  }
+};
+
+// S. Keshav, "An Engineering Approach to Computer Networking" (1997), pp. 215-217, example 1:
+// four sources demanding 2, 2.6, 4 and 5 share a resource of capacity 10; the max-min fair
+// allocation is 2, 2.6, 2.7, 2.7. Demands are rate caps on one link.
+TEST(MaxMin, KeshavSingleResourceExample) {
+  Problem p;
+  p.capacity = {10.0};
+  for (double demand : {2.0, 2.6, 4.0, 5.0}) {
+    p.AddFlow({0}, demand);
+  }
+  const std::vector<double> r = p.Solve();
+  EXPECT_DOUBLE_EQ(r[0], 2.0);
+  EXPECT_DOUBLE_EQ(r[1], 2.6);
+  EXPECT_DOUBLE_EQ(r[2], 2.7);
+  EXPECT_DOUBLE_EQ(r[3], 2.7);
+}
+
+// Three flows, two links: a on L0 (1 GB/s), b on L0 and L1, c on L1 (2 GB/s). L0 saturates first
+// at 0.5 GB/s each for a and b; c takes what b leaves of L1: 1.5 GB/s. (Derived by hand with the
+// progressive-filling rule; an equal split of L1 would waste 0.5 GB/s.)
+TEST(MaxMin, ThreeFlowsTwoLinks) {
+  Problem p;
+  p.capacity = {1e9, 2e9};
+  p.AddFlow({0});
+  p.AddFlow({0, 1});
+  p.AddFlow({1});
+  const std::vector<double> r = p.Solve();
+  EXPECT_DOUBLE_EQ(r[0], 0.5e9);
+  EXPECT_DOUBLE_EQ(r[1], 0.5e9);
+  EXPECT_DOUBLE_EQ(r[2], 1.5e9);
+}
+
+// The "parking lot": one long flow over n links, one short flow on each link. Every link carries
+// two flows, so every flow gets C/2.
+TEST(MaxMin, ParkingLot) {
+  Problem p;
+  const int n = 5;
+  p.capacity.assign(n, 4.0);
+  std::vector<int32_t> all;
+  all.reserve(n);
+  for (int32_t l = 0; l < n; ++l) {
+    all.push_back(l);
+  }
+  p.AddFlow(all);
+  for (int32_t l = 0; l < n; ++l) {
+    p.AddFlow({l});
+  }
+  for (double rate : p.Solve()) {
+    EXPECT_DOUBLE_EQ(rate, 2.0);
+  }
+}
+
+// A cap below the fair share frees capacity for the others; a flow with neither link nor cap is
+// unlimited; a capped flow with no link runs at its cap.
+TEST(MaxMin, CapsAndUnconstrainedFlows) {
+  Problem p;
+  p.capacity = {9.0};
+  p.AddFlow({0}, 1.0);
+  p.AddFlow({0});
+  p.AddFlow({0});
+  p.AddFlow({});
+  p.AddFlow({}, 3.5);
+  const std::vector<double> r = p.Solve();
+  EXPECT_DOUBLE_EQ(r[0], 1.0);
+  EXPECT_DOUBLE_EQ(r[1], 4.0);
+  EXPECT_DOUBLE_EQ(r[2], 4.0);
+  EXPECT_EQ(r[3], std::numeric_limits<double>::infinity());
+  EXPECT_DOUBLE_EQ(r[4], 3.5);
+}
+
+// A feasible allocation is max-min fair if and only if every flow has a bottleneck: a saturated
+// link on which no other flow has a larger rate (Bertsekas & Gallager, ch. 6), or its own cap.
+// Checked on random problems, which also checks feasibility.
+TEST(MaxMin, EveryFlowHasABottleneckOnRandomProblems) {
+  std::mt19937 rng(2024);
+  MaxMinSolver solver;  // reused across problems, as in the engine
+  for (int trial = 0; trial < 300; ++trial) {
+    Problem p;
+    const int num_links = 1 + static_cast<int>(rng() % 8);
+    for (int l = 0; l < num_links; ++l) {
+      p.capacity.push_back(1.0 + static_cast<double>(rng() % 100));
+    }
+    const int num_flows = 1 + static_cast<int>(rng() % 12);
+    for (int f = 0; f < num_flows; ++f) {
+      std::vector<int32_t> path;
+      for (int32_t l = 0; l < num_links; ++l) {
+        if (rng() % 3 == 0) {
+          path.push_back(l);
+        }
+      }
+      if (path.empty()) {
+        path.push_back(static_cast<int32_t>(rng() % static_cast<unsigned>(num_links)));
+      }
+      const double cap = rng() % 4 == 0 ? 0.5 + static_cast<double>(rng() % 30) : 0.0;
+      p.AddFlow(path, cap);
+    }
+    std::vector<double> r(p.cap.size());
+    solver.Solve(p.capacity, p.begin, p.links, p.cap, r);
+
+    std::vector<double> load(p.capacity.size(), 0.0);
+    for (size_t f = 0; f < p.cap.size(); ++f) {
+      ASSERT_GT(r[f], 0.0);
+      if (p.cap[f] > 0.0) {
+        ASSERT_LE(r[f], p.cap[f] * (1 + 1e-12));
+      }
+      for (int32_t k = p.begin[f]; k < p.begin[f + 1]; ++k) {
+        load[static_cast<size_t>(p.links[static_cast<size_t>(k)])] += r[f];
+      }
+    }
+    for (size_t l = 0; l < load.size(); ++l) {
+      ASSERT_LE(load[l], p.capacity[l] * (1 + 1e-12));
+    }
+    for (size_t f = 0; f < p.cap.size(); ++f) {
+      bool bottleneck = p.cap[f] > 0.0 && r[f] >= p.cap[f] * (1 - 1e-12);
+      for (int32_t k = p.begin[f]; k < p.begin[f + 1] && !bottleneck; ++k) {
+        const auto l = static_cast<size_t>(p.links[static_cast<size_t>(k)]);
+        if (load[l] < p.capacity[l] * (1 - 1e-12)) {
+          continue;  // not saturated
+        }
+        bool largest = true;
+        for (size_t g = 0; g < p.cap.size(); ++g) {
+          for (int32_t j = p.begin[g]; j < p.begin[g + 1]; ++j) {
+            if (static_cast<size_t>(p.links[static_cast<size_t>(j)]) == l &&
+                r[g] > r[f] * (1 + 1e-12)) {
+              largest = false;
+            }
+          }
+        }
+        bottleneck = largest;
+      }
+      ASSERT_TRUE(bottleneck) << "trial " << trial << " flow " << f;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shardsim
