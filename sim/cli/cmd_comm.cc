@@ -4,6 +4,7 @@
 //                 [--ranks-per-node 4] [--concurrent-groups 8] [--json]
 //   shardsim comm --topology dgx-h100 --gpus 8 --sizes 1KiB:8GiB[:2]   (nccl-tests' sweep table)
 //
+// --topology is a name in the library's topologies/ or a YAML path (sim/config's LoadTopology).
 // The group is every GPU (--gpus), or with --ranks-per-node R the first R GPUs of each of
 // gpus / R nodes (as `mpirun -npernode R`). algbw = S / t and busbw = algbw * factor as nccl-tests
 // defines them (doc/PERFORMANCE.md); GB/s = 1e9 bytes/s.
@@ -16,8 +17,8 @@
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/cli/commands.h"
-#include "sim/cli/comm_topologies.h"
 #include "sim/collective/collective.h"
+#include "sim/config/loader.h"
 #include "sim/report/text_table.h"
 #include "sim/topology/cluster.h"
 #include "sim/topology/group.h"
@@ -57,13 +58,14 @@ Result<double> ParseSize(const std::string& flag, const std::string& text) {
 Result<std::vector<double>> ParseSizes(const std::string& text) {
   const size_t a = text.find(':');
   if (a == std::string::npos) {
-    return Status::Invalid("--sizes: expected FROM:TO or FROM:TO:FACTOR, e.g. \"1KiB:8GiB\", got \"" +
-                           text + "\"");
+    return Status::Invalid(
+        "--sizes: expected FROM:TO or FROM:TO:FACTOR, e.g. \"1KiB:8GiB\", got \"" + text + "\"");
   }
   const size_t b = text.find(':', a + 1);
   Result<double> from = ParseSize("--sizes", text.substr(0, a));
   if (!from.ok()) return from.status();
-  Result<double> to = ParseSize("--sizes", text.substr(a + 1, b == std::string::npos ? b : b - a - 1));
+  Result<double> to =
+      ParseSize("--sizes", text.substr(a + 1, b == std::string::npos ? b : b - a - 1));
   if (!to.ok()) return to.status();
   double factor = 2.0;
   if (b != std::string::npos) {
@@ -116,12 +118,13 @@ std::string SingleText(const CommArgs& a, const TopologySpec& spec, CollectiveOp
   TextTable t({"", ""});
   t.SetLeftAligned({0, 1});
   t.AddRow({"algorithm", Name(c.algo)});
-  t.AddRow({"time", FormatSeconds(c.time) + " = " + FormatSeconds(c.latency_part) +
-                        " latency + " + FormatSeconds(c.bandwidth_part) + " bandwidth"});
+  t.AddRow({"time", FormatSeconds(c.time) + " = " + FormatSeconds(c.latency_part) + " latency + " +
+                        FormatSeconds(c.bandwidth_part) + " bandwidth"});
   t.AddRow({"algbw", FormatSig(c.algbw / 1e9, 5) + " GB/s"});
   t.AddRow({"busbw", FormatSig(c.busbw / 1e9, 5) + " GB/s"});
   t.AddRow({"bottleneck", c.bottleneck});
-  if (a.concurrent_groups > 1) t.AddRow({"concurrent", std::to_string(a.concurrent_groups) + " groups"});
+  if (a.concurrent_groups > 1)
+    t.AddRow({"concurrent", std::to_string(a.concurrent_groups) + " groups"});
   s += t.ToString();
   TextTable loads({"link class", "bytes/rank", "groups", "capacity", "share", "time"});
   for (const LinkLoad& l : c.loads) {
@@ -152,13 +155,14 @@ std::string SweepText(CollectiveOp op, const std::vector<double>& sizes,
 }
 
 Status RunComm(const CommArgs& a, const CliContext& ctx) {
-  Result<TopologySpec> spec = FindTopology(a.topology, ctx.library_dir);
+  Result<TopologySpec> spec = LoadTopology(a.topology, ctx.load_options());
   if (!spec.ok()) return spec.status();
   Result<CollectiveOp> op = ParseCollectiveOp(a.op);
   if (!op.ok()) return Status::Invalid("--op: " + op.status().message());
   Result<Algorithm> algo = ParseAlgorithm(a.algo);
   if (!algo.ok()) return Status::Invalid("--algo: " + algo.status().message());
-  if (a.gpus < 1) return Status::Invalid("--gpus must be at least 1, got " + std::to_string(a.gpus));
+  if (a.gpus < 1)
+    return Status::Invalid("--gpus must be at least 1, got " + std::to_string(a.gpus));
 
   // The cluster and the group: every GPU, or R per node on gpus / R nodes.
   const int64_t gpn = spec->gpus_per_node;
@@ -246,9 +250,11 @@ void AddCommCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--gpus", args->gpus, "GPUs in the group")->required();
   cmd->add_option("--op", args->op,
                   "all_reduce | reduce_scatter | all_gather | all_to_all | broadcast | send_recv");
-  auto* size = cmd->add_option("--size", args->size, "message size as nccl-tests counts it "
-                                                     "(default 1GiB)");
-  auto* sizes = cmd->add_option("--sizes", args->sizes, "size sweep FROM:TO[:FACTOR], e.g. 1KiB:8GiB");
+  auto* size = cmd->add_option("--size", args->size,
+                               "message size as nccl-tests counts it "
+                               "(default 1GiB)");
+  auto* sizes =
+      cmd->add_option("--sizes", args->sizes, "size sweep FROM:TO[:FACTOR], e.g. 1KiB:8GiB");
   size->excludes(sizes);
   cmd->add_option("--algo", args->algo,
                   "auto | ring | tree | hierarchical | nvls | nvls_tree | direct (default auto)");

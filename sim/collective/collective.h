@@ -35,7 +35,14 @@ namespace shardsim {
 
 class Cluster;
 
-enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
+enum class CollectiveOp {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kAllToAll,
+  kBroadcast,
+  kSendRecv
+};
 enum class Algorithm { kAuto, kRing, kTree, kHierarchical, kNvls, kNvlsTree, kDirect };
 
 // "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "send_recv".
@@ -62,13 +69,14 @@ struct CollectiveOptions {
 // between concurrent collectives (DP and PP traffic on the same NICs, ...).
 struct LinkLoad {
   LinkClass link_class = LinkClass::kNvlink;
-  double bytes_per_unit = 0.0;  // bytes across one unit (GPU port / node / leaf / pod), per direction
-  int64_t ranks_per_unit = 0;   // this group's ranks behind one unit
-  double bytes_per_rank = 0.0;  // bytes_per_unit / ranks_per_unit
-  int64_t groups_sharing = 1;   // groups of this kind loading the same unit at once
-  BytesPerSec capacity;         // achievable bandwidth of one unit (nominal * efficiency)
+  double bytes_per_unit =
+      0.0;  // bytes across one unit (GPU port / node / leaf / pod), per direction
+  int64_t ranks_per_unit = 0;       // this group's ranks behind one unit
+  double bytes_per_rank = 0.0;      // bytes_per_unit / ranks_per_unit
+  int64_t groups_sharing = 1;       // groups of this kind loading the same unit at once
+  BytesPerSec capacity;             // achievable bandwidth of one unit (nominal * efficiency)
   BytesPerSec effective_bandwidth;  // this group's share of it
-  Seconds time;                 // bytes_per_unit / effective_bandwidth
+  Seconds time;                     // bytes_per_unit / effective_bandwidth
 };
 
 struct CollectiveCost {

@@ -51,8 +51,8 @@ std::array<Share, kNumLinkClasses> Shares(const Cluster& cluster, const GroupSha
   auto domain = [&](LinkClass c, int64_t domain_nodes, int64_t group_nodes) {
     Share& d = out[static_cast<size_t>(c)];
     const int64_t active = std::min(domain_nodes, lv.nodes);
-    const int64_t fit = (lv.gpus_per_node * active) /
-                        std::max<int64_t>(1, s.ranks_per_node * group_nodes);
+    const int64_t fit =
+        (lv.gpus_per_node * active) / std::max<int64_t>(1, s.ranks_per_node * group_nodes);
     d.sharing = std::min(concurrent, std::max<int64_t>(1, fit));
     d.capacity = cluster.NominalBandwidth(c) * spec.inter_efficiency;
     d.effective = d.capacity / D(d.sharing);

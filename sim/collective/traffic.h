@@ -20,9 +20,9 @@ class Cluster;
 struct GroupShape;
 
 struct Phase {
-  double latency = 0.0;                          // seconds
-  std::array<double, kNumLinkClasses> bytes{};   // per unit of each class, per direction
-  bool nvls = false;                             // NVLink traffic at intra_node.nvls_efficiency
+  double latency = 0.0;                         // seconds
+  std::array<double, kNumLinkClasses> bytes{};  // per unit of each class, per direction
+  bool nvls = false;                            // NVLink traffic at intra_node.nvls_efficiency
 };
 
 struct Plan {

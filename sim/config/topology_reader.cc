@@ -1,5 +1,6 @@
 // Reading a topology document (topologies/<name>.yaml or inline).
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "sim/config/readers.h"
@@ -32,6 +33,9 @@ Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
   intra.Quantity("bandwidth", Dimension::kBandwidth, &t.intra_bandwidth, Need::kRequired);
   intra.Quantity("latency", Dimension::kTime, &t.intra_latency, Need::kOptional, true);
   intra.Fraction("efficiency", &t.intra_efficiency);
+  intra.Bool("nvls", &t.nvls);
+  intra.Fraction("nvls_efficiency", &t.nvls_efficiency);
+  intra.Quantity("nvls_latency", Dimension::kTime, &t.nvls_latency, Need::kOptional, true);
   intra.Finish();
 
   MapReader inter = r.Sub("inter_node");
@@ -43,16 +47,20 @@ Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
     inter.Quantity("latency", Dimension::kTime, &t.inter_latency, Need::kOptional, true);
     inter.Fraction("efficiency", &t.inter_efficiency);
     inter.Enum("fabric", &t.fabric, kFabrics);
-    double over = 0.0;
-    if (inter.Number("oversubscription", &over)) {
+    for (const auto& [key, field] : {std::pair<const char*, double*>{"oversubscription",
+                                                                      &t.oversubscription},
+                                     {"pod_oversubscription", &t.pod_oversubscription}}) {
+      double over = 0.0;
+      if (!inter.Number(key, &over)) continue;
       if (over >= 1.0) {
-        t.oversubscription = over;
+        *field = over;
       } else {
-        const ConfigNode& n = *inter.node()->Find("oversubscription");
-        inter.Error(n, "oversubscription", "must be at least 1 (1 = non-blocking), got " + n.text());
+        const ConfigNode& n = *inter.node()->Find(key);
+        inter.Error(n, key, "must be at least 1 (1 = non-blocking), got " + n.text());
       }
     }
     inter.PositiveInt("nodes_per_leaf", &t.nodes_per_leaf);
+    inter.NonNegativeInt("nodes_per_pod", &t.nodes_per_pod);
     inter.NonNegativeInt("max_nodes", &t.max_nodes);
     inter.Finish();
   }

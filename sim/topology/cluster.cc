@@ -11,11 +11,16 @@ namespace shardsim {
 
 const char* Name(LinkClass c) {
   switch (c) {
-    case LinkClass::kNvlink: return "nvlink (intra-node)";
-    case LinkClass::kPcie: return "pcie (gpu-nic)";
-    case LinkClass::kNic: return "nic (inter-node)";
-    case LinkClass::kLeafUplink: return "leaf uplink (spine)";
-    case LinkClass::kPodUplink: return "pod uplink (aggregation)";
+    case LinkClass::kNvlink:
+      return "nvlink (intra-node)";
+    case LinkClass::kPcie:
+      return "pcie (gpu-nic)";
+    case LinkClass::kNic:
+      return "nic (inter-node)";
+    case LinkClass::kLeafUplink:
+      return "leaf uplink (spine)";
+    case LinkClass::kPodUplink:
+      return "pod uplink (aggregation)";
   }
   return "?";
 }
@@ -74,9 +79,9 @@ Status CheckSpec(const TopologySpec& s) {
     if (s.nodes_per_leaf < 1) c.Fail("inter_node.nodes_per_leaf", "must be at least 1");
     if (s.nodes_per_pod < 0 ||
         (s.nodes_per_pod > 0 && s.nodes_per_leaf > 0 && s.nodes_per_pod % s.nodes_per_leaf != 0)) {
-      c.Fail("inter_node.nodes_per_pod",
-             "must be a multiple of nodes_per_leaf (" + std::to_string(s.nodes_per_leaf) +
-                 "), got " + std::to_string(s.nodes_per_pod));
+      c.Fail("inter_node.nodes_per_pod", "must be a multiple of nodes_per_leaf (" +
+                                             std::to_string(s.nodes_per_leaf) + "), got " +
+                                             std::to_string(s.nodes_per_pod));
     }
     if (s.max_nodes < 0) c.Fail("inter_node.max_nodes", "must not be negative");
   }
@@ -118,8 +123,8 @@ Result<Cluster> Cluster::Build(const TopologySpec& spec, int64_t gpus) {
   const bool one_switch = !spec.has_inter_node || spec.fabric == FabricKind::kNone;
   lv.nodes_per_leaf = one_switch ? nodes : spec.nodes_per_leaf;
   lv.leaves = CeilDiv(nodes, lv.nodes_per_leaf);
-  lv.nodes_per_pod = (one_switch || spec.nodes_per_pod == 0) ? lv.leaves * lv.nodes_per_leaf
-                                                             : spec.nodes_per_pod;
+  lv.nodes_per_pod =
+      (one_switch || spec.nodes_per_pod == 0) ? lv.leaves * lv.nodes_per_leaf : spec.nodes_per_pod;
   lv.pods = CeilDiv(nodes, lv.nodes_per_pod);
   return Cluster(spec, lv);
 }
@@ -127,9 +132,11 @@ Result<Cluster> Cluster::Build(const TopologySpec& spec, int64_t gpus) {
 double Cluster::NominalBandwidth(LinkClass c) const {
   const double k = static_cast<double>(spec_.nics_per_node);
   switch (c) {
-    case LinkClass::kNvlink: return spec_.intra_bandwidth;
+    case LinkClass::kNvlink:
+      return spec_.intra_bandwidth;
     case LinkClass::kPcie:
-    case LinkClass::kNic: return spec_.nic_bandwidth;
+    case LinkClass::kNic:
+      return spec_.nic_bandwidth;
     case LinkClass::kLeafUplink:
       return static_cast<double>(levels_.nodes_per_leaf) * k * spec_.nic_bandwidth /
              spec_.oversubscription;

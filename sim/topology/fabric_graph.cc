@@ -12,12 +12,18 @@ namespace shardsim {
 
 const char* Name(VertexKind k) {
   switch (k) {
-    case VertexKind::kGpu: return "gpu";
-    case VertexKind::kNvSwitch: return "nvswitch";
-    case VertexKind::kNic: return "nic";
-    case VertexKind::kLeaf: return "leaf";
-    case VertexKind::kSpine: return "spine";
-    case VertexKind::kCore: return "core";
+    case VertexKind::kGpu:
+      return "gpu";
+    case VertexKind::kNvSwitch:
+      return "nvswitch";
+    case VertexKind::kNic:
+      return "nic";
+    case VertexKind::kLeaf:
+      return "leaf";
+    case VertexKind::kSpine:
+      return "spine";
+    case VertexKind::kCore:
+      return "core";
   }
   return "?";
 }
@@ -63,8 +69,7 @@ int32_t I32(int64_t v) { return static_cast<int32_t>(v); }
 
 }  // namespace
 
-std::unique_ptr<FabricGraph> FabricGraph::Build(const TopologySpec& spec,
-                                                const ClusterLevels& lv) {
+std::unique_ptr<FabricGraph> FabricGraph::Build(const TopologySpec& spec, const ClusterLevels& lv) {
   auto impl = std::make_unique<FabricGraphImpl>();
   Builder b(impl.get());
   const int64_t gpn = lv.gpus_per_node;

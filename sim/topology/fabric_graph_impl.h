@@ -19,8 +19,8 @@ struct BoostEdge {
   int32_t link = 0;  // LinkId value
 };
 
-using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, BoostVertex,
-                                         BoostEdge>;
+using BoostGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, BoostVertex, BoostEdge>;
 
 struct FabricGraphImpl {
   BoostGraph graph;

@@ -57,12 +57,12 @@ class Group {
 // more of the group's ranks than others) the counts are the largest, so costs are conservative.
 struct GroupShape {
   int64_t ranks = 0;
-  int64_t ranks_per_node = 0;   // g: ranks of the group on one node
-  int64_t nodes = 0;            // N: nodes the group touches
-  int64_t nodes_per_leaf = 0;   // the group's nodes inside one leaf domain
-  int64_t leaves = 0;           // leaf domains touched
-  int64_t nodes_per_pod = 0;    // the group's nodes inside one pod
-  int64_t pods = 0;             // pods touched
+  int64_t ranks_per_node = 0;  // g: ranks of the group on one node
+  int64_t nodes = 0;           // N: nodes the group touches
+  int64_t nodes_per_leaf = 0;  // the group's nodes inside one leaf domain
+  int64_t leaves = 0;          // leaf domains touched
+  int64_t nodes_per_pod = 0;   // the group's nodes inside one pod
+  int64_t pods = 0;            // pods touched
   bool uniform = true;
 
   std::string ToString() const;  // "16 ranks: 8 per node on 2 nodes, 1 leaf domain, 1 pod"

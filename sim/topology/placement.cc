@@ -8,27 +8,35 @@
 namespace shardsim {
 namespace {
 
-constexpr std::array<ParallelDim, kNumParallelDims> kAllDims = {
-    ParallelDim::kTp, ParallelDim::kCp, ParallelDim::kDp, ParallelDim::kPp};
+constexpr std::array<ParallelDim, kNumParallelDims> kAllDims = {ParallelDim::kTp, ParallelDim::kCp,
+                                                                ParallelDim::kDp, ParallelDim::kPp};
 
 }  // namespace
 
 const char* Name(ParallelDim d) {
   switch (d) {
-    case ParallelDim::kTp: return "tp";
-    case ParallelDim::kCp: return "cp";
-    case ParallelDim::kDp: return "dp";
-    case ParallelDim::kPp: return "pp";
+    case ParallelDim::kTp:
+      return "tp";
+    case ParallelDim::kCp:
+      return "cp";
+    case ParallelDim::kDp:
+      return "dp";
+    case ParallelDim::kPp:
+      return "pp";
   }
   return "?";
 }
 
 int64_t& RankCoords::at(ParallelDim d) {
   switch (d) {
-    case ParallelDim::kTp: return tp;
-    case ParallelDim::kCp: return cp;
-    case ParallelDim::kDp: return dp;
-    case ParallelDim::kPp: return pp;
+    case ParallelDim::kTp:
+      return tp;
+    case ParallelDim::kCp:
+      return cp;
+    case ParallelDim::kDp:
+      return dp;
+    case ParallelDim::kPp:
+      return pp;
   }
   return tp;
 }

@@ -193,10 +193,9 @@ Result<Route> ShortestPathRoute(const Cluster& cluster, GpuId src, GpuId dst) {
   // Every link has its reverse, so hops from v to dst equal hops from dst to v.
   std::vector<int> dist(g.vertices.size(), -1);
   dist[static_cast<size_t>(dst.v)] = 0;
-  boost::breadth_first_search(
-      g.graph, static_cast<VertexDesc>(dst.v),
-      boost::visitor(boost::make_bfs_visitor(
-          boost::record_distances(dist.data(), boost::on_tree_edge()))));
+  boost::breadth_first_search(g.graph, static_cast<VertexDesc>(dst.v),
+                              boost::visitor(boost::make_bfs_visitor(
+                                  boost::record_distances(dist.data(), boost::on_tree_edge()))));
   const int hop_count = dist[static_cast<size_t>(src.v)];
   if (hop_count < 0) {
     return Status::Internal("no route from gpu " + std::to_string(src.v) + " to gpu " +

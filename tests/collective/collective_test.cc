@@ -74,8 +74,7 @@ TEST(ClosedForm, TwoRankSendReceive) {
   const Cluster c = Make(Uniform(8, 100e9, 8, 10e9), 16);
   const CollectiveCost intra = Cost(c, Range(0, 2), CollectiveOp::kSendRecv, kS);
   EXPECT_DOUBLE_EQ(intra.time.value(), kA + kS / 100e9);
-  const CollectiveCost inter =
-      Cost(c, *Group::Strided(3, {{2, 8}}), CollectiveOp::kSendRecv, kS);
+  const CollectiveCost inter = Cost(c, *Group::Strided(3, {{2, 8}}), CollectiveOp::kSendRecv, kS);
   EXPECT_DOUBLE_EQ(inter.time.value(), kAInter + kS / 10e9);
   EXPECT_EQ(inter.bottleneck, "nic (inter-node)");
   EXPECT_EQ(inter.algo, Algorithm::kDirect);
@@ -120,8 +119,7 @@ TEST(ClosedForm, HierarchicalAllReduce) {
   const CollectiveCost r =
       Cost(c, Range(0, 32), CollectiveOp::kAllReduce, kS, Algorithm::kHierarchical);
   // intra reduce-scatter + inter all-reduce of 8 rings of S/8 over 4 nodes + intra all-gather.
-  EXPECT_DOUBLE_EQ(r.bandwidth_part.value(),
-                   2 * (7.0 / 8 * kS / 100e9) + 2.0 * 3 / 4 * kS / 80e9);
+  EXPECT_DOUBLE_EQ(r.bandwidth_part.value(), 2 * (7.0 / 8 * kS / 100e9) + 2.0 * 3 / 4 * kS / 80e9);
   EXPECT_DOUBLE_EQ(r.latency_part.value(), 2 * 7 * kA + 2 * 3 * kAInter);
   const CollectiveCost rs =
       Cost(c, Range(0, 32), CollectiveOp::kReduceScatter, kS, Algorithm::kHierarchical);
@@ -155,8 +153,7 @@ TEST(Sharing, DoublingTheGroupsOnOneNicHalvesTheirBandwidth) {
   const Group dp = *Group::Strided(0, {{4, 8}});
   double previous = 0;
   for (int64_t groups : {1, 2, 4, 8}) {
-    const CollectiveCost r =
-        Cost(c, dp, CollectiveOp::kAllReduce, kS, Algorithm::kRing, groups);
+    const CollectiveCost r = Cost(c, dp, CollectiveOp::kAllReduce, kS, Algorithm::kRing, groups);
     ASSERT_EQ(r.loads.size(), 1u);
     const LinkLoad& nic = r.loads[0];
     EXPECT_EQ(nic.link_class, LinkClass::kNic);
@@ -171,17 +168,19 @@ TEST(Sharing, DoublingTheGroupsOnOneNicHalvesTheirBandwidth) {
 
 TEST(Sharing, EightNicsServeEightDpGroupsWithoutContention) {
   const Cluster c = Make(DgxH100(), 64);
-  Result<Placement> p = Placement::Make([] {
-    ParallelSpec s;
-    s.tp = 8;
-    s.dp = 8;
-    return s;
-  }(), 64);
+  Result<Placement> p = Placement::Make(
+      [] {
+        ParallelSpec s;
+        s.tp = 8;
+        s.dp = 8;
+        return s;
+      }(),
+      64);
   ASSERT_TRUE(p.ok());
   const Group dp = p->GroupOf(ParallelDim::kDp, RankCoords{});
   const CollectiveCost alone = Cost(c, dp, CollectiveOp::kAllReduce, kS, Algorithm::kRing, 1);
-  const CollectiveCost all = Cost(c, dp, CollectiveOp::kAllReduce, kS, Algorithm::kRing,
-                                  p->NumGroups(ParallelDim::kDp));
+  const CollectiveCost all =
+      Cost(c, dp, CollectiveOp::kAllReduce, kS, Algorithm::kRing, p->NumGroups(ParallelDim::kDp));
   EXPECT_DOUBLE_EQ(all.time.value(), alone.time.value());
   ASSERT_EQ(all.loads.size(), 1u);
   EXPECT_EQ(all.loads[0].groups_sharing, 8);
@@ -193,8 +192,8 @@ TEST(Sharing, EightNicsServeEightDpGroupsWithoutContention) {
 TEST(Sharing, GroupsInsideANodeDoNotShareTheNvSwitch) {
   const Cluster c = Make(DgxH100(), 64);
   const CollectiveCost alone = Cost(c, Range(0, 8), CollectiveOp::kAllReduce, kS);
-  const CollectiveCost all = Cost(c, Range(0, 8), CollectiveOp::kAllReduce, kS,
-                                  Algorithm::kAuto, 8);
+  const CollectiveCost all =
+      Cost(c, Range(0, 8), CollectiveOp::kAllReduce, kS, Algorithm::kAuto, 8);
   EXPECT_DOUBLE_EQ(all.time.value(), alone.time.value());
 }
 
@@ -214,9 +213,8 @@ TEST(Sharing, OversubscribedSpineSlowsAllToAllAcrossLeaves) {
   EXPECT_EQ(Cost(thin, Range(0, 64), CollectiveOp::kAllReduce, kS, Algorithm::kRing).bottleneck,
             "nic (inter-node)");
   const Cluster thinner = Make(Uniform(8, 100e9, 8, 10e9, 4, 8.0), 64);
-  EXPECT_EQ(
-      Cost(thinner, Range(0, 64), CollectiveOp::kAllReduce, kS, Algorithm::kRing).bottleneck,
-      "leaf uplink (spine)");
+  EXPECT_EQ(Cost(thinner, Range(0, 64), CollectiveOp::kAllReduce, kS, Algorithm::kRing).bottleneck,
+            "leaf uplink (spine)");
 }
 
 // ---------------------------------------------------------------- properties
@@ -294,8 +292,8 @@ TEST(Auto, ChoosesTheFastestCandidate) {
   const Cluster c = Make(DgxH100(), 64);
   for (double bytes : {1024.0, 1048576.0, kS}) {
     const CollectiveCost best = Cost(c, Range(0, 64), CollectiveOp::kAllReduce, bytes);
-    for (Algorithm a : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical,
-                        Algorithm::kNvlsTree}) {
+    for (Algorithm a :
+         {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kNvlsTree}) {
       EXPECT_LE(best.time.value(),
                 Cost(c, Range(0, 64), CollectiveOp::kAllReduce, bytes, a).time.value());
     }
@@ -306,8 +304,7 @@ TEST(Auto, ChoosesTheFastestCandidate) {
 
 TEST(Scale, FullClusterAllReduceOn16kGpusInClosedForm) {
   const Cluster c = Make(DgxH100(), 16384);
-  const CollectiveCost r =
-      Cost(c, Range(0, 16384), CollectiveOp::kAllReduce, kS, Algorithm::kRing);
+  const CollectiveCost r = Cost(c, Range(0, 16384), CollectiveOp::kAllReduce, kS, Algorithm::kRing);
   const double n = 16384;
   const double f = 2 * (n - 1) / n;
   // NICs: 8 x 50 GB/s x 0.94 per node; NVLink: 7/8 of the ring's bytes at 450 x 0.8.
@@ -324,38 +321,32 @@ TEST(Scale, FullClusterAllReduceOn16kGpusInClosedForm) {
 TEST(Errors, ClearMessages) {
   const Cluster a100 = Make(DgxA100(), 16);
   CollectiveOptions o;
-  EXPECT_EQ(CostCollective(a100, Range(0, 1), CollectiveOp::kAllReduce, Bytes(kS), o)
-                .status()
-                .message(),
-            "a collective needs at least 2 ranks; all_reduce was asked over 1");
-  EXPECT_EQ(CostCollective(a100, Range(0, 8), CollectiveOp::kAllReduce, Bytes(-1), o)
-                .status()
-                .message(),
-            "collective size must not be negative");
+  EXPECT_EQ(
+      CostCollective(a100, Range(0, 1), CollectiveOp::kAllReduce, Bytes(kS), o).status().message(),
+      "a collective needs at least 2 ranks; all_reduce was asked over 1");
+  EXPECT_EQ(
+      CostCollective(a100, Range(0, 8), CollectiveOp::kAllReduce, Bytes(-1), o).status().message(),
+      "collective size must not be negative");
   o.algorithm = Algorithm::kTree;
-  EXPECT_EQ(CostCollective(a100, Range(0, 8), CollectiveOp::kAllGather, Bytes(kS), o)
-                .status()
-                .message(),
-            "algorithm 'tree' does not apply to all_gather: NCCL's double binary tree is "
-            "all_reduce only");
+  EXPECT_EQ(
+      CostCollective(a100, Range(0, 8), CollectiveOp::kAllGather, Bytes(kS), o).status().message(),
+      "algorithm 'tree' does not apply to all_gather: NCCL's double binary tree is "
+      "all_reduce only");
   o.algorithm = Algorithm::kNvls;
-  EXPECT_EQ(CostCollective(a100, Range(0, 8), CollectiveOp::kAllReduce, Bytes(kS), o)
-                .status()
-                .message(),
-            "algorithm 'nvls' does not apply to all_reduce: topology 'dgx-a100' has no NVLink "
-            "SHARP switch (intra_node.nvls is false)");
+  EXPECT_EQ(
+      CostCollective(a100, Range(0, 8), CollectiveOp::kAllReduce, Bytes(kS), o).status().message(),
+      "algorithm 'nvls' does not apply to all_reduce: topology 'dgx-a100' has no NVLink "
+      "SHARP switch (intra_node.nvls is false)");
   o.algorithm = Algorithm::kRing;
-  EXPECT_EQ(CostCollective(a100, Range(0, 8), CollectiveOp::kAllToAll, Bytes(kS), o)
-                .status()
-                .message(),
-            "algorithm 'ring' does not apply to all_to_all: it runs as direct point-to-point "
-            "transfers (algorithm 'direct')");
+  EXPECT_EQ(
+      CostCollective(a100, Range(0, 8), CollectiveOp::kAllToAll, Bytes(kS), o).status().message(),
+      "algorithm 'ring' does not apply to all_to_all: it runs as direct point-to-point "
+      "transfers (algorithm 'direct')");
   o.algorithm = Algorithm::kAuto;
   o.concurrent_groups = 0;
-  EXPECT_EQ(CostCollective(a100, Range(0, 8), CollectiveOp::kAllReduce, Bytes(kS), o)
-                .status()
-                .message(),
-            "concurrent_groups must be at least 1, got 0");
+  EXPECT_EQ(
+      CostCollective(a100, Range(0, 8), CollectiveOp::kAllReduce, Bytes(kS), o).status().message(),
+      "concurrent_groups must be at least 1, got 0");
   EXPECT_EQ(ParseCollectiveOp("all_reduse").status().message(),
             "unknown collective 'all_reduse' (expected all_reduce, reduce_scatter, all_gather, "
             "all_to_all, broadcast, send_recv); did you mean 'all_reduce'?");

@@ -1,6 +1,7 @@
 // End-to-end tests of `shardsim comm`: output contract (DESIGN.md §4), nccl-tests table layout,
 // exit codes and error messages.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -8,9 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-#include <sys/wait.h>
 
-#include "sim/cli/comm_topologies.h"
+#include "sim/config/loader.h"
 #include "tests/topology/test_specs.h"
 
 namespace shardsim {
@@ -69,7 +69,8 @@ TEST(CommCli, SweepTableInNcclTestsLayout) {
   // 1 KiB, 2 KiB, ..., 1 MiB: 11 rows; the first row's columns.
   EXPECT_NE(r.out.find("\n        1024           256     float    none      -1"), std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("\n     1048576        262144     float    none      -1"), std::string::npos);
+  EXPECT_NE(r.out.find("\n     1048576        262144     float    none      -1"),
+            std::string::npos);
 }
 
 TEST(CommCli, SweepJsonHasOneResultPerSize) {
@@ -86,9 +87,6 @@ TEST(CommCli, BadInputExitsWithTwoAndSaysWhy) {
     const char* message;
   };
   const Case cases[] = {
-      {"comm --topology dgx-h10 --gpus 8",
-       "error: unknown topology 'dgx-h10' (known: dgx-a100, dgx-h100, hgx-h100-1node, dgx-h200, "
-       "llama3-roce, h800-deepseek, h100-fat-tree-2to1); did you mean 'dgx-h100'?"},
       {"comm --topology hgx-h100-1node --gpus 16",
        "error: topology 'hgx-h100-1node' is a single node of 8 GPUs (no inter_node block); 16 "
        "GPUs do not fit"},
@@ -105,6 +103,11 @@ TEST(CommCli, BadInputExitsWithTwoAndSaysWhy) {
       {"comm --topology dgx-h100 --gpus 8 --size 8G",
        "error: --size: \"8G\": unknown unit \"G\"; expected e.g. \"80 GiB\""},
   };
+  const CliRun unknown = Shardsim("comm --topology dgx-h10 --gpus 8");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_EQ(unknown.out, "error: topology: no topology named 'dgx-h10' in " +
+                             std::string(SHARDSIM_SOURCE_DIR) +
+                             "/topologies/; close names: dgx-h100, dgx-a100, dgx-h200\n");
   for (const Case& c : cases) {
     const CliRun r = Shardsim(c.args);
     EXPECT_EQ(r.code, 2) << c.args;
@@ -113,29 +116,32 @@ TEST(CommCli, BadInputExitsWithTwoAndSaysWhy) {
   EXPECT_EQ(Shardsim("comm --gpus 8").code, 2);
 }
 
-// The built-in list mirrors topologies/*.yaml until the YAML loader is merged.
-TEST(CommTopologies, BuiltinsMatchTheShippedFiles) {
-  std::set<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(SHARDSIM_SOURCE_DIR) +
-                                                           "/topologies")) {
-    if (e.path().extension() == ".yaml") files.insert(e.path().stem().string());
-  }
-  const std::vector<std::string> names = BuiltinTopologyNames();
-  EXPECT_EQ(files, std::set<std::string>(names.begin(), names.end()));
-  // And the test specs (tests/topology/test_specs.h) agree with the built-ins.
+// topologies/*.yaml load through sim/config to the specs the tests build in code.
+TEST(TopologyFiles, LoadToTheTestSpecs) {
+  LoadOptions options;
+  options.library_dirs = {SHARDSIM_SOURCE_DIR};
+  int files = 0;
   for (const TopologySpec& t :
        {testing::DgxA100(), testing::DgxH100(), testing::HgxH100OneNode(), testing::DgxH200(),
         testing::Llama3Roce(), testing::H800DeepSeek(), testing::H100FatTree2To1()}) {
-    Result<TopologySpec> b = FindTopology(t.name, "");
-    ASSERT_TRUE(b.ok()) << t.name;
+    Result<TopologySpec> b = LoadTopology(t.name, options);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    ++files;
+    EXPECT_EQ(b->name, t.name);
+    EXPECT_FALSE(b->source.empty()) << t.name;
+    EXPECT_EQ(b->gpus_per_node, t.gpus_per_node) << t.name;
     EXPECT_DOUBLE_EQ(b->intra_bandwidth, t.intra_bandwidth) << t.name;
+    EXPECT_DOUBLE_EQ(b->intra_latency, t.intra_latency) << t.name;
     EXPECT_DOUBLE_EQ(b->intra_efficiency, t.intra_efficiency) << t.name;
     EXPECT_EQ(b->nvls, t.nvls) << t.name;
     EXPECT_DOUBLE_EQ(b->nvls_efficiency, t.nvls_efficiency) << t.name;
+    EXPECT_DOUBLE_EQ(b->nvls_latency, t.nvls_latency) << t.name;
     EXPECT_EQ(b->has_inter_node, t.has_inter_node) << t.name;
     if (!t.has_inter_node) continue;
+    EXPECT_EQ(b->inter_kind, t.inter_kind) << t.name;
     EXPECT_DOUBLE_EQ(b->nic_bandwidth, t.nic_bandwidth) << t.name;
     EXPECT_EQ(b->nics_per_node, t.nics_per_node) << t.name;
+    EXPECT_DOUBLE_EQ(b->inter_latency, t.inter_latency) << t.name;
     EXPECT_DOUBLE_EQ(b->inter_efficiency, t.inter_efficiency) << t.name;
     EXPECT_EQ(b->fabric, t.fabric) << t.name;
     EXPECT_EQ(b->nodes_per_leaf, t.nodes_per_leaf) << t.name;
@@ -144,6 +150,28 @@ TEST(CommTopologies, BuiltinsMatchTheShippedFiles) {
     EXPECT_DOUBLE_EQ(b->pod_oversubscription, t.pod_oversubscription) << t.name;
     EXPECT_EQ(b->max_nodes, t.max_nodes) << t.name;
   }
+  // Every file of topologies/ is one of them.
+  int on_disk = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(SHARDSIM_SOURCE_DIR) + "/topologies")) {
+    if (e.path().extension() == ".yaml") ++on_disk;
+  }
+  EXPECT_EQ(on_disk, files);
+}
+
+// A bad value in a file is reported at its line by the loader and by Cluster::Build.
+TEST(TopologyFiles, ZeroBandwidthIsAnErrorAtTheKey) {
+  const std::string dir = ::testing::TempDir() + "/shardsim_topo";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/zero.yaml";
+  FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("name: zero\ngpus_per_node: 8\nintra_node:\n  bandwidth: 0 GB/s\n", f);
+  std::fclose(f);
+  const CliRun r = Shardsim("comm --topology " + path + " --gpus 8");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("zero.yaml:4:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bandwidth"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -52,29 +52,29 @@ std::vector<Row> Rows() {
        CollectiveOp::kAllReduce, 8 * kGiB, Algorithm::kAuto, Metric::kBusbw, 480.16});
   add({"H100 8-GPU all_reduce ring", "nccl-tests#212, nccl#1455 (~370)", DgxH100(), 8,
        CollectiveOp::kAllReduce, 4 * kGiB, Algorithm::kRing, Metric::kBusbw, 370});
-  add({"H100 2-GPU all_reduce ring", "nccl#1455 (365-370)", DgxH100(), 2,
-       CollectiveOp::kAllReduce, 4 * kGiB, Algorithm::kRing, Metric::kBusbw, 367.5});
-  for (const auto& [n, algbw] : std::vector<std::pair<int64_t, double>>{
-           {5, 258}, {6, 265}, {7, 270}, {8, 273}}) {
+  add({"H100 2-GPU all_reduce ring", "nccl#1455 (365-370)", DgxH100(), 2, CollectiveOp::kAllReduce,
+       4 * kGiB, Algorithm::kRing, Metric::kBusbw, 367.5});
+  for (const auto& [n, algbw] :
+       std::vector<std::pair<int64_t, double>>{{5, 258}, {6, 265}, {7, 270}, {8, 273}}) {
     add({"H100 " + std::to_string(n) + "-GPU NVLS algbw", "nccl#1455", DgxH100(), n,
          CollectiveOp::kAllReduce, 4 * kGiB, Algorithm::kNvls, Metric::kAlgbw, algbw});
   }
-  add({"H800 8-GPU all_reduce", "nccl#1374 (215 GB/s)", H800DeepSeek(), 8,
-       CollectiveOp::kAllReduce, 8 * kGiB, Algorithm::kAuto, Metric::kBusbw, 215});
+  add({"H800 8-GPU all_reduce", "nccl#1374 (215 GB/s)", H800DeepSeek(), 8, CollectiveOp::kAllReduce,
+       8 * kGiB, Algorithm::kAuto, Metric::kBusbw, 215});
   add({"H800 NVLink, ring busbw", "DeepSeek-V3 s3.2.2 (160 GB/s)", H800DeepSeek(), 8,
        CollectiveOp::kAllReduce, 8 * kGiB, Algorithm::kRing, Metric::kBusbw, 160});
   add({"H100 8-GPU all_reduce 8 B", "exemplar-performance nccl README (13.67 us)", DgxH100(), 8,
        CollectiveOp::kAllReduce, 8, Algorithm::kAuto, Metric::kTime, 13.67e-6});
   add({"DGX A100 multi-node all_reduce", "nccl#812 AddyLaddy (192 GB/s)", DgxA100(), 64,
        CollectiveOp::kAllReduce, 8 * kGiB, Algorithm::kAuto, Metric::kBusbw, 192});
-  add({"3x HGX A100 4xHDR all_reduce", "nccl-tests#119 (96.45 GB/s @131 MB)", HgxA100FourNics(),
-       24, CollectiveOp::kAllReduce, 131072008, Algorithm::kAuto, Metric::kBusbw, 96.45});
+  add({"3x HGX A100 4xHDR all_reduce", "nccl-tests#119 (96.45 GB/s @131 MB)", HgxA100FourNics(), 24,
+       CollectiveOp::kAllReduce, 131072008, Algorithm::kAuto, Metric::kBusbw, 96.45});
   add({"4x HGX H100 8xNDR all_reduce", "nccl-tests#309 (365.84 GB/s)", DgxH100(), 32,
        CollectiveOp::kAllReduce, 8 * kGiB, Algorithm::kAuto, Metric::kBusbw, 365.84});
   add({"2x HGX H100 8xNDR all_reduce", "nccl-tests#309 (470 GB/s)", DgxH100(), 16,
        CollectiveOp::kAllReduce, 8 * kGiB, Algorithm::kAuto, Metric::kBusbw, 470});
-  add({"A100 8-GPU sendrecv (ring shift)", "li-plus/playground cuda/nccl.md (195 GB/s)",
-       DgxA100(), 8, CollectiveOp::kSendRecv, kGiB, Algorithm::kAuto, Metric::kBusbw, 195,
+  add({"A100 8-GPU sendrecv (ring shift)", "li-plus/playground cuda/nccl.md (195 GB/s)", DgxA100(),
+       8, CollectiveOp::kSendRecv, kGiB, Algorithm::kAuto, Metric::kBusbw, 195,
        /*asserted=*/false});
   return rows;
 }
@@ -92,9 +92,15 @@ TEST(Validation, PublishedNcclTestsFigures) {
     ASSERT_TRUE(cost.ok()) << cost.status().ToString();
     double predicted = 0;
     switch (row.metric) {
-      case Metric::kBusbw: predicted = cost->busbw / 1e9; break;
-      case Metric::kAlgbw: predicted = cost->algbw / 1e9; break;
-      case Metric::kTime: predicted = cost->time.value(); break;
+      case Metric::kBusbw:
+        predicted = cost->busbw / 1e9;
+        break;
+      case Metric::kAlgbw:
+        predicted = cost->algbw / 1e9;
+        break;
+      case Metric::kTime:
+        predicted = cost->time.value();
+        break;
     }
     const double error = (predicted - row.published) / row.published;
     const double scale = row.metric == Metric::kTime ? 1e6 : 1.0;

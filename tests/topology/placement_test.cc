@@ -123,8 +123,8 @@ TEST(GroupShape, ClosedFormMatchesEnumeration) {
   ASSERT_TRUE(cluster.ok());
   const std::vector<std::vector<std::string>> orders = {
       {"tp", "cp", "dp", "pp"}, {"dp", "tp", "cp", "pp"}, {"pp", "dp", "cp", "tp"}};
-  const std::vector<std::array<int64_t, 4>> layouts = {
-      {4, 4, 4, 1}, {2, 8, 2, 2}, {16, 2, 2, 1}, {1, 2, 16, 2}, {64, 1, 1, 1}, {2, 2, 2, 8}};
+  const std::vector<std::array<int64_t, 4>> layouts = {{4, 4, 4, 1},  {2, 8, 2, 2},  {16, 2, 2, 1},
+                                                       {1, 2, 16, 2}, {64, 1, 1, 1}, {2, 2, 2, 8}};
   int checked = 0;
   for (const auto& order : orders) {
     for (const auto& l : layouts) {
@@ -132,7 +132,8 @@ TEST(GroupShape, ClosedFormMatchesEnumeration) {
       spec.order = order;
       Result<Placement> p = Placement::Make(spec, 64);
       ASSERT_TRUE(p.ok());
-      for (ParallelDim d : {ParallelDim::kTp, ParallelDim::kCp, ParallelDim::kDp, ParallelDim::kPp}) {
+      for (ParallelDim d :
+           {ParallelDim::kTp, ParallelDim::kCp, ParallelDim::kDp, ParallelDim::kPp}) {
         for (const Group& g : p->AllGroups(d)) {
           Result<GroupShape> fast = AnalyzeGroup(*cluster, g);
           Result<Group> listed = Group::Explicit(g.Members());
@@ -162,8 +163,7 @@ TEST(GroupShape, NonUniformGroupsUseTheLargestCounts) {
   EXPECT_EQ(s->ranks_per_node, 3);
   EXPECT_EQ(s->nodes, 2);
   EXPECT_FALSE(s->uniform);
-  EXPECT_EQ(s->ToString(),
-            "4 ranks: 3 per node on 2 nodes, 1 leaf domain, 1 pod (not uniform)");
+  EXPECT_EQ(s->ToString(), "4 ranks: 3 per node on 2 nodes, 1 leaf domain, 1 pod (not uniform)");
 }
 
 TEST(Group, Errors) {

@@ -36,7 +36,8 @@ TEST(Routing, InsideANodeThroughTheNvSwitch) {
   EXPECT_DOUBLE_EQ(r->latency, 1e-6);
   EXPECT_DOUBLE_EQ(r->bandwidth, 100e9);
   EXPECT_EQ(r->bottleneck, LinkClass::kNvlink);
-  EXPECT_EQ(r->ToString(), "gpu 1 -> gpu 6: 2 hops, 1 paths, 1.00 us, 100 GB/s (nvlink (intra-node))");
+  EXPECT_EQ(r->ToString(),
+            "gpu 1 -> gpu 6: 2 hops, 1 paths, 1.00 us, 100 GB/s (nvlink (intra-node))");
 }
 
 TEST(Routing, AcrossNodesUnderOneLeaf) {
