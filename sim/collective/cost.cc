@@ -75,7 +75,7 @@ struct Evaluation {
 Evaluation Evaluate(const Cluster& cluster, const GroupShape& s, const Plan& plan,
                     int64_t concurrent) {
   Evaluation e;
-  for (const Phase& phase : plan.phases) {
+  for (const TrafficPhase& phase : plan.phases) {
     const auto shares = Shares(cluster, s, concurrent, phase.nvls);
     double slowest = 0.0;
     size_t which = static_cast<size_t>(LinkClass::kNvlink);

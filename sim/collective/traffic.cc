@@ -39,9 +39,9 @@ struct Ctx {
 // node's NICs together carry factor * S). Inside a node of g ranks, g - 1 of every g ring edges
 // are NVLink when the ring also leaves the node. Latency, as NCCL's tuner models it
 // (src/graph/tuning.cc): (steps - inter_steps) * a_intra + inter_steps * a_inter.
-Phase RingPhase(const Ctx& c, double factor, int64_t steps, int64_t inter_steps) {
+TrafficPhase RingPhase(const Ctx& c, double factor, int64_t steps, int64_t inter_steps) {
   const GroupShape& s = c.s;
-  Phase p;
+  TrafficPhase p;
   const double moved = factor * c.size;
   if (s.ranks_per_node > 1) {
     p.bytes[kNv] = s.nodes > 1 ? moved * D(s.ranks_per_node - 1) / D(s.ranks_per_node) : moved;
@@ -60,9 +60,9 @@ Phase RingPhase(const Ctx& c, double factor, int64_t steps, int64_t inter_steps)
 // other: 2S per direction (NCCL's tuner: tree algbw = busbw / 2); with 2 nodes each sends only S.
 // An interior chain GPU sends S up and S down: 2S (S with 2 GPUs). Latency (tuning.cc):
 // 2 * ((g - 1) * a_intra + log2(N) * a_inter).
-Phase TreePhase(const Ctx& c) {
+TrafficPhase TreePhase(const Ctx& c) {
   const GroupShape& s = c.s;
-  Phase p;
+  TrafficPhase p;
   const int64_t g = s.ranks_per_node;
   if (g >= 3) p.bytes[kNv] = 2 * c.size;
   if (g == 2) p.bytes[kNv] = c.size;
@@ -77,8 +77,8 @@ Phase TreePhase(const Ctx& c) {
 
 // One intra-node ring step of the hierarchical algorithms: reduce-scatter or all-gather of S over
 // the g ranks of a node, (g - 1)/g * S per NVLink port, (g - 1) * a_intra.
-Phase IntraPhase(const Ctx& c) {
-  Phase p;
+TrafficPhase IntraPhase(const Ctx& c) {
+  TrafficPhase p;
   const int64_t g = c.s.ranks_per_node;
   p.bytes[kNv] = c.size * D(g - 1) / D(g);
   p.latency = D(g - 1) * c.a_intra();
@@ -89,9 +89,9 @@ Phase IntraPhase(const Ctx& c) {
 // nodes, each on S/g, running at once through the node's NICs: the node sends factor * S.
 // (Jia et al. 2018, "Highly scalable deep learning training system with mixed-precision",
 // arXiv 1807.11205, hierarchical all-reduce.)
-Phase InterPhase(const Ctx& c, double factor, int64_t steps) {
+TrafficPhase InterPhase(const Ctx& c, double factor, int64_t steps) {
   const GroupShape& s = c.s;
-  Phase p;
+  TrafficPhase p;
   p.bytes[kNic] = factor * c.size;
   if (s.leaves > 1) p.bytes[kLeaf] = factor * c.size;
   if (s.pods > 1) p.bytes[kPod] = factor * c.size;
@@ -104,8 +104,8 @@ Phase InterPhase(const Ctx& c, double factor, int64_t steps) {
 // receives S/n) and multicasts it with multimem.st (sends S/n, receives S from all): (n+1)/n * S
 // per direction, at intra_node.nvls_efficiency. Latency: intra_node.nvls_latency (NCCL's tuner
 // uses 23-25 us for NVLS on NVLink, src/graph/tuning.cc hwLat).
-Phase NvlsPhase(const Ctx& c) {
-  Phase p;
+TrafficPhase NvlsPhase(const Ctx& c) {
+  TrafficPhase p;
   const double n = D(c.s.ranks);
   p.bytes[kNv] = (n + 1) / n * c.size;
   p.nvls = true;
@@ -119,9 +119,9 @@ Phase NvlsPhase(const Ctx& c) {
 // nodes), pipelined: the slower of the two sets the rate (NCCL's tuner: NVLS-tree bandwidth =
 // min(intra, inter or inter / 2 beyond two nodes), src/graph/tuning.cc). Latency:
 // nvls_latency + 2 * log2(N) * a_inter (tuning.cc: intraLat + 2 * log2i(nNodes) * interLat).
-Phase NvlsTreePhase(const Ctx& c) {
+TrafficPhase NvlsTreePhase(const Ctx& c) {
   const GroupShape& s = c.s;
-  Phase p = TreePhase(c);
+  TrafficPhase p = TreePhase(c);
   const double g = D(s.ranks_per_node);
   p.bytes[kNv] = (g + 1) / g * c.size;
   p.nvls = true;
@@ -134,9 +134,9 @@ Phase NvlsTreePhase(const Ctx& c) {
 // alltoall size convention). NVLink carries the (g - 1) local slices; a node sends the slices of
 // its g ranks to the n - g remote ranks; a leaf domain (pod) those of its ranks to the ranks
 // outside it. Latency: one step of the farthest hop.
-Phase AllToAllPhase(const Ctx& c) {
+TrafficPhase AllToAllPhase(const Ctx& c) {
   const GroupShape& s = c.s;
-  Phase p;
+  TrafficPhase p;
   const double n = D(s.ranks);
   const double g = D(s.ranks_per_node);
   const double in_leaf = g * D(s.nodes_per_leaf);
@@ -152,9 +152,9 @@ Phase AllToAllPhase(const Ctx& c) {
 // Send/receive: every rank sends S to the next rank of the group (a shift; with 2 ranks, one
 // exchange, as nccl-tests' sendrecv_perf). t = a + S/B (Thakur, Rabenseifner & Gropp 2005,
 // "Optimization of collective communication operations in MPICH", IJHPCA 19(1)).
-Phase SendRecvPhase(const Ctx& c) {
+TrafficPhase SendRecvPhase(const Ctx& c) {
   const GroupShape& s = c.s;
-  Phase p;
+  TrafficPhase p;
   if (s.ranks_per_node > 1) p.bytes[kNv] = c.size;
   if (s.nodes > 1) p.bytes[kNic] = c.size;
   if (s.leaves > 1) p.bytes[kLeaf] = c.size;

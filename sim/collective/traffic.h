@@ -19,7 +19,7 @@ namespace shardsim {
 class Cluster;
 struct GroupShape;
 
-struct Phase {
+struct TrafficPhase {
   double latency = 0.0;                         // seconds
   std::array<double, kNumLinkClasses> bytes{};  // per unit of each class, per direction
   bool nvls = false;                            // NVLink traffic at intra_node.nvls_efficiency
@@ -27,7 +27,7 @@ struct Phase {
 
 struct Plan {
   Algorithm algo = Algorithm::kRing;
-  std::vector<Phase> phases;
+  std::vector<TrafficPhase> phases;
 };
 
 // The algorithms that exist for `op` on this cluster and group, in the order kAuto breaks ties.
