@@ -29,6 +29,7 @@ int RunCli(int argc, char** argv) {
                  "then the source tree)");
   AddBudgetCommand(app, ctx);
   AddCommCommand(app, ctx);
+  AddSimulateCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -32,6 +32,7 @@ int ReportStatus(const Status& s);
 
 void AddBudgetCommand(CLI::App& app, CliContext& ctx);
 void AddCommCommand(CLI::App& app, CliContext& ctx);
+void AddSimulateCommand(CLI::App& app, CliContext& ctx);
 
 }  // namespace shardsim
 

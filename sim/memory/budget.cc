@@ -39,13 +39,13 @@ ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_
   return s;
 }
 
-namespace {
-
-Bytes LayerActivations(const LayerOps& layer, Recompute r) {
+Bytes LayerActivationBytes(const LayerOps& layer, Recompute r) {
   if (r == Recompute::kFull) return layer.input_bytes;
   const OpTotals t = Sum(layer.ops);
   return r == Recompute::kSelective ? t.saved - t.saved_selective_dropped : t.saved;
 }
+
+namespace {
 
 struct ParamSplit {
   int64_t dense = 0;
@@ -112,7 +112,7 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
         p.dense += lp.dense;
         p.expert += lp.expert;
         largest_layer_params = std::max(largest_layer_params, lp.dense + lp.expert);
-        layer_acts += LayerActivations(layer, training.recompute);
+        layer_acts += LayerActivationBytes(layer, training.recompute);
         rebuilt = std::max(rebuilt, Sum(layer.ops).saved);
         has_moe = has_moe || layer.kind == "moe";
       }

@@ -1,0 +1,61 @@
+// `shardsim simulate SCENARIO [--json] [--trace FILE] [--explain] [--every-rank]`: one training
+// step through the discrete-event engine.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "sim/cli/commands.h"
+#include "sim/config/loader.h"
+#include "sim/program/simulate.h"
+#include "sim/report/step_report.h"
+
+namespace shardsim {
+
+void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string scenario;
+    std::string trace;
+    bool json = false;
+    bool explain = false;
+    bool every_rank = false;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "simulate", "simulate one training step: step time, tokens/s, MFU, memory, bottlenecks");
+  cmd->add_option("scenario", args->scenario, "scenario YAML file")->required();
+  cmd->add_flag("--json", args->json, "print JSON (DESIGN.md §4 keys)");
+  cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace of the step to FILE");
+  cmd->add_flag("--explain", args->explain, "also print the per-layer and per-op pricing");
+  cmd->add_flag("--every-rank", args->every_rank,
+                "simulate every (dp, cp, pp) rank instead of one representative pipeline");
+  cmd->callback([&ctx, args]() {
+    Result<Scenario> sc = LoadScenario(args->scenario, ctx.load_options());
+    if (!sc.ok()) {
+      ctx.exit_code = ReportStatus(sc.status());
+      return;
+    }
+    SimOptions opts;
+    opts.every_rank = args->every_rank;
+    Result<SimResult> r = Simulate(*sc, opts);
+    if (!r.ok()) {
+      ctx.exit_code = ReportStatus(r.status());
+      return;
+    }
+    if (!args->trace.empty()) {
+      std::ofstream out(args->trace, std::ios::binary);
+      out << ChromeTrace(*sc, *r);
+      if (!out.good()) {
+        ctx.exit_code = ReportStatus(Status::Invalid("--trace: cannot write '" + args->trace + "'"));
+        return;
+      }
+    }
+    std::string text = args->json ? SimulateJson(*sc, *r) : SimulateText(*sc, *r);
+    if (args->explain && !args->json) text += "\n" + ExplainStep(*sc, *r);
+    std::fputs(text.c_str(), stdout);
+    // Ran, but the layout does not fit in memory: exit 1 (DESIGN.md §4).
+    ctx.exit_code = r->fits ? 0 : 1;
+  });
+}
+
+}  // namespace shardsim

@@ -1,0 +1,112 @@
+#include "sim/parallel/layout.h"
+
+#include <utility>
+#include <vector>
+
+namespace shardsim {
+
+const char* Name(CommGroup g) {
+  switch (g) {
+    case CommGroup::kTp: return "tp";
+    case CommGroup::kCp: return "cp";
+    case CommGroup::kGrad: return "dp";
+    case CommGroup::kPp: return "pp";
+    case CommGroup::kEp: return "ep";
+    case CommGroup::kExpertGrad: return "expert_dp";
+    case CommGroup::kEmbedding: return "embedding";
+  }
+  return "?";
+}
+
+Result<Layout> Layout::Make(const Scenario& sc) {
+  Result<Cluster> cluster = Cluster::Build(sc.topology, sc.gpus);
+  if (!cluster.ok()) return cluster.status();
+  Result<Placement> placement = Placement::Make(sc.parallel, sc.gpus);
+  if (!placement.ok()) return placement.status();
+  return Layout(std::move(*cluster), std::move(*placement), sc.parallel);
+}
+
+int64_t Layout::GroupSize(CommGroup g) const {
+  const ParallelSpec& p = parallel_;
+  switch (g) {
+    case CommGroup::kTp: return p.tp;
+    case CommGroup::kCp: return p.cp > 1 ? 2 : 1;
+    case CommGroup::kGrad: return p.dp * p.cp;
+    case CommGroup::kPp: return p.pp > 1 ? 2 : 1;
+    case CommGroup::kEp: return p.ep;
+    case CommGroup::kExpertGrad: return p.dp * p.cp / p.ep;
+    case CommGroup::kEmbedding: return p.pp > 1 ? 2 : 1;
+  }
+  return 1;
+}
+
+int64_t Layout::Concurrent(CommGroup g) const {
+  const int64_t world = placement_.world();
+  const int64_t size = GroupSize(g);
+  // Pairs (cp ring, pp neighbours, embedding): every rank sends at the same time.
+  if (g == CommGroup::kCp || g == CommGroup::kPp) return std::max<int64_t>(1, world / 2);
+  if (g == CommGroup::kEmbedding) return std::max<int64_t>(1, world / parallel_.pp);
+  return std::max<int64_t>(1, world / std::max<int64_t>(1, size));
+}
+
+Result<Group> Layout::GroupAt(CommGroup g, const RankCoords& at) const {
+  const Placement& pl = placement_;
+  auto pair = [&](ParallelDim d, int64_t other) -> Result<Group> {
+    RankCoords b = at;
+    b.at(d) = other;
+    return Group::Explicit({pl.GpuOf(at), pl.GpuOf(b)});
+  };
+  switch (g) {
+    case CommGroup::kTp:
+      return pl.GroupOf(ParallelDim::kTp, at);
+    case CommGroup::kCp:
+      return pair(ParallelDim::kCp, (at.cp + 1) % pl.Size(ParallelDim::kCp));
+    case CommGroup::kGrad:
+      return pl.GroupOf(std::vector<ParallelDim>{ParallelDim::kDp, ParallelDim::kCp}, at);
+    case CommGroup::kPp:
+      return pair(ParallelDim::kPp, (at.pp + 1) % pl.Size(ParallelDim::kPp));
+    case CommGroup::kEmbedding:
+      return pair(ParallelDim::kPp, at.pp == 0 ? pl.Size(ParallelDim::kPp) - 1 : 0);
+    case CommGroup::kEp:
+    case CommGroup::kExpertGrad: {
+      // Expert-parallel groups are ep consecutive data-parallel ranks (then context-parallel
+      // ones when ep > dp); ranks with the same experts are ep apart.
+      const int64_t dp = pl.Size(ParallelDim::kDp);
+      const int64_t cp = pl.Size(ParallelDim::kCp);
+      const int64_t ep = parallel_.ep;
+      const int64_t sd = pl.Stride(ParallelDim::kDp);
+      const int64_t sc = pl.Stride(ParallelDim::kCp);
+      // Flatten (dp, cp) as dp-fastest index j = dp + cp*dp_size.
+      const int64_t j = at.dp + at.cp * dp;
+      RankCoords base = at;
+      base.dp = 0;
+      base.cp = 0;
+      const int64_t origin = pl.GpuOf(base).v;
+      std::vector<GpuId> members;
+      if (g == CommGroup::kEp) {
+        const int64_t first = (j / ep) * ep;
+        for (int64_t i = 0; i < ep; ++i) {
+          const int64_t k = first + i;
+          members.push_back(GpuId(static_cast<int32_t>(origin + (k % dp) * sd + (k / dp) * sc)));
+        }
+      } else {
+        for (int64_t k = j % ep; k < dp * cp; k += ep) {
+          members.push_back(GpuId(static_cast<int32_t>(origin + (k % dp) * sd + (k / dp) * sc)));
+        }
+      }
+      return Group::Explicit(std::move(members));
+    }
+  }
+  return Status::Internal("unknown communication group");
+}
+
+Result<CollectiveCost> Layout::Cost(CommGroup g, CollectiveOp op, Bytes size,
+                                    const RankCoords& at) const {
+  Result<Group> group = GroupAt(g, at);
+  if (!group.ok()) return group.status();
+  CollectiveOptions opts;
+  opts.concurrent_groups = Concurrent(g);
+  return CostCollective(cluster_, *group, op, size, opts);
+}
+
+}  // namespace shardsim

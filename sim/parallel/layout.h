@@ -1,0 +1,66 @@
+// Where a scenario's ranks sit on its cluster, and what their collectives cost.
+//
+// A Layout joins the cluster (sim/topology/cluster.h) and the placement of the (dp, tp, pp, cp)
+// ranks on its GPUs (sim/topology/placement.h, TP innermost by default), and names the groups
+// the training step communicates in: the TP group, the CP ring neighbours, the gradient group
+// (dp x cp: Megatron-LM reduces gradients over data and context parallel ranks), the PP
+// neighbours, the expert-parallel group (ep consecutive data-parallel ranks, Megatron-Core MoE)
+// and the expert-data-parallel group that reduces expert gradients. Every group of a kind runs
+// its collective at the same time as the others of its kind (a step is symmetric across
+// replicas), so costs are taken with that many groups sharing NICs and uplinks.
+#ifndef SHARDSIM_PARALLEL_LAYOUT_H_
+#define SHARDSIM_PARALLEL_LAYOUT_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "sim/base/status.h"
+#include "sim/collective/collective.h"
+#include "sim/config/spec.h"
+#include "sim/topology/cluster.h"
+#include "sim/topology/placement.h"
+
+namespace shardsim {
+
+enum class CommGroup {
+  kTp,         // tensor-parallel group
+  kCp,         // a rank and its next context-parallel neighbour (ring attention)
+  kGrad,       // data x context parallel ranks: gradient reduction, ZeRO sharding
+  kPp,         // a pipeline rank and the next one (activations forward, gradients back)
+  kEp,         // expert-parallel group (all-to-all dispatch and combine)
+  kExpertGrad, // ranks holding the same experts: expert gradient reduction
+  kEmbedding,  // first and last pipeline rank: tied-embedding gradient all-reduce
+};
+inline constexpr int kNumCommGroups = 7;
+const char* Name(CommGroup g);  // "tp", "cp", "dp", "pp", "ep", "expert_dp", "embedding"
+
+class Layout {
+ public:
+  // Errors: the cluster cannot hold `gpus` (sim/topology), the placement does not match it.
+  static Result<Layout> Make(const Scenario& scenario);
+
+  const Cluster& cluster() const { return cluster_; }
+  const Placement& placement() const { return placement_; }
+  const ParallelSpec& parallel() const { return parallel_; }
+
+  // Ranks in group `g` (1: the layout needs no such communication).
+  int64_t GroupSize(CommGroup g) const;
+  // The GPUs of group `g` seen from the rank at `at`. Precondition: GroupSize(g) > 1.
+  Result<Group> GroupAt(CommGroup g, const RankCoords& at) const;
+  // Groups of kind `g` that run at once across the cluster.
+  int64_t Concurrent(CommGroup g) const;
+  // Cost of `op` over `size` bytes (nccl-tests' convention) in the group `g` of the rank at `at`.
+  Result<CollectiveCost> Cost(CommGroup g, CollectiveOp op, Bytes size, const RankCoords& at) const;
+
+ private:
+  Layout(Cluster cluster, Placement placement, ParallelSpec parallel)
+      : cluster_(std::move(cluster)), placement_(std::move(placement)), parallel_(std::move(parallel)) {}
+
+  Cluster cluster_;
+  Placement placement_;
+  ParallelSpec parallel_;
+};
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_PARALLEL_LAYOUT_H_

@@ -1,0 +1,213 @@
+#include "sim/program/simulate.h"
+
+#include <algorithm>
+#include <map>
+
+#include "sim/hardware/op_cost.h"
+#include "sim/model/op_graph.h"
+#include "sim/parallel/layout.h"
+
+namespace shardsim {
+namespace {
+
+// Walks the critical path, attributing each stretch to what it was: the reference device's own
+// compute (split by the parts its tasks are made of), another rank's compute (pipeline bubble),
+// or a transfer (by its kind).
+Breakdown Attribute(const StepProgram& prog, const RunResult& run, int32_t reference,
+                    std::map<LinkClass, Seconds>& by_link) {
+  Breakdown b;
+  for (const CriticalStep& step : run.critical_path()) {
+    const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(step.task))];
+    const Seconds d = (step.end - step.start).seconds();
+    switch (t.category) {
+      case TaskCategory::kForward:
+      case TaskCategory::kBackward: {
+        if (t.device != reference) {
+          b.bubble += d;
+          break;
+        }
+        const double total = t.parts.total().value();
+        const double f = total > 0.0 ? d.value() / total : 0.0;
+        b.compute += (t.parts.compute - t.recompute) * f;
+        b.recompute += t.recompute * f;
+        b.tp += t.parts.tp * f;
+        b.cp += t.parts.cp * f;
+        b.ep += t.parts.ep * f;
+        break;
+      }
+      case TaskCategory::kOptimizer:
+        b.optimizer += d;
+        break;
+      case TaskCategory::kPpSend:
+        b.pp += d;
+        by_link[t.link] += d;
+        break;
+      case TaskCategory::kGradReduce:
+      case TaskCategory::kEmbeddingSync:
+        b.dp += d;
+        by_link[t.link] += d;
+        break;
+      case TaskCategory::kParamGather:
+      case TaskCategory::kZero3Gather:
+        b.gather += d;
+        by_link[t.link] += d;
+        break;
+      case TaskCategory::kJoin:
+        break;
+    }
+  }
+  return b;
+}
+
+void Stats(const StepProgram& prog, const RunResult& run, SimResult& r) {
+  r.devices.resize(prog.devices.size());
+  std::vector<std::vector<std::pair<int64_t, double>>> deltas(prog.devices.size());
+  for (size_t i = 0; i < prog.devices.size(); ++i) {
+    r.devices[i].device = prog.devices[i].index;
+    r.devices[i].coords = prog.devices[i].coords;
+    r.devices[i].busy = run.StreamBusy(prog.devices[i].compute).seconds();
+  }
+  for (int32_t t = 0; t < run.num_tasks(); ++t) {
+    const TaskId id(t);
+    const TaskInfo& info = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
+    if (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward) continue;
+    DeviceStats& d = r.devices[static_cast<size_t>(info.device)];
+    if (info.category == TaskCategory::kBackward) {
+      d.last_backward_end = std::max(d.last_backward_end, run.end(id).seconds());
+    }
+    if (info.activation_delta.value() != 0.0) {
+      deltas[static_cast<size_t>(info.device)].push_back({run.end(id).picos(), info.activation_delta.value()});
+    }
+  }
+  for (size_t i = 0; i < deltas.size(); ++i) {
+    auto& ev = deltas[i];
+    // Frees before allocations at the same instant: a backward ending as a forward ends.
+    std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second < b.second;
+    });
+    double live = 0.0, peak = 0.0;
+    DeviceStats& d = r.devices[i];
+    d.activation_timeline.push_back({0.0, 0.0});
+    for (const auto& [ps, delta] : ev) {
+      live += delta;
+      peak = std::max(peak, live);
+      d.activation_timeline.push_back({static_cast<double>(ps) * 1e-12, live});
+    }
+    d.peak_activations = Bytes(peak);
+  }
+}
+
+std::string CollectiveName(const char* group, bool sp) {
+  return std::string(group) + (sp ? " all_gather+reduce_scatter" : " all_reduce");
+}
+
+}  // namespace
+
+Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
+  Result<OpGraph> graph = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
+  if (!graph.ok()) return graph.status();
+  Result<Layout> layout = Layout::Make(sc);
+  if (!layout.ok()) return layout.status();
+  const OpCostModel hw(sc.hardware);
+  Result<StepCosts> costs = PriceStep(sc, *graph, *layout, hw);
+  if (!costs.ok()) return costs.status();
+  Result<MemoryBudget> memory = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  if (!memory.ok()) return memory.status();
+  Result<FlopsSummary> flops = SummarizeFlops(sc.model, sc.training);
+  if (!flops.ok()) return flops.status();
+  ProgramOptions po;
+  po.every_rank = options.every_rank;
+  Result<StepProgram> prog = BuildStepProgram(sc, *graph, *layout, *costs, hw, *memory, po);
+  if (!prog.ok()) return prog.status();
+  auto program = std::make_shared<StepProgram>(std::move(*prog));
+  Result<RunResult> run = program->engine.Run();
+  if (!run.ok()) return run.status();
+  auto result = std::make_shared<RunResult>(std::move(*run));
+
+  SimResult r;
+  r.costs = std::move(*costs);
+  r.memory = std::move(*memory);
+  r.flops = *flops;
+  r.tasks = program->engine.num_tasks();
+  r.step_time = result->makespan().seconds();
+  const double t = r.step_time.value();
+  const double gpus = static_cast<double>(sc.gpus);
+  r.tokens_per_step = static_cast<double>(r.flops.tokens_per_step);
+  r.tokens_per_s = t > 0.0 ? r.tokens_per_step / t : 0.0;
+  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+  r.tflops_per_gpu = t > 0.0 ? r.flops.model_per_step / t / gpus / kTera : 0.0;
+  const auto peak = sc.hardware.peak_flops.find(sc.training.precision);
+  r.peak_flops_per_gpu = peak != sc.hardware.peak_flops.end() ? peak->second : 0.0;
+  if (r.peak_flops_per_gpu > 0.0 && t > 0.0) {
+    r.mfu = r.flops.model_per_step / t / gpus / r.peak_flops_per_gpu;
+    r.hfu = r.flops.hardware_per_step / t / gpus / r.peak_flops_per_gpu;
+  }
+
+  Stats(*program, *result, r);
+  for (const DeviceStats& d : r.devices) {
+    if (d.busy > r.devices[static_cast<size_t>(r.reference_device)].busy) r.reference_device = d.device;
+    if (d.busy.value() > 0.0) {
+      r.bubble_fraction = std::max(r.bubble_fraction, (d.last_backward_end - d.busy).value() / d.busy.value());
+    }
+  }
+  // Memory at the simulated peak: the closed-form stage budget with its activations replaced by
+  // the live activations at their peak on the timeline.
+  for (DeviceStats& d : r.devices) {
+    const StageMemory& s = r.memory.stages[static_cast<size_t>(d.coords.pp)];
+    const Bytes allocated = s.model_states() + s.zero3_buffers + d.peak_activations +
+                            s.recompute_buffer + s.loss_buffers + s.moe_buffers;
+    d.peak_memory = allocated + s.cuda_context + s.comm_buffers +
+                    allocated * sc.hardware.reserve_fragmentation;
+    if (d.peak_memory > r.peak_memory) {
+      r.peak_memory = d.peak_memory;
+      r.worst_device = d.device;
+    }
+  }
+  r.fits = r.peak_memory.value() <= sc.hardware.memory_capacity;
+
+  std::map<LinkClass, Seconds> by_link;
+  r.breakdown = Attribute(*program, *result, r.reference_device, by_link);
+  // In-layer communication: the link class its group's collective is bound by.
+  const RankCoords at{};
+  const Bytes probe(1e8);
+  auto link_of = [&](CommGroup g, CollectiveOp op) {
+    Result<CollectiveCost> c = layout->Cost(g, op, probe, at);
+    return c.ok() ? c->bottleneck_class : LinkClass::kNvlink;
+  };
+  if (r.breakdown.tp.value() > 0) by_link[link_of(CommGroup::kTp, CollectiveOp::kAllReduce)] += r.breakdown.tp;
+  if (r.breakdown.cp.value() > 0) by_link[link_of(CommGroup::kCp, CollectiveOp::kSendRecv)] += r.breakdown.cp;
+  if (r.breakdown.ep.value() > 0) by_link[link_of(CommGroup::kEp, CollectiveOp::kAllToAll)] += r.breakdown.ep;
+  for (const auto& [cls, s] : by_link) r.exposed_by_link.push_back({Name(cls), s});
+
+  const bool sp = sc.parallel.sequence_parallel && sc.parallel.tp > 1;
+  const Breakdown& b = r.breakdown;
+  auto add = [&](const std::string& kind, const std::string& coll, const std::string& res, Seconds s) {
+    if (s.value() <= 0.0) return;
+    r.bottlenecks.push_back(Bottleneck{kind, coll, res, s, t > 0 ? s.value() / t : 0.0});
+  };
+  add("communication", CollectiveName("tp", sp), Name(link_of(CommGroup::kTp, CollectiveOp::kAllReduce)), b.tp);
+  add("communication", "cp send_recv (ring attention)", Name(link_of(CommGroup::kCp, CollectiveOp::kSendRecv)), b.cp);
+  add("communication", "ep all_to_all", Name(link_of(CommGroup::kEp, CollectiveOp::kAllToAll)), b.ep);
+  add("communication", "pp send_recv",
+      r.costs.pp_send.empty() ? "" : Name(r.costs.pp_send.front().bottleneck), b.pp);
+  add("communication",
+      std::string("dp ") + (sc.parallel.zero_stage == 0 ? "all_reduce" : "reduce_scatter"),
+      Name(link_of(CommGroup::kGrad, CollectiveOp::kReduceScatter)), b.dp);
+  add("communication", sc.parallel.zero_stage == 3 ? "zero3 all_gather" : "dp all_gather (parameters)",
+      Name(link_of(CommGroup::kGrad, CollectiveOp::kAllGather)), b.gather);
+  add("pipeline_bubble", "", "pipeline", b.bubble);
+  add("recompute", "", "compute", b.recompute);
+  add("optimizer", "", "hbm", b.optimizer);
+  std::stable_sort(r.bottlenecks.begin(), r.bottlenecks.end(),
+                   [](const Bottleneck& x, const Bottleneck& y) { return x.exposed > y.exposed; });
+
+  if (sc.training.tokens && r.tokens_per_s > 0.0) {
+    r.time_to_train_s = *sc.training.tokens / r.tokens_per_s;
+    r.gpu_hours = *r.time_to_train_s * gpus / 3600.0;
+  }
+  r.program = program;
+  r.run = result;
+  return r;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,93 @@
+// `shardsim simulate`: one training step of a scenario, through the whole pipeline of DESIGN.md
+// §2 — op graph, costs, layout, schedule, task graph, discrete-event run — and what came out:
+// step time, throughput, MFU/HFU, bubble, memory over the step, and where the time went.
+#ifndef SHARDSIM_PROGRAM_SIMULATE_H_
+#define SHARDSIM_PROGRAM_SIMULATE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/base/units.h"
+#include "sim/config/spec.h"
+#include "sim/engine/run_result.h"
+#include "sim/memory/budget.h"
+#include "sim/model/flops.h"
+#include "sim/program/step_costs.h"
+#include "sim/program/step_program.h"
+
+namespace shardsim {
+
+struct SimOptions {
+  bool every_rank = false;  // simulate every (dp, cp, pp) rank instead of one pipeline
+};
+
+// The step's critical path by what it was doing; the fields sum to the step time.
+struct Breakdown {
+  Seconds compute;    // kernels of the reference device (the one with the most work)
+  Seconds recompute;  // recompute forwards inside its backward passes
+  Seconds tp, cp, ep; // exposed communication inside its layers
+  Seconds pp;         // pipeline transfers on the critical path
+  Seconds dp;         // gradient reductions (and tied-embedding sync) on the critical path
+  Seconds gather;     // parameter all-gathers (ZeRO-1/2 after the step, ZeRO-3 per layer)
+  Seconds optimizer;
+  Seconds bubble;     // waiting for other pipeline ranks' compute
+  Seconds total() const {
+    return compute + recompute + tp + cp + ep + pp + dp + gather + optimizer + bubble;
+  }
+};
+
+struct Bottleneck {
+  std::string kind;        // "communication", "pipeline_bubble", "recompute", "optimizer"
+  std::string collective;  // "tp all_reduce", "dp reduce_scatter", "pp send_recv", or ""
+  std::string resource;    // link class ("nvlink (intra-node)", "nic (inter-node)"), "pipeline", ...
+  Seconds exposed;
+  double share = 0.0;      // exposed / step time
+};
+
+struct DeviceStats {
+  int32_t device = 0;
+  RankCoords coords;
+  Seconds busy;              // compute stream busy time
+  Seconds last_backward_end;
+  Bytes peak_activations;    // live activations at their peak, from the simulated timeline
+  Bytes peak_memory;         // everything at that peak (model states, buffers, reserve)
+  // (seconds, live activation bytes) at each change, for plots of memory over the step.
+  std::vector<std::pair<double, double>> activation_timeline;
+};
+
+struct SimResult {
+  Seconds step_time;
+  double tokens_per_step = 0.0;
+  double tokens_per_s = 0.0;
+  double tokens_per_s_per_gpu = 0.0;
+  double tflops_per_gpu = 0.0;      // model FLOPs (MFU convention) per second per GPU, in TFLOP/s
+  double peak_flops_per_gpu = 0.0;  // the MFU denominator: dense peak of the training precision
+  double mfu = 0.0;
+  double hfu = 0.0;
+  double bubble_fraction = 0.0;     // pipeline idle over busy time on the most idle rank
+  FlopsSummary flops;
+  MemoryBudget memory;              // closed form (sim/memory)
+  StepCosts costs;
+  Bytes peak_memory;                // worst device, from the simulated timeline
+  int32_t worst_device = 0;
+  bool fits = true;
+  Breakdown breakdown;
+  std::vector<Bottleneck> bottlenecks;  // largest first
+  std::vector<std::pair<std::string, Seconds>> exposed_by_link;  // link class -> seconds
+  std::vector<DeviceStats> devices;
+  int32_t reference_device = 0;
+  std::optional<double> time_to_train_s;
+  std::optional<double> gpu_hours;
+  int64_t tasks = 0;
+  std::shared_ptr<const StepProgram> program;  // the task graph that ran (for traces)
+  std::shared_ptr<const RunResult> run;
+};
+
+Result<SimResult> Simulate(const Scenario& scenario, const SimOptions& options = {});
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_PROGRAM_SIMULATE_H_

@@ -1,0 +1,290 @@
+#include "sim/program/step_costs.h"
+
+#include <algorithm>
+#include <string>
+
+#include "sim/hardware/op_cost.h"
+
+namespace shardsim {
+
+PassTime& PassTime::operator+=(const PassTime& o) {
+  compute += o.compute;
+  tp += o.tp;
+  cp += o.cp;
+  ep += o.ep;
+  return *this;
+}
+
+PassTime PassTime::operator*(double f) const {
+  return PassTime{compute * f, tp * f, cp * f, ep * f};
+}
+
+CommTime ToCommTime(const CollectiveCost& c) {
+  return CommTime{c.latency_part, c.bandwidth_part, c.bottleneck_class, c.algo};
+}
+
+Seconds OpsTime(const std::vector<Op>& ops, bool backward, const OpCostModel& hw) {
+  Seconds t;
+  for (const Op& op : ops) {
+    if (backward) {
+      t += hw.Cost(op, Pass::kBackwardInput).time + hw.Cost(op, Pass::kBackwardWeight).time;
+    } else {
+      t += hw.Cost(op, Pass::kForward).time;
+    }
+  }
+  return t;
+}
+
+namespace {
+
+// Whether `op` is a tensor-parallel GEMM of the attention region (q/k/v ... output projection)
+// or of the MLP region; `column_only` keeps the column-parallel ones.
+bool InRegion(const Op& op, bool attention, bool column_only) {
+  if (op.kind != OpKind::kMatmul) return false;
+  const bool column = op.tp_split == TpSplit::kColumn;
+  const bool split = column || op.tp_split == TpSplit::kRow || op.tp_split == TpSplit::kExperts;
+  if (!split || (column_only && !column)) return false;
+  const bool is_attn = op.name.rfind("attn.", 0) == 0 || op.name.find(".attn.") != std::string::npos;
+  return is_attn == attention;
+}
+
+// Everything a block's pricing needs.
+struct Pricer {
+  const Scenario& sc;
+  const OpGraph& g;
+  const Layout& layout;
+  const OpCostModel& hw;
+  RankCoords at;       // the representative rank
+  Bytes act;           // one full activation tensor of the micro-batch: T x h
+  bool sp;
+  int64_t tp;
+
+  Result<Seconds> Coll(CommGroup grp, CollectiveOp op, Bytes size) const {
+    Result<CollectiveCost> c = layout.Cost(grp, op, size, at);
+    if (!c.ok()) return c.status();
+    return c->time;
+  }
+
+  // GEMM time of a region's matmuls (what TP communication can hide behind): forward, or the
+  // input-gradient GEMMs of backward.
+  Seconds RegionGemm(const std::vector<Op>& ops, bool attention, bool backward,
+                     bool column_only = false) const {
+    Seconds t;
+    for (const Op& op : ops) {
+      if (!InRegion(op, attention, column_only)) continue;
+      t += backward ? hw.Cost(op, Pass::kBackwardInput).time : hw.Cost(op, Pass::kForward).time;
+    }
+    return t;
+  }
+
+  // Tensor-parallel communication of one layer's two regions (attention, MLP), exposed part in
+  // fwd/bwd. Megatron-LM (Shoeybi 2019 §3): each region is column- then row-parallel, needing
+  // one all-reduce forward (g) and one backward (f); with sequence parallelism (Korthikanti 2022
+  // §4.2.2) each becomes an all-gather + reduce-scatter pair, and backward re-gathers the saved
+  // sharded input for the weight gradient, overlapped with the input-gradient GEMM. With
+  // tp_comm_overlap (Transformer Engine userbuffers) each region's collectives are pipelined
+  // with its GEMMs and only what exceeds them is exposed.
+  Status LayerTp(const std::vector<Op>& ops, BlockCost& b) const {
+    if (tp <= 1) return Status::Ok();
+    Result<Seconds> ar = Coll(CommGroup::kTp, CollectiveOp::kAllReduce, act);
+    Result<Seconds> ag = Coll(CommGroup::kTp, CollectiveOp::kAllGather, act);
+    Result<Seconds> rs = Coll(CommGroup::kTp, CollectiveOp::kReduceScatter, act);
+    if (!ar.ok()) return ar.status();
+    if (!ag.ok()) return ag.status();
+    if (!rs.ok()) return rs.status();
+    for (bool attention : {true, false}) {
+      const Seconds fwd_comm = sp ? *ag + *rs : *ar;
+      const Seconds bwd_comm = sp ? *ag + *rs : *ar;
+      const Seconds regather = sp ? *ag : Seconds(0);
+      const Seconds gemm_fwd = RegionGemm(ops, attention, false);
+      const Seconds gemm_bwd = RegionGemm(ops, attention, true);
+      b.tp_comm_total += fwd_comm + bwd_comm + regather;
+      if (sc.parallel.tp_comm_overlap) {
+        b.fwd.tp += std::max(Seconds(0), fwd_comm - gemm_fwd);
+        b.bwd.tp += std::max(Seconds(0), bwd_comm + regather - gemm_bwd);
+      } else {
+        // The re-gather runs beside the column GEMM's input-gradient GEMM (Korthikanti 2022
+        // §4.2.2); the rest is on the compute stream.
+        const Seconds column_dgrad = RegionGemm(ops, attention, true, true);
+        b.fwd.tp += fwd_comm;
+        b.bwd.tp += bwd_comm + std::max(Seconds(0), regather - column_dgrad);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): cp - 1 rounds, each
+  // passing the local K and V (backward: also their gradients) to the next rank while the
+  // current block is computed; only what a transfer takes beyond its block is exposed.
+  Status LayerCp(const std::vector<Op>& ops, BlockCost& b) const {
+    const int64_t cp = sc.parallel.cp;
+    if (cp <= 1) return Status::Ok();
+    for (const Op& op : ops) {
+      if (op.kind != OpKind::kAttention) continue;
+      const AttentionShape& a = op.attention;
+      const ModelSpec& m = sc.model;
+      const int64_t kv_heads = m.mla ? m.num_heads / tp
+                                     : (m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1);
+      const double bytes_per = act.value() / static_cast<double>(m.hidden_size);  // per channel
+      const Bytes kv(bytes_per * static_cast<double>(kv_heads * (a.head_dim + a.v_head_dim)));
+      Result<Seconds> fwd = Coll(CommGroup::kCp, CollectiveOp::kSendRecv, kv);
+      Result<Seconds> bwd = Coll(CommGroup::kCp, CollectiveOp::kSendRecv, kv * 2.0);
+      if (!fwd.ok()) return fwd.status();
+      if (!bwd.ok()) return bwd.status();
+      const double rounds = static_cast<double>(cp - 1);
+      const double per = 1.0 / static_cast<double>(cp);
+      const Seconds block_fwd = hw.Cost(op, Pass::kForward).time * per;
+      const Seconds block_bwd = hw.Cost(op, Pass::kBackwardInput).time * per;
+      b.fwd.cp += std::max(Seconds(0), *fwd - block_fwd) * rounds;
+      b.bwd.cp += std::max(Seconds(0), *bwd - block_bwd) * rounds;
+    }
+    return Status::Ok();
+  }
+
+  // Expert parallelism: an all-to-all dispatches each routed token copy to its expert's rank and
+  // another combines the results, forward and again backward (Megatron-Core MoE token
+  // dispatcher); exposed unless ep_comm_overlap hides them behind the expert GEMMs.
+  Status LayerEp(const std::vector<Op>& ops, BlockCost& b) const {
+    if (sc.parallel.ep <= 1 || !sc.model.moe) return Status::Ok();
+    bool moe = false;
+    Seconds expert_fwd, expert_bwd;
+    for (const Op& op : ops) {
+      if (op.tp_split != TpSplit::kExperts || op.kind != OpKind::kMatmul) continue;
+      moe = true;
+      expert_fwd += hw.Cost(op, Pass::kForward).time;
+      expert_bwd += hw.Cost(op, Pass::kBackwardInput).time + hw.Cost(op, Pass::kBackwardWeight).time;
+    }
+    if (!moe) return Status::Ok();
+    const Bytes routed = act * static_cast<double>(sc.model.moe->top_k);
+    Result<Seconds> a2a = Coll(CommGroup::kEp, CollectiveOp::kAllToAll, routed);
+    if (!a2a.ok()) return a2a.status();
+    const Seconds two = *a2a * 2.0;  // dispatch + combine
+    if (sc.parallel.ep_comm_overlap) {
+      b.fwd.ep += std::max(Seconds(0), two - expert_fwd);
+      b.bwd.ep += std::max(Seconds(0), two - expert_bwd);
+    } else {
+      b.fwd.ep += two;
+      b.bwd.ep += two;
+    }
+    return Status::Ok();
+  }
+
+  Result<BlockCost> Layer(const LayerOps& layer) const {
+    BlockCost b;
+    b.fwd.compute = OpsTime(layer.ops, false, hw);
+    b.bwd.compute = OpsTime(layer.ops, true, hw);
+    SHARDSIM_RETURN_IF_ERROR(LayerTp(layer.ops, b));
+    SHARDSIM_RETURN_IF_ERROR(LayerCp(layer.ops, b));
+    SHARDSIM_RETURN_IF_ERROR(LayerEp(layer.ops, b));
+    // Recompute re-runs forward work inside the backward pass: the whole layer with its
+    // collectives (full), or the attention core (selective, Korthikanti 2022 §5).
+    switch (sc.training.recompute) {
+      case Recompute::kFull:
+        b.recompute = b.fwd;
+        break;
+      case Recompute::kSelective:
+        for (const Op& op : layer.ops) {
+          if (op.kind == OpKind::kAttention) b.recompute.compute += hw.Cost(op, Pass::kForward).time;
+        }
+        break;
+      case Recompute::kNone:
+        break;
+    }
+    b.bwd += b.recompute;
+    return b;
+  }
+
+  // Vocab-parallel embedding: partial lookups all-reduced (reduce-scattered with SP) forward;
+  // with SP the backward all-gathers the gradient.
+  Result<BlockCost> Embedding() const {
+    BlockCost b;
+    b.fwd.compute = OpsTime(g.embedding, false, hw);
+    b.bwd.compute = OpsTime(g.embedding, true, hw);
+    if (tp > 1) {
+      Result<Seconds> fwd = Coll(CommGroup::kTp, sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, act);
+      if (!fwd.ok()) return fwd.status();
+      b.fwd.tp += *fwd;
+      b.tp_comm_total += *fwd;
+      if (sp) {
+        Result<Seconds> bwd = Coll(CommGroup::kTp, CollectiveOp::kAllGather, act);
+        if (!bwd.ok()) return bwd.status();
+        b.bwd.tp += *bwd;
+        b.tp_comm_total += *bwd;
+      }
+    }
+    return b;
+  }
+
+  // Final norm, vocab-parallel head and cross-entropy (three small all-reduces of per-token
+  // fp32 statistics), then the MTP modules, priced like a layer plus a head.
+  Result<BlockCost> Head() const {
+    BlockCost b;
+    b.fwd.compute = OpsTime(g.head, false, hw) + OpsTime(g.mtp, false, hw);
+    b.bwd.compute = OpsTime(g.head, true, hw) + OpsTime(g.mtp, true, hw);
+    if (tp > 1) {
+      const int heads = 1 + static_cast<int>(sc.model.mtp_depth);
+      const Bytes stats(4.0 * static_cast<double>(g.tokens_per_microbatch));
+      Result<Seconds> small = Coll(CommGroup::kTp, CollectiveOp::kAllReduce, stats);
+      Result<Seconds> ag = Coll(CommGroup::kTp, CollectiveOp::kAllGather, act);
+      Result<Seconds> rs = Coll(CommGroup::kTp, CollectiveOp::kReduceScatter, act);
+      Result<Seconds> ar = Coll(CommGroup::kTp, CollectiveOp::kAllReduce, act);
+      if (!small.ok()) return small.status();
+      if (!ag.ok()) return ag.status();
+      if (!rs.ok()) return rs.status();
+      if (!ar.ok()) return ar.status();
+      const Seconds fwd = (sp ? *ag : Seconds(0)) + *small * 3.0;
+      const Seconds bwd = sp ? *rs : *ar;
+      b.fwd.tp += fwd * static_cast<double>(heads);
+      b.bwd.tp += bwd * static_cast<double>(heads);
+      b.tp_comm_total += (fwd + bwd) * static_cast<double>(heads);
+      if (!g.mtp.empty()) {
+        // The MTP block's own layer communication, as for a decoder layer.
+        BlockCost mtp;
+        SHARDSIM_RETURN_IF_ERROR(LayerTp(g.mtp, mtp));
+        b.fwd.tp += mtp.fwd.tp * static_cast<double>(sc.model.mtp_depth);
+        b.bwd.tp += mtp.bwd.tp * static_cast<double>(sc.model.mtp_depth);
+        b.tp_comm_total += mtp.tp_comm_total * static_cast<double>(sc.model.mtp_depth);
+      }
+    }
+    return b;
+  }
+};
+
+}  // namespace
+
+Result<StepCosts> PriceStep(const Scenario& sc, const OpGraph& g, const Layout& layout,
+                            const OpCostModel& hw) {
+  const double act_bytes = sc.training.precision == DType::kFp32 ? 4.0 : 2.0;
+  const Bytes act(act_bytes * static_cast<double>(g.tokens_per_microbatch) *
+                  static_cast<double>(sc.model.hidden_size));
+  Pricer p{sc, g, layout, hw, RankCoords{}, act,
+           sc.parallel.sequence_parallel && sc.parallel.tp > 1, sc.parallel.tp};
+  StepCosts out;
+  for (const LayerOps& layer : g.layer_kinds) {
+    Result<BlockCost> b = p.Layer(layer);
+    if (!b.ok()) return b.status();
+    out.layer_kinds.push_back(*b);
+  }
+  Result<BlockCost> emb = p.Embedding();
+  if (!emb.ok()) return emb.status();
+  out.embedding = *emb;
+  Result<BlockCost> head = p.Head();
+  if (!head.ok()) return head.status();
+  out.head = *head;
+  // Pipeline transfers carry the sequence-sharded activation (1/t of it per TP rank): sequence
+  // parallelism shards it, and without SP Megatron's scatter/gather optimization does
+  // (Narayanan 2021 §4.1).
+  out.pp_message = act / static_cast<double>(sc.parallel.tp);
+  if (sc.parallel.pp > 1) {
+    for (int64_t r = 0; r < sc.parallel.pp; ++r) {
+      RankCoords at;
+      at.pp = r;
+      Result<CollectiveCost> c = layout.Cost(CommGroup::kPp, CollectiveOp::kSendRecv, out.pp_message, at);
+      if (!c.ok()) return c.status();
+      out.pp_send.push_back(ToCommTime(*c));
+    }
+  }
+  return out;
+}
+
+}  // namespace shardsim

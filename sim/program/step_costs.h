@@ -1,0 +1,71 @@
+// The price of one device's work for one micro-batch: each op's time on the GPU
+// (sim/hardware/op_cost.h) and the communication that sits inside a layer on the compute stream
+// — tensor-parallel collectives (Megatron-LM: two all-reduces per layer forward and two
+// backward; all-gather + reduce-scatter with sequence parallelism, Korthikanti 2022 §4.2.2),
+// context-parallel ring-attention transfers and expert all-to-alls — with how much of it is
+// exposed. What crosses pipeline or data-parallel boundaries is priced here too but scheduled
+// by sim/program/step_program.h.
+#ifndef SHARDSIM_PROGRAM_STEP_COSTS_H_
+#define SHARDSIM_PROGRAM_STEP_COSTS_H_
+
+#include <string>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/base/units.h"
+#include "sim/collective/collective.h"
+#include "sim/config/spec.h"
+#include "sim/model/op_graph.h"
+#include "sim/parallel/layout.h"
+
+namespace shardsim {
+
+class OpCostModel;
+
+// Time of one pass over some layers on the compute stream.
+struct PassTime {
+  Seconds compute;  // GPU kernels
+  Seconds tp;       // exposed tensor-parallel collectives
+  Seconds cp;       // exposed context-parallel transfers
+  Seconds ep;       // exposed expert all-to-alls
+  Seconds total() const { return compute + tp + cp + ep; }
+  PassTime& operator+=(const PassTime& o);
+  PassTime operator*(double f) const;
+};
+
+// A layer (or the embedding / the head) for one micro-batch. `bwd` includes the recompute
+// forward, which is also given on its own in `recompute`.
+struct BlockCost {
+  PassTime fwd;
+  PassTime bwd;
+  PassTime recompute;
+  Seconds tp_comm_total;  // all TP communication of fwd + bwd, exposed or not (for reports)
+};
+
+// A collective's time, split as the engine needs it.
+struct CommTime {
+  Seconds latency;
+  Seconds bandwidth;
+  LinkClass bottleneck = LinkClass::kNvlink;
+  Algorithm algo = Algorithm::kRing;
+  Seconds total() const { return latency + bandwidth; }
+};
+CommTime ToCommTime(const CollectiveCost& c);
+
+struct StepCosts {
+  std::vector<BlockCost> layer_kinds;  // parallel to OpGraph::layer_kinds
+  BlockCost embedding;                 // first pipeline rank, first chunk
+  BlockCost head;                      // last pipeline rank, last chunk (with MTP modules)
+  Bytes pp_message;                    // one activation (or gradient) transfer between stages
+  std::vector<CommTime> pp_send;       // per boundary r -> r+1 (size pp; the last wraps around)
+};
+
+Result<StepCosts> PriceStep(const Scenario& scenario, const OpGraph& graph, const Layout& layout,
+                            const OpCostModel& hw);
+
+// Seconds of all passes of `ops` (forward, or backward-input + backward-weight).
+Seconds OpsTime(const std::vector<Op>& ops, bool backward, const OpCostModel& hw);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_PROGRAM_STEP_COSTS_H_

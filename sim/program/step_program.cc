@@ -1,0 +1,558 @@
+#include "sim/program/step_program.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "sim/hardware/op_cost.h"
+#include "sim/memory/budget.h"
+#include "sim/parallel/stages.h"
+#include "sim/schedule/schedule.h"
+
+namespace shardsim {
+
+const char* Name(TaskCategory c) {
+  switch (c) {
+    case TaskCategory::kForward: return "forward";
+    case TaskCategory::kBackward: return "backward";
+    case TaskCategory::kOptimizer: return "optimizer";
+    case TaskCategory::kPpSend: return "pp_send";
+    case TaskCategory::kGradReduce: return "grad_reduce";
+    case TaskCategory::kParamGather: return "param_gather";
+    case TaskCategory::kZero3Gather: return "zero3_gather";
+    case TaskCategory::kEmbeddingSync: return "embedding_sync";
+    case TaskCategory::kJoin: return "join";
+  }
+  return "?";
+}
+
+namespace {
+
+// Links are normalized: a flow's bytes are its bandwidth time times this capacity, so a flow
+// alone takes exactly the collective's modeled time and flows sharing a link slow each other.
+constexpr double kLinkCapacity = 1e9;
+
+// Work of one chunk of one pipeline rank: its layers, and the embedding / head when it holds them.
+struct ChunkWork {
+  std::vector<int64_t> layers;
+  bool embedding = false;
+  bool head = false;
+  int64_t dense_params = 0;
+  int64_t expert_params = 0;
+  Bytes activations;  // kept per micro-batch between its forward and backward
+};
+
+class Builder {
+ public:
+  Builder(const Scenario& sc, const OpGraph& g, const Layout& layout, const StepCosts& costs,
+          const OpCostModel& hw, const MemoryBudget& mem, const ProgramOptions& opt)
+      : sc_(sc), g_(g), layout_(layout), costs_(costs), hw_(hw), mem_(mem), opt_(opt) {}
+
+  Result<StepProgram> Build();
+
+ private:
+  struct Key {
+    int32_t device, chunk, mb;
+    auto operator<=>(const Key&) const = default;
+  };
+
+  TaskId Add(TaskInfo info, ResourceId stream, SimTime duration) {
+    const TaskId t = prog_.engine.AddDelay(stream, duration,
+                                           static_cast<uint32_t>(prog_.tasks->size()),
+                                           static_cast<uint8_t>(info.category));
+    prog_.tasks->push_back(info);
+    return t;
+  }
+  TaskId AddComm(TaskInfo info, ResourceId stream, const Device& d, const CommTime& c) {
+    info.link = c.bottleneck;
+    const ResourceId link = d.links[static_cast<size_t>(c.bottleneck)];
+    const TaskId t = prog_.engine.AddFlow(
+        stream, Bytes(c.bandwidth.value() * kLinkCapacity), SimTime::FromSeconds(c.latency),
+        std::span<const ResourceId>(&link, 1), static_cast<uint32_t>(prog_.tasks->size()),
+        static_cast<uint8_t>(info.category));
+    prog_.tasks->push_back(info);
+    return t;
+  }
+  void Dep(TaskId before, TaskId after) { prog_.engine.AddDependency(before, after); }
+
+  Result<CommTime> Cost(CommGroup grp, CollectiveOp op, Bytes size, const Device& d) const {
+    Result<CollectiveCost> c = layout_.Cost(grp, op, size, d.coords);
+    if (!c.ok()) return c.status();
+    return ToCommTime(*c);
+  }
+
+  Status MakeChunks();
+  void MakeDevices();
+  PassTime ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute) const;
+  Status BuildDevice(const Device& d);
+  Status BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last);
+  Status LinkPipeline();
+  Status Finish(const Device& d);
+  // Collective flows joined across replicas (every-rank mode): returns the task that completes
+  // when all members of this collective instance have.
+  TaskId Joined(const std::string& instance, TaskId flow);
+
+  const Scenario& sc_;
+  const OpGraph& g_;
+  const Layout& layout_;
+  const StepCosts& costs_;
+  const OpCostModel& hw_;
+  const MemoryBudget& mem_;
+  ProgramOptions opt_;
+  StepProgram prog_;
+  ScheduleShape shape_;
+  std::vector<std::vector<ChunkWork>> chunks_;  // [pp rank][chunk]
+  std::map<Key, TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
+  std::map<Key, TaskId> send_next_, send_prev_;
+  std::map<int32_t, std::vector<TaskId>> waits_;      // device -> comm tasks the optimizer waits for
+  std::map<Key, TaskId> gather_;                      // (device, chunk, 0) -> ZeRO-1/2 gather
+  std::map<std::string, std::vector<TaskId>> joins_;  // instance -> member flows
+  std::map<std::string, TaskId> join_task_;
+};
+
+Status Builder::MakeChunks() {
+  Result<std::vector<PipelineRank>> ranks = SplitLayers(sc_.model.num_layers, sc_.parallel);
+  if (!ranks.ok()) return ranks.status();
+  const Recompute rc = sc_.training.recompute;
+  for (const PipelineRank& r : *ranks) {
+    std::vector<ChunkWork> chunks;
+    for (size_t c = 0; c < r.chunks.size(); ++c) {
+      ChunkWork w;
+      for (int64_t i = r.chunks[c].begin; i < r.chunks[c].end; ++i) {
+        w.layers.push_back(i);
+        w.activations += LayerActivationBytes(g_.layer(i), rc);
+        for (const Op& op : g_.layer(i).ops) {
+          (op.tp_split == TpSplit::kExperts ? w.expert_params : w.dense_params) += op.params;
+        }
+      }
+      w.embedding = r.has_embedding && c == 0;
+      w.head = r.has_head && c + 1 == r.chunks.size();
+      if (w.embedding) {
+        w.activations += Sum(g_.embedding).saved;
+        w.dense_params += Sum(g_.embedding).params;
+      }
+      if (w.head) {
+        w.activations += Sum(g_.head).saved + Sum(g_.mtp).saved;
+        w.dense_params += Sum(g_.head).params + Sum(g_.mtp).params;
+      }
+      chunks.push_back(std::move(w));
+    }
+    chunks_.push_back(std::move(chunks));
+  }
+  return Status::Ok();
+}
+
+void Builder::MakeDevices() {
+  const Placement& pl = layout_.placement();
+  const int64_t dp = opt_.every_rank ? pl.Size(ParallelDim::kDp) : 1;
+  const int64_t cp = opt_.every_rank ? pl.Size(ParallelDim::kCp) : 1;
+  for (int64_t r = 0; r < sc_.parallel.pp; ++r) {
+    for (int64_t c = 0; c < cp; ++c) {
+      for (int64_t d = 0; d < dp; ++d) {
+        Device dev;
+        dev.index = static_cast<int32_t>(prog_.devices.size());
+        dev.coords.pp = r;
+        dev.coords.dp = d;
+        dev.coords.cp = c;
+        const std::string n = "rank pp" + std::to_string(r) +
+                              (opt_.every_rank ? " dp" + std::to_string(d) + " cp" + std::to_string(c) : "");
+        dev.compute = prog_.engine.AddStream(n + " compute");
+        dev.pp_next = prog_.engine.AddStream(n + " pp->next");
+        dev.pp_prev = prog_.engine.AddStream(n + " pp->prev");
+        dev.gather = prog_.engine.AddStream(n + " param gather");
+        dev.grad = prog_.engine.AddStream(n + " grad reduce");
+        for (size_t k = 0; k < dev.links.size(); ++k) {
+          dev.links[k] = prog_.engine.AddLink(n + " " + Name(static_cast<LinkClass>(k)),
+                                              BytesPerSec(kLinkCapacity));
+        }
+        prog_.devices.push_back(dev);
+      }
+    }
+  }
+}
+
+PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute) const {
+  PassTime t;
+  for (int64_t i : w.layers) {
+    const BlockCost& b = costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(i)])];
+    t += backward ? b.bwd : b.fwd;
+    if (recompute != nullptr && backward) *recompute += b.recompute.total();
+  }
+  if (w.embedding) t += backward ? costs_.embedding.bwd : costs_.embedding.fwd;
+  if (w.head) t += backward ? costs_.head.bwd : costs_.head.fwd;
+  return t;
+}
+
+TaskId Builder::Joined(const std::string& instance, TaskId flow) {
+  if (!opt_.every_rank) return flow;
+  joins_[instance].push_back(flow);
+  auto it = join_task_.find(instance);
+  if (it == join_task_.end()) {
+    TaskInfo info;
+    info.category = TaskCategory::kJoin;
+    const TaskId j = Add(info, ResourceId(), SimTime::Zero());
+    it = join_task_.emplace(instance, j).first;
+  }
+  Dep(flow, it->second);
+  return it->second;
+}
+
+Status Builder::BuildDevice(const Device& d) {
+  const int64_t r = d.coords.pp;
+  Result<std::vector<ScheduleItem>> order = PipelineOrder(shape_, r);
+  if (!order.ok()) return order.status();
+  const std::vector<ChunkWork>& chunks = chunks_[static_cast<size_t>(r)];
+  const int zero = sc_.parallel.zero_stage;
+  const int64_t m = prog_.microbatches;
+  const double grad_bytes = BytesOf(sc_.training.grad_dtype);
+  const double weight_bytes = mem_.weight_bytes_per_param;
+  const std::string dev = std::to_string(d.coords.pp) + "/";
+
+  // ZeRO-1/2 parameter all-gathers: overlapped with the first forwards (Megatron-LM
+  // --overlap-param-gather) they are queued first on the data stream; otherwise after the
+  // optimizer step (Finish).
+  if ((zero == 1 || zero == 2) && sc_.parallel.overlap_param_gather && layout_.GroupSize(CommGroup::kGrad) > 1) {
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      const Bytes bytes(static_cast<double>(chunks[c].dense_params) * weight_bytes);
+      Result<CommTime> ag = Cost(CommGroup::kGrad, CollectiveOp::kAllGather, bytes, d);
+      if (!ag.ok()) return ag.status();
+      TaskInfo info;
+      info.category = TaskCategory::kParamGather;
+      info.device = d.index;
+      info.chunk = static_cast<int32_t>(c);
+      info.group = CommGroup::kGrad;
+      info.op = CollectiveOp::kAllGather;
+      info.bytes = bytes;
+      const TaskId t = AddComm(info, d.gather, d, *ag);
+      gather_[Key{d.index, static_cast<int32_t>(c), 0}] = Joined("ag " + dev + std::to_string(c), t);
+    }
+  }
+
+  for (const ScheduleItem& it : *order) {
+    const ChunkWork& w = chunks[static_cast<size_t>(it.chunk)];
+    const Key key{d.index, it.chunk, it.microbatch};
+    const bool backward = it.phase == Phase::kBackward;
+    TaskId first, last;
+    if (zero == 3) {
+      SHARDSIM_RETURN_IF_ERROR(BuildZero3Item(d, it, &first, &last));
+    } else {
+      TaskInfo info;
+      info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
+      info.device = d.index;
+      info.chunk = it.chunk;
+      info.microbatch = it.microbatch;
+      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr);
+      info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
+      // The last backward of a chunk releases its gradients bucket by bucket: split it so each
+      // bucket's reduction can start while the rest computes (Megatron-LM overlap_grad_reduce).
+      const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
+      const bool reduce_here = backward && it.microbatch == m - 1 && zero <= 1 &&
+                               layout_.GroupSize(CommGroup::kGrad) > 1;
+      int64_t buckets = 1;
+      if (reduce_here && sc_.parallel.overlap_grad_reduce) {
+        buckets = std::clamp<int64_t>(
+            static_cast<int64_t>(std::ceil(grads.value() / std::max(1.0, sc_.parallel.dp_bucket_bytes))), 1, 16);
+      }
+      TaskInfo piece = info;
+      piece.parts = info.parts * (1.0 / static_cast<double>(buckets));
+      piece.recompute = info.recompute / static_cast<double>(buckets);
+      for (int64_t k = 0; k < buckets; ++k) {
+        // Activations are freed when the whole backward is done: the last piece.
+        piece.activation_delta = k + 1 == buckets ? info.activation_delta : Bytes(0);
+        const TaskId t = Add(piece, d.compute, SimTime::FromSeconds(piece.parts.total()));
+        if (k == 0) first = t;
+        last = t;
+        if (!reduce_here) continue;
+        const Bytes bucket = grads / static_cast<double>(buckets);
+        const CollectiveOp op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+        Result<CommTime> c = Cost(CommGroup::kGrad, op, bucket, d);
+        if (!c.ok()) return c.status();
+        TaskInfo ci;
+        ci.category = TaskCategory::kGradReduce;
+        ci.device = d.index;
+        ci.chunk = it.chunk;
+        ci.group = CommGroup::kGrad;
+        ci.op = op;
+        ci.bytes = bucket;
+        const TaskId f = AddComm(ci, d.grad, d, *c);
+        // Without overlap the reduction waits for the whole backward pass (the last piece).
+        Dep(t, f);
+        waits_[d.index].push_back(Joined("rs " + dev + std::to_string(it.chunk) + "/" + std::to_string(k), f));
+      }
+      if (reduce_here && w.expert_params > 0 && layout_.GroupSize(CommGroup::kExpertGrad) > 1) {
+        const Bytes eg(static_cast<double>(w.expert_params) * grad_bytes);
+        const CollectiveOp op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
+        Result<CommTime> c = Cost(CommGroup::kExpertGrad, op, eg, d);
+        if (!c.ok()) return c.status();
+        TaskInfo ci;
+        ci.category = TaskCategory::kGradReduce;
+        ci.device = d.index;
+        ci.chunk = it.chunk;
+        ci.group = CommGroup::kExpertGrad;
+        ci.op = op;
+        ci.bytes = eg;
+        const TaskId f = AddComm(ci, d.grad, d, *c);
+        Dep(last, f);
+        waits_[d.index].push_back(Joined("ers " + dev + std::to_string(it.chunk), f));
+      }
+      // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
+      if (backward && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
+        Result<CommTime> c = Cost(CommGroup::kGrad, CollectiveOp::kReduceScatter, grads, d);
+        if (!c.ok()) return c.status();
+        TaskInfo ci;
+        ci.category = TaskCategory::kGradReduce;
+        ci.device = d.index;
+        ci.chunk = it.chunk;
+        ci.microbatch = it.microbatch;
+        ci.group = CommGroup::kGrad;
+        ci.op = CollectiveOp::kReduceScatter;
+        ci.bytes = grads;
+        const TaskId f = AddComm(ci, d.grad, d, *c);
+        Dep(last, f);
+        waits_[d.index].push_back(Joined("rs2 " + dev + std::to_string(it.chunk) + "/" +
+                                             std::to_string(it.microbatch), f));
+      }
+    }
+    if (!backward) {
+      auto ag = gather_.find(Key{d.index, it.chunk, 0});
+      if (ag != gather_.end() && it.microbatch == 0) Dep(ag->second, first);
+      fwd_first_[key] = first;
+      fwd_[key] = last;
+    } else {
+      bwd_first_[key] = first;
+      bwd_[key] = last;
+    }
+  }
+  return Status::Ok();
+}
+
+// ZeRO-3 / FSDP: each layer's parameters are all-gathered before its forward and again before
+// its backward (at most two layers gathered at a time: the one computing and the next,
+// prefetched), and its gradients reduce-scattered after its backward (Rajbhandari 2019 §5.3).
+Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last) {
+  const ChunkWork& w = chunks_[static_cast<size_t>(d.coords.pp)][static_cast<size_t>(it.chunk)];
+  const bool backward = it.phase == Phase::kBackward;
+  const bool gathered = layout_.GroupSize(CommGroup::kGrad) > 1;
+  std::vector<int64_t> layers = w.layers;
+  if (backward) std::reverse(layers.begin(), layers.end());
+  const double weight_bytes = mem_.weight_bytes_per_param;
+  const double grad_bytes = BytesOf(sc_.training.grad_dtype);
+  std::vector<TaskId> computed;
+  for (size_t idx = 0; idx < layers.size(); ++idx) {
+    const int64_t l = layers[idx];
+    const LayerOps& ops = g_.layer(l);
+    const BlockCost& b = costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(l)])];
+    int64_t params = Sum(ops.ops).params;
+    PassTime parts = backward ? b.bwd : b.fwd;
+    Seconds recompute = backward ? b.recompute.total() : Seconds(0);
+    if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0)) {
+      parts += backward ? costs_.embedding.bwd : costs_.embedding.fwd;
+      params += Sum(g_.embedding).params;
+    }
+    if (w.head && (backward ? idx == 0 : idx + 1 == layers.size())) {
+      parts += backward ? costs_.head.bwd : costs_.head.fwd;
+      params += Sum(g_.head).params + Sum(g_.mtp).params;
+    }
+    TaskId gather;
+    bool have_gather = false;
+    if (gathered) {
+      const Bytes bytes(static_cast<double>(params) * weight_bytes);
+      Result<CommTime> c = Cost(CommGroup::kGrad, CollectiveOp::kAllGather, bytes, d);
+      if (!c.ok()) return c.status();
+      TaskInfo gi;
+      gi.category = TaskCategory::kZero3Gather;
+      gi.device = d.index;
+      gi.chunk = it.chunk;
+      gi.microbatch = it.microbatch;
+      gi.layer = static_cast<int32_t>(l);
+      gi.group = CommGroup::kGrad;
+      gi.op = CollectiveOp::kAllGather;
+      gi.bytes = bytes;
+      gather = AddComm(gi, d.gather, d, *c);
+      // Two gathered layers at most: this gather waits for the layer two back to finish.
+      if (computed.size() >= 2) Dep(computed[computed.size() - 2], gather);
+      gather = Joined("z3ag " + std::to_string(d.coords.pp) + "/" + std::to_string(it.chunk) + "/" +
+                          std::to_string(it.microbatch) + "/" + std::to_string(backward) + "/" +
+                          std::to_string(l), gather);
+      have_gather = true;
+    }
+    TaskInfo info;
+    info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
+    info.device = d.index;
+    info.chunk = it.chunk;
+    info.microbatch = it.microbatch;
+    info.layer = static_cast<int32_t>(l);
+    info.parts = parts;
+    info.recompute = recompute;
+    const Bytes acts = LayerActivationBytes(ops, sc_.training.recompute);
+    info.activation_delta = backward ? Bytes(0) - acts : acts;
+    const TaskId t = Add(info, d.compute, SimTime::FromSeconds(parts.total()));
+    if (have_gather) Dep(gather, t);
+    computed.push_back(t);
+    if (idx == 0) *first = t;
+    *last = t;
+    if (backward && gathered) {
+      const Bytes bytes(static_cast<double>(params) * grad_bytes);
+      Result<CommTime> c = Cost(CommGroup::kGrad, CollectiveOp::kReduceScatter, bytes, d);
+      if (!c.ok()) return c.status();
+      TaskInfo ri;
+      ri.category = TaskCategory::kGradReduce;
+      ri.device = d.index;
+      ri.chunk = it.chunk;
+      ri.microbatch = it.microbatch;
+      ri.layer = static_cast<int32_t>(l);
+      ri.group = CommGroup::kGrad;
+      ri.op = CollectiveOp::kReduceScatter;
+      ri.bytes = bytes;
+      const TaskId f = AddComm(ri, d.grad, d, *c);
+      Dep(t, f);
+      waits_[d.index].push_back(Joined("z3rs " + std::to_string(d.coords.pp) + "/" +
+                                           std::to_string(it.chunk) + "/" +
+                                           std::to_string(it.microbatch) + "/" + std::to_string(l),
+                                       f));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Builder::LinkPipeline() {
+  const int64_t p = sc_.parallel.pp;
+  const int64_t v = shape_.virtual_stages;
+  if (p <= 1) return Status::Ok();
+  const int64_t replicas = static_cast<int64_t>(prog_.devices.size()) / p;
+  auto device_at = [&](const Device& d, int64_t stage) {
+    return static_cast<int32_t>(stage * replicas + d.index % replicas);
+  };
+  for (const Device& d : prog_.devices) {
+    Result<std::vector<ScheduleItem>> order = PipelineOrder(shape_, d.coords.pp);
+    if (!order.ok()) return order.status();
+    const int64_t r = d.coords.pp;
+    const CommTime& next = costs_.pp_send[static_cast<size_t>(r)];
+    const CommTime& prev = costs_.pp_send[static_cast<size_t>((r + p - 1) % p)];
+    for (const ScheduleItem& it : *order) {
+      const Key key{d.index, it.chunk, it.microbatch};
+      TaskInfo info;
+      info.category = TaskCategory::kPpSend;
+      info.device = d.index;
+      info.chunk = it.chunk;
+      info.microbatch = it.microbatch;
+      info.group = CommGroup::kPp;
+      info.op = CollectiveOp::kSendRecv;
+      info.bytes = costs_.pp_message;
+      if (it.phase == Phase::kForward) {
+        const bool has_next = r < p - 1 || it.chunk < v - 1;
+        if (!has_next) continue;
+        const TaskId s = AddComm(info, d.pp_next, d, next);
+        Dep(fwd_.at(key), s);
+        const int32_t to = device_at(d, r < p - 1 ? r + 1 : 0);
+        const int32_t chunk = r < p - 1 ? it.chunk : it.chunk + 1;
+        Dep(s, fwd_first_.at(Key{to, chunk, it.microbatch}));
+      } else {
+        const bool has_prev = r > 0 || it.chunk > 0;
+        if (!has_prev) continue;
+        const TaskId s = AddComm(info, d.pp_prev, d, prev);
+        Dep(bwd_.at(key), s);
+        const int32_t to = device_at(d, r > 0 ? r - 1 : p - 1);
+        const int32_t chunk = r > 0 ? it.chunk : it.chunk - 1;
+        Dep(s, bwd_first_.at(Key{to, chunk, it.microbatch}));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status Builder::Finish(const Device& d) {
+  const int64_t r = d.coords.pp;
+  const int64_t p = sc_.parallel.pp;
+  const int zero = sc_.parallel.zero_stage;
+  const std::vector<ChunkWork>& chunks = chunks_[static_cast<size_t>(r)];
+  // Tied embeddings on a split pipeline: the first and last rank all-reduce the embedding's
+  // gradient (Megatron-LM _allreduce_embedding_grads).
+  if (sc_.model.tied_embeddings && p > 1 && (r == 0 || r == p - 1)) {
+    const int64_t rows = (sc_.model.vocab_size + sc_.parallel.tp - 1) / sc_.parallel.tp;
+    const Bytes bytes(static_cast<double>(rows * sc_.model.hidden_size) * BytesOf(sc_.training.grad_dtype));
+    Result<CommTime> c = Cost(CommGroup::kEmbedding, CollectiveOp::kAllReduce, bytes, d);
+    if (!c.ok()) return c.status();
+    TaskInfo info;
+    info.category = TaskCategory::kEmbeddingSync;
+    info.device = d.index;
+    info.group = CommGroup::kEmbedding;
+    info.op = CollectiveOp::kAllReduce;
+    info.bytes = bytes;
+    const TaskId f = AddComm(info, d.grad, d, *c);
+    const int32_t chunk = r == 0 ? 0 : static_cast<int32_t>(chunks.size() - 1);
+    Dep(bwd_.at(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)}), f);
+    waits_[d.index].push_back(f);
+  }
+  // The optimizer step over the local shard (ZeRO-1+ shards it over dp x cp), memory-bound:
+  // fused Adam moves kAdamBytesPerParam per parameter (+2 writing the 16-bit copy).
+  int64_t dense = 0, expert = 0;
+  for (const ChunkWork& w : chunks) {
+    dense += w.dense_params;
+    expert += w.expert_params;
+  }
+  if (zero >= 1) {
+    dense /= layout_.GroupSize(CommGroup::kGrad);
+    expert /= std::max<int64_t>(1, layout_.GroupSize(CommGroup::kExpertGrad));
+  }
+  const bool adam = sc_.training.optimizer == Optimizer::kAdam;
+  const double per_param = (adam ? kAdamBytesPerParam : 20.0) + (mem_.weight_bytes_per_param < 4.0 ? 2.0 : 0.0);
+  TaskInfo oi;
+  oi.category = TaskCategory::kOptimizer;
+  oi.device = d.index;
+  oi.parts.compute = hw_.OptimizerStep(dense + expert, per_param);
+  const TaskId opt = Add(oi, d.compute, SimTime::FromSeconds(oi.parts.compute));
+  for (TaskId w : waits_[d.index]) Dep(w, opt);
+  // ZeRO-1/2 without overlap: gather the updated parameters before the step ends.
+  if ((zero == 1 || zero == 2) && !sc_.parallel.overlap_param_gather &&
+      layout_.GroupSize(CommGroup::kGrad) > 1) {
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      const Bytes bytes(static_cast<double>(chunks[c].dense_params) * mem_.weight_bytes_per_param);
+      Result<CommTime> ag = Cost(CommGroup::kGrad, CollectiveOp::kAllGather, bytes, d);
+      if (!ag.ok()) return ag.status();
+      TaskInfo info;
+      info.category = TaskCategory::kParamGather;
+      info.device = d.index;
+      info.chunk = static_cast<int32_t>(c);
+      info.group = CommGroup::kGrad;
+      info.op = CollectiveOp::kAllGather;
+      info.bytes = bytes;
+      const TaskId t = AddComm(info, d.gather, d, *ag);
+      Dep(opt, t);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<StepProgram> Builder::Build() {
+  const ParallelSpec& par = sc_.parallel;
+  prog_.microbatches = sc_.training.global_batch / (par.dp * sc_.training.micro_batch);
+  shape_ = ScheduleShape{par.schedule, par.pp,
+                         par.schedule == PipelineSchedule::kInterleaved1F1B ? par.virtual_stages : 1,
+                         prog_.microbatches};
+  SHARDSIM_RETURN_IF_ERROR(MakeChunks());
+  MakeDevices();
+  for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(BuildDevice(d));
+  SHARDSIM_RETURN_IF_ERROR(LinkPipeline());
+  for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(Finish(d));
+  prog_.engine.SetTaskNamer([tasks = prog_.tasks](TaskId t) {
+    const TaskInfo& i = (*tasks)[static_cast<size_t>(t.v)];
+    return std::string(Name(i.category)) + " device " + std::to_string(i.device) + " chunk " +
+           std::to_string(i.chunk) + " mb " + std::to_string(i.microbatch);
+  });
+  return std::move(prog_);
+}
+
+}  // namespace
+
+Result<StepProgram> BuildStepProgram(const Scenario& scenario, const OpGraph& graph,
+                                     const Layout& layout, const StepCosts& costs,
+                                     const OpCostModel& hw, const MemoryBudget& memory,
+                                     const ProgramOptions& options) {
+  Builder b(scenario, graph, layout, costs, hw, memory, options);
+  return b.Build();
+}
+
+}  // namespace shardsim

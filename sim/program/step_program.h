@@ -1,0 +1,92 @@
+// One training step as a task graph for the discrete-event engine (sim/engine).
+//
+// Each simulated device has a compute stream (forward and backward chunks in the schedule's
+// order, sim/schedule; TP/CP/EP communication priced inside them, sim/program/step_costs.h),
+// two pipeline streams (activations to the next rank, gradients to the previous one), a data-
+// parallel stream (gradient reduction in buckets overlapped with the last backward, parameter
+// all-gathers, ZeRO-3 gathers) and one link per link class (NVLink port, NICs, leaf and pod
+// uplinks) that the flows of its communication share.
+//
+// Representative mode simulates one device per pipeline rank: every data/context-parallel
+// replica does the same work at the same time, and the collective costs already account for
+// the replicas' load on shared NICs and uplinks (sim/parallel/layout.h), so one pipeline stands
+// for all (DESIGN.md §2). Every-rank mode simulates each (dp, cp, pp) rank with its own groups
+// and joins each collective across its members; tests check the two agree.
+#ifndef SHARDSIM_PROGRAM_STEP_PROGRAM_H_
+#define SHARDSIM_PROGRAM_STEP_PROGRAM_H_
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/engine/engine.h"
+#include "sim/program/step_costs.h"
+#include "sim/topology/placement.h"
+
+namespace shardsim {
+
+class OpCostModel;
+struct MemoryBudget;
+
+enum class TaskCategory : uint8_t {
+  kForward,      // forward of a chunk (or a layer under ZeRO-3) on the compute stream
+  kBackward,     // backward, with its recompute
+  kOptimizer,    // optimizer step over the local shard
+  kPpSend,       // activation or gradient transfer to a neighbouring pipeline rank
+  kGradReduce,   // data-parallel gradient all-reduce / reduce-scatter
+  kParamGather,  // ZeRO-1/2 parameter all-gather after the step (or overlapped with forward)
+  kZero3Gather,  // ZeRO-3 / FSDP parameter all-gather before a layer's forward or backward
+  kEmbeddingSync,  // tied-embedding gradient all-reduce between first and last rank
+  kJoin,         // every-rank mode: a collective completes when all its members have
+};
+inline constexpr int kNumTaskCategories = 9;
+const char* Name(TaskCategory c);
+
+// What the report needs to know of each task (indexed by TaskId).
+struct TaskInfo {
+  TaskCategory category = TaskCategory::kForward;
+  int32_t device = 0;
+  int32_t chunk = 0;
+  int32_t microbatch = 0;
+  int32_t layer = -1;     // ZeRO-3 per-layer tasks
+  PassTime parts;         // compute tasks: what their duration is made of
+  Seconds recompute;      // backward tasks: the recompute forward inside `parts`
+  CommGroup group = CommGroup::kTp;  // communication tasks
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  LinkClass link = LinkClass::kNvlink;
+  Bytes bytes;            // communication tasks: the collective's size
+  Bytes activation_delta; // compute tasks: activations allocated (+) or freed (-) at their end
+};
+
+struct Device {
+  int32_t index = 0;
+  RankCoords coords;
+  // compute; pipeline sends to the next / previous rank; parameter gathers; gradient reductions.
+  ResourceId compute, pp_next, pp_prev, gather, grad;
+  std::array<ResourceId, 5> links;  // by LinkClass
+};
+
+struct StepProgram {
+  Engine engine;
+  // Indexed by TaskId (the engine's task label); shared so the engine's task namer stays valid
+  // when the program is moved.
+  std::shared_ptr<std::vector<TaskInfo>> tasks = std::make_shared<std::vector<TaskInfo>>();
+  std::vector<Device> devices;
+  int64_t microbatches = 0;
+};
+
+struct ProgramOptions {
+  bool every_rank = false;
+};
+
+Result<StepProgram> BuildStepProgram(const Scenario& scenario, const OpGraph& graph,
+                                     const Layout& layout, const StepCosts& costs,
+                                     const OpCostModel& hw, const MemoryBudget& memory,
+                                     const ProgramOptions& options);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_PROGRAM_STEP_PROGRAM_H_

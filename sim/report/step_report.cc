@@ -1,0 +1,269 @@
+#include "sim/report/step_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "sim/base/units.h"
+#include "sim/hardware/op_cost.h"
+#include "sim/model/op_graph.h"
+#include "sim/report/text_table.h"
+
+namespace shardsim {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+std::string Pct(double f) { return FormatSig(f * 100.0, 3) + "%"; }
+std::string Sec(Seconds s) { return FormatSeconds(s); }
+
+std::string Layout(const Scenario& sc) {
+  const ParallelSpec& p = sc.parallel;
+  std::string s = "TP" + std::to_string(p.tp) + " PP" + std::to_string(p.pp) + " DP" +
+                  std::to_string(p.dp) + " CP" + std::to_string(p.cp);
+  if (p.ep > 1) s += " EP" + std::to_string(p.ep);
+  s += ", ZeRO-" + std::to_string(p.zero_stage) + (p.sequence_parallel ? ", SP" : "") + ", " +
+       Name(p.schedule);
+  if (p.schedule == PipelineSchedule::kInterleaved1F1B) s += " v" + std::to_string(p.virtual_stages);
+  return s;
+}
+
+void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
+  auto row = [&](const char* name, Seconds s) {
+    if (s.value() > 0.0) t.AddRow({name, Sec(s), Pct(s.value() / step.value())});
+  };
+  row("compute", b.compute);
+  row("recompute", b.recompute);
+  row("tp communication (exposed)", b.tp);
+  row("cp communication (exposed)", b.cp);
+  row("ep all-to-all (exposed)", b.ep);
+  row("pipeline transfers", b.pp);
+  row("pipeline bubble", b.bubble);
+  row("gradient reduction (exposed)", b.dp);
+  row("parameter gathers (exposed)", b.gather);
+  row("optimizer step", b.optimizer);
+}
+
+}  // namespace
+
+std::string SimulateText(const Scenario& sc, const SimResult& r) {
+  std::string out = "shardsim simulate: " + sc.name + "\n  " + sc.model.name + " on " +
+                    std::to_string(sc.gpus) + " x " + sc.hardware.name + " (" + sc.topology.name +
+                    "), " + Layout(sc) + "\n  seq " + std::to_string(sc.training.seq_len) +
+                    ", global batch " + std::to_string(sc.training.global_batch) +
+                    ", micro-batch " + std::to_string(sc.training.micro_batch) + " (" +
+                    std::to_string(r.program ? r.program->microbatches : 0) +
+                    " per step), " + Name(sc.training.precision) + ", recompute " +
+                    Name(sc.training.recompute) + "\n\n";
+  TextTable head({"", ""});
+  head.AddRow({"step time", Sec(r.step_time)});
+  head.AddRow({"tokens/s", FormatSig(r.tokens_per_s, 4) + " (" + FormatSig(r.tokens_per_s_per_gpu, 4) + " per GPU)"});
+  head.AddRow({"model TFLOP/s per GPU", FormatSig(r.tflops_per_gpu, 4)});
+  head.AddRow({"MFU / HFU", Pct(r.mfu) + " / " + Pct(r.hfu) + " of " +
+                                FormatRate(r.peak_flops_per_gpu, "FLOP/s") + " " +
+                                Name(sc.training.precision)});
+  head.AddRow({"pipeline bubble", Pct(r.bubble_fraction) + " of busy time"});
+  const double cap = sc.hardware.memory_capacity;
+  head.AddRow({"peak memory", FormatBytes(r.peak_memory) + " of " + FormatBytes(Bytes(cap)) +
+                                  (r.fits ? " (fits)" : " (DOES NOT FIT)")});
+  if (r.time_to_train_s) {
+    head.AddRow({"time to train", FormatSeconds(Seconds(*r.time_to_train_s)) + ", " +
+                                      FormatSig(*r.gpu_hours, 4) + " GPU-hours"});
+  }
+  out += head.ToString();
+  out += "\nWhere the step goes (critical path of pipeline rank " +
+         std::to_string(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) + ")\n";
+  TextTable t({"", "time", "share"});
+  BreakdownRows(r.breakdown, r.step_time, t);
+  out += t.ToString();
+  if (!r.bottlenecks.empty()) {
+    out += "\nBottlenecks (largest first)\n";
+    TextTable bt({"", "resource", "exposed", "share"});
+    bt.SetLeftAligned({1});
+    for (const Bottleneck& b : r.bottlenecks) {
+      bt.AddRow({b.collective.empty() ? b.kind : b.collective, b.resource, Sec(b.exposed), Pct(b.share)});
+    }
+    out += bt.ToString();
+  }
+  out += "\nFLOPs: model " + FormatSig(r.flops.model_per_step, 4) + " per step (matmuls, attention as the full s x s square), hardware " +
+         FormatSig(r.flops.hardware_per_step, 4) + " (with recompute); 6·N·D " + FormatSig(r.flops.six_nd, 4) + "\n";
+  return out;
+}
+
+std::string SimulateJson(const Scenario& sc, const SimResult& r) {
+  Json j;
+  j["scenario"] = sc.name;
+  j["model"] = sc.model.name;
+  j["hardware"] = sc.hardware.name;
+  j["topology"] = sc.topology.name;
+  j["gpus"] = sc.gpus;
+  j["layout"] = {{"dp", sc.parallel.dp}, {"tp", sc.parallel.tp}, {"pp", sc.parallel.pp},
+                 {"cp", sc.parallel.cp}, {"ep", sc.parallel.ep},
+                 {"zero_stage", sc.parallel.zero_stage},
+                 {"sequence_parallel", sc.parallel.sequence_parallel},
+                 {"schedule", Name(sc.parallel.schedule)},
+                 {"virtual_stages", sc.parallel.virtual_stages},
+                 {"micro_batch", sc.training.micro_batch},
+                 {"microbatches_per_step", r.program ? r.program->microbatches : 0},
+                 {"recompute", Name(sc.training.recompute)}};
+  j["step_time_s"] = r.step_time.value();
+  j["tokens_per_s"] = r.tokens_per_s;
+  j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;
+  j["tflops_per_gpu"] = r.tflops_per_gpu;
+  j["mfu"] = r.mfu;
+  j["hfu"] = r.hfu;
+  j["peak_flops_per_gpu"] = r.peak_flops_per_gpu;
+  j["flops_convention"] =
+      "model FLOPs: matmuls with attention as the full s x s square, backward 2x forward, no "
+      "recompute (Megatron-LM / PaLM); HFU adds the recompute forward";
+  j["bubble_fraction"] = r.bubble_fraction;
+  const StageMemory& s = r.memory.stages[static_cast<size_t>(r.devices[static_cast<size_t>(r.worst_device)].coords.pp)];
+  const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
+  j["memory"] = {{"peak_bytes", r.peak_memory.value()},
+                 {"capacity_bytes", sc.hardware.memory_capacity},
+                 {"stage", wd.coords.pp},
+                 {"breakdown", {{"weights", s.weights.value()},
+                                {"gradients", s.gradients.value()},
+                                {"optimizer", s.optimizer.value()},
+                                {"activations", wd.peak_activations.value()},
+                                {"zero3_buffers", s.zero3_buffers.value()},
+                                {"recompute_buffer", s.recompute_buffer.value()},
+                                {"loss_buffers", s.loss_buffers.value()},
+                                {"moe_buffers", s.moe_buffers.value()},
+                                {"cuda_context", s.cuda_context.value()},
+                                {"comm_buffers", s.comm_buffers.value()},
+                                {"fragmentation", (wd.peak_memory - (s.model_states() + s.zero3_buffers + wd.peak_activations + s.recompute_buffer + s.loss_buffers + s.moe_buffers + s.cuda_context + s.comm_buffers)).value()}}}};
+  j["fits"] = r.fits;
+  Json bn = Json::array();
+  for (const Bottleneck& b : r.bottlenecks) {
+    bn.push_back({{"kind", b.kind}, {"collective", b.collective}, {"resource", b.resource},
+                  {"exposed_s", b.exposed.value()}, {"share", b.share}});
+  }
+  j["bottlenecks"] = bn;
+  const Breakdown& b = r.breakdown;
+  j["breakdown_s"] = {{"compute", b.compute.value()},     {"recompute", b.recompute.value()},
+                      {"tp_comm", b.tp.value()},          {"cp_comm", b.cp.value()},
+                      {"ep_comm", b.ep.value()},          {"pp_comm", b.pp.value()},
+                      {"pipeline_bubble", b.bubble.value()}, {"dp_comm", b.dp.value()},
+                      {"param_gather", b.gather.value()}, {"optimizer", b.optimizer.value()}};
+  Json links = Json::object();
+  for (const auto& [name, sec] : r.exposed_by_link) links[name] = sec.value();
+  j["exposed_by_link_s"] = links;
+  j["flops"] = {{"model_per_step", r.flops.model_per_step},
+                {"hardware_per_step", r.flops.hardware_per_step},
+                {"six_nd", r.flops.six_nd},
+                {"tokens_per_step", r.flops.tokens_per_step}};
+  Json devs = Json::array();
+  for (const DeviceStats& d : r.devices) {
+    devs.push_back({{"device", d.device}, {"pp", d.coords.pp}, {"dp", d.coords.dp}, {"cp", d.coords.cp},
+                    {"compute_busy_s", d.busy.value()},
+                    {"peak_activations_bytes", d.peak_activations.value()},
+                    {"peak_memory_bytes", d.peak_memory.value()}});
+  }
+  j["devices"] = devs;
+  if (r.time_to_train_s) {
+    j["time_to_train_s"] = *r.time_to_train_s;
+    j["gpu_hours"] = *r.gpu_hours;
+  }
+  j["simulated_tasks"] = r.tasks;
+  return j.dump(2) + "\n";
+}
+
+std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
+  Json events = Json::array();
+  const StepProgram& prog = *r.program;
+  const RunResult& run = *r.run;
+  static constexpr const char* kStreams[] = {"compute", "pp send -> next", "pp send -> prev",
+                                             "param gather", "grad reduce"};
+  for (const Device& d : prog.devices) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d.index},
+                      {"args", {{"name", "pp" + std::to_string(d.coords.pp) + " dp" + std::to_string(d.coords.dp) + " cp" + std::to_string(d.coords.cp)}}}});
+    for (int k = 0; k < 5; ++k) {
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", d.index}, {"tid", k},
+                        {"args", {{"name", kStreams[k]}}}});
+    }
+  }
+  for (int32_t i = 0; i < run.num_tasks(); ++i) {
+    const TaskId id(i);
+    const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
+    if (t.category == TaskCategory::kJoin) continue;
+    const Device& d = prog.devices[static_cast<size_t>(t.device)];
+    const ResourceId s = prog.engine.stream(id);
+    int tid = 0;
+    if (s == d.pp_next) tid = 1;
+    if (s == d.pp_prev) tid = 2;
+    if (s == d.gather) tid = 3;
+    if (s == d.grad) tid = 4;
+    std::string name;
+    switch (t.category) {
+      case TaskCategory::kForward:
+      case TaskCategory::kBackward:
+        name = std::string(t.category == TaskCategory::kForward ? "F" : "B") + " mb" +
+               std::to_string(t.microbatch) + " chunk" + std::to_string(t.chunk) +
+               (t.layer >= 0 ? " layer" + std::to_string(t.layer) : "");
+        break;
+      default:
+        name = std::string(Name(t.category)) + (t.bytes.value() > 0 ? " " + FormatBytes(t.bytes) : "");
+    }
+    const double ts = run.start(id).seconds().value() * 1e6;
+    const double dur = (run.end(id) - run.start(id)).seconds().value() * 1e6;
+    Json args = {{"chunk", t.chunk}, {"microbatch", t.microbatch}};
+    if (t.category == TaskCategory::kForward || t.category == TaskCategory::kBackward) {
+      args["compute_us"] = (t.parts.compute - t.recompute).value() * 1e6;
+      args["recompute_us"] = t.recompute.value() * 1e6;
+      args["tp_comm_us"] = t.parts.tp.value() * 1e6;
+      args["cp_comm_us"] = t.parts.cp.value() * 1e6;
+      args["ep_comm_us"] = t.parts.ep.value() * 1e6;
+    } else if (t.category != TaskCategory::kOptimizer) {
+      args["bytes"] = t.bytes.value();
+      args["link"] = Name(t.link);
+      args["group"] = Name(t.group);
+      args["op"] = Name(t.op);
+    }
+    events.push_back({{"name", name}, {"cat", Name(t.category)}, {"ph", "X"}, {"ts", ts},
+                      {"dur", dur}, {"pid", t.device}, {"tid", tid}, {"args", args}});
+  }
+  Json j;
+  j["traceEvents"] = events;
+  j["displayTimeUnit"] = "ms";
+  j["otherData"] = {{"scenario", sc.name}, {"step_time_s", r.step_time.value()}};
+  return j.dump() + "\n";
+}
+
+std::string ExplainStep(const Scenario& sc, const SimResult& r) {
+  Result<OpGraph> g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
+  if (!g.ok()) return g.status().ToString() + "\n";
+  const OpCostModel hw(sc.hardware);
+  std::string out = "Per-layer pricing (one micro-batch on one device)\n";
+  TextTable t({"block", "pass", "total", "kernels", "tp exposed", "cp exposed", "ep exposed", "recompute"});
+  auto rows = [&](const std::string& name, const BlockCost& b) {
+    t.AddRow({name, "fwd", Sec(b.fwd.total()), Sec(b.fwd.compute), Sec(b.fwd.tp), Sec(b.fwd.cp), Sec(b.fwd.ep), ""});
+    t.AddRow({"", "bwd", Sec(b.bwd.total()), Sec(b.bwd.compute), Sec(b.bwd.tp), Sec(b.bwd.cp), Sec(b.bwd.ep),
+              Sec(b.recompute.total())});
+  };
+  rows("embedding", r.costs.embedding);
+  for (size_t k = 0; k < r.costs.layer_kinds.size(); ++k) rows(g->layer_kinds[k].kind + " layer", r.costs.layer_kinds[k]);
+  rows("head + loss", r.costs.head);
+  out += t.ToString();
+  if (!r.costs.pp_send.empty()) {
+    out += "  pipeline transfer: " + FormatBytes(r.costs.pp_message) + " in " +
+           Sec(r.costs.pp_send.front().total()) + " (" + Name(r.costs.pp_send.front().algo) + ", " +
+           Name(r.costs.pp_send.front().bottleneck) + ")\n";
+  }
+  out += "\nPer-op costs (" + sc.hardware.name + ")\n";
+  auto ops = [&](const std::string& section, const std::vector<Op>& list) {
+    out += "  " + section + "\n";
+    for (const Op& op : list) {
+      for (Pass p : {Pass::kForward, Pass::kBackwardInput, Pass::kBackwardWeight}) {
+        const OpCost c = hw.Cost(op, p);
+        if (c.source == CostSource::kNone) continue;
+        out += "    " + op.name + " " + Name(p) + ": " + ExplainCost(c) + "\n";
+      }
+    }
+  };
+  ops("embedding", g->embedding);
+  for (const LayerOps& l : g->layer_kinds) ops(l.kind + " layer", l.ops);
+  ops("head", g->head);
+  return out;
+}
+
+}  // namespace shardsim
