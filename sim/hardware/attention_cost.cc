@@ -36,10 +36,10 @@ std::vector<Gemm> UnfusedGemms(const AttentionShape& s, Pass pass) {
     return {{s.seq_q, s.seq_kv, s.head_dim}, {s.seq_q, dv, s.seq_kv}};
   }
   if (pass == Pass::kBackwardInput) {
-    return {{s.seq_kv, dv, s.seq_q},          // dV = P^T . dO
-            {s.seq_q, s.seq_kv, dv},          // dP = dO . V^T
-            {s.seq_q, s.head_dim, s.seq_kv},  // dQ = dS . K
-            {s.seq_kv, s.head_dim, s.seq_q}}; // dK = dS^T . Q
+    return {{s.seq_kv, dv, s.seq_q},           // dV = P^T . dO
+            {s.seq_q, s.seq_kv, dv},           // dP = dO . V^T
+            {s.seq_q, s.head_dim, s.seq_kv},   // dQ = dS . K
+            {s.seq_kv, s.head_dim, s.seq_q}};  // dK = dS^T . Q
   }
   return {};
 }
@@ -52,8 +52,7 @@ double FullFlops(const AttentionShape& s) {
 
 }  // namespace
 
-OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype,
-                              Bytes bytes) const {
+OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, Bytes bytes) const {
   OpCost c;
   if (pass == Pass::kBackwardWeight || s.batch_heads <= 0 || s.seq_q <= 0 || s.seq_kv <= 0 ||
       s.head_dim <= 0) {
@@ -67,12 +66,10 @@ OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype,
                      static_cast<double>(s.seq_kv) * static_cast<double>(s.head_dim + dv));
   const double scores = bh * static_cast<double>(s.seq_q) * static_cast<double>(s.seq_kv);
   const double fwd_flops = FullFlops(s) * (s.flash && s.causal ? 0.5 : 1.0);
-  const double flops =
-      pass == Pass::kForward ? fwd_flops : fwd_flops * (s.flash ? 2.5 : 2.0);
-  const double traffic =
-      bytes.value() > 0.0
-          ? bytes.value()
-          : (pass == Pass::kForward ? 1.0 : 2.0) * io + (s.flash ? 0.0 : 4.0 * elem * scores);
+  const double flops = pass == Pass::kForward ? fwd_flops : fwd_flops * (s.flash ? 2.5 : 2.0);
+  const double traffic = bytes.value() > 0.0 ? bytes.value()
+                                             : (pass == Pass::kForward ? 1.0 : 2.0) * io +
+                                                   (s.flash ? 0.0 : 4.0 * elem * scores);
   const PeakChoice peak = PeakFor(hw_, dtype);
   c.flops = Flops(flops);
   c.bytes = Bytes(traffic);

@@ -25,16 +25,16 @@ std::string Overhead(const OpCost& c) {
 }  // namespace
 
 std::string ExplainCost(const OpCost& c) {
-  const std::string head = std::string(Name(c.source)) + " " + Name(c.dtype) + ": " +
-                           FormatSeconds(c.time) + " = ";
+  const std::string head =
+      std::string(Name(c.source)) + " " + Name(c.dtype) + ": " + FormatSeconds(c.time) + " = ";
   const std::string peak = " of " + FormatRate(c.peak, "FLOP/s");
   switch (c.source) {
     case CostSource::kNone:
       return "no work";
     case CostSource::kMatmulCurve: {
       const MatmulCurvePoint& p = c.curve;
-      const double max_eff = c.efficiency / (p.tile_efficiency * p.k_efficiency *
-                                             p.quantization * c.sustained);
+      const double max_eff =
+          c.efficiency / (p.tile_efficiency * p.k_efficiency * p.quantization * c.sustained);
       return head + "max(compute " + FormatSeconds(c.compute) + " [tile " +
              std::to_string(p.tile_a) + "x" + std::to_string(p.tile_b) + ", split " +
              std::to_string(p.split) + ", " + FormatSig(p.waves, 3) + " waves; eff " +
@@ -48,11 +48,11 @@ std::string ExplainCost(const OpCost& c) {
              F2(c.efficiency) + " incl. sustained " + F2(c.sustained) + peak + "], " +
              MemoryPart(c) + ")" + Overhead(c);
     case CostSource::kAttentionFused:
-      return head + "max(compute " + FormatSeconds(c.compute) + " [" + FormatRate(c.flops.value(), "FLOP") +
-             ", eff " + F2(c.efficiency) + " = max " + F2(c.attention_max) + " x seq " +
-             F2(c.attention_seq_factor) + " x head_dim " + F2(c.attention_head_dim_factor) +
-             " x sustained " + F2(c.sustained) + peak + "], " + MemoryPart(c) + ")" +
-             Overhead(c);
+      return head + "max(compute " + FormatSeconds(c.compute) + " [" +
+             FormatRate(c.flops.value(), "FLOP") + ", eff " + F2(c.efficiency) + " = max " +
+             F2(c.attention_max) + " x seq " + F2(c.attention_seq_factor) + " x head_dim " +
+             F2(c.attention_head_dim_factor) + " x sustained " + F2(c.sustained) + peak + "], " +
+             MemoryPart(c) + ")" + Overhead(c);
     case CostSource::kAttentionUnfused:
       return head + "GEMMs " + FormatSeconds(c.compute) + " [eff " + F2(c.efficiency) + peak +
              "] + softmax " + MemoryPart(c) + Overhead(c) + " incl. GEMM latency";

@@ -12,8 +12,8 @@ namespace {
 std::pair<size_t, double> Locate(const std::vector<double>& axis, double x) {
   if (axis.size() == 1 || x <= axis.front()) return {0, 0.0};
   if (x >= axis.back()) return {axis.size() - 2, 1.0};
-  const size_t hi = static_cast<size_t>(std::upper_bound(axis.begin(), axis.end(), x) -
-                                        axis.begin());
+  const size_t hi =
+      static_cast<size_t>(std::upper_bound(axis.begin(), axis.end(), x) - axis.begin());
   const size_t lo = hi - 1;
   return {lo, (x - axis[lo]) / (axis[hi] - axis[lo])};
 }
@@ -83,8 +83,8 @@ double GemmTable::Grid(const PerDType& t, double lm, double ln, double lk) const
 double GemmTable::Scattered(const PerDType& t, double lm, double ln, double lk) const {
   double wsum = 0.0, vsum = 0.0;
   for (const Point& p : t.points) {
-    const double d2 = (p.lm - lm) * (p.lm - lm) + (p.ln - ln) * (p.ln - ln) +
-                      (p.lk - lk) * (p.lk - lk);
+    const double d2 =
+        (p.lm - lm) * (p.lm - lm) + (p.ln - ln) * (p.ln - ln) + (p.lk - lk) * (p.lk - lk);
     if (d2 < 1e-18) return p.log_rate;
     const double w = 1.0 / d2;  // inverse squared distance
     wsum += w;

@@ -56,9 +56,9 @@ MatmulCurvePoint EvaluateMatmulCurve(const MatmulCurveParams& p, int64_t m, int6
   const double dm = static_cast<double>(m), dn = static_cast<double>(n);
   const double dk = static_cast<double>(k), db = static_cast<double>(batch);
   const double flops = 2.0 * dm * dn * dk * db;
-  const double base_bytes =
-      bytes_override > 0.0 ? bytes_override
-                           : db * (p.in_bytes * (dm * dk + dk * dn) + p.out_bytes * dm * dn);
+  const double base_bytes = bytes_override > 0.0
+                                ? bytes_override
+                                : db * (p.in_bytes * (dm * dk + dk * dn) + p.out_bytes * dm * dn);
 
   MatmulCurvePoint best;
   double best_time = -1.0;
@@ -72,8 +72,8 @@ MatmulCurvePoint EvaluateMatmulCurve(const MatmulCurveParams& p, int64_t m, int6
       split = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(dk / p.k_split_min)));
     }
     const double units = tiles * split;
-    const double waves = p.wave_quantization ? std::max(1.0, Ceil(units, sms))
-                                             : std::max(1.0, units / sms);
+    const double waves =
+        p.wave_quantization ? std::max(1.0, Ceil(units, sms)) : std::max(1.0, units / sms);
     const double k_slice = dk / split;
     const double compute = waves * 2.0 * da * dbt * (k_slice + p.k_half) / (peak_sm * e_tile);
     const double bytes = base_bytes + (split > 1.0 ? 8.0 * dm * dn * db : 0.0);
@@ -94,9 +94,8 @@ MatmulCurvePoint EvaluateMatmulCurve(const MatmulCurveParams& p, int64_t m, int6
     best.memory = Seconds(memory);
     best.bytes = Bytes(bytes);
   }
-  best.efficiency = (p.peak > 0.0 && best.compute.value() > 0.0)
-                        ? flops / (p.peak * best.compute.value())
-                        : 0.0;
+  best.efficiency =
+      (p.peak > 0.0 && best.compute.value() > 0.0) ? flops / (p.peak * best.compute.value()) : 0.0;
   return best;
 }
 

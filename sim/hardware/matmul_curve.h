@@ -41,16 +41,16 @@ struct MatmulCurveParams {
   double peak = 0.0;                // FLOP/s
   double max_efficiency = 0.0;
   double sustained = 1.0;
-  double k_half = 0.0;              // k-steps of this dtype
-  double k_split_min = 1.0;         // k-steps of this dtype
+  double k_half = 0.0;       // k-steps of this dtype
+  double k_split_min = 1.0;  // k-steps of this dtype
   double tile_intensity_half = 0.0;
   int64_t tile_m = 128, tile_n = 256;
   int64_t sms = 1;
   bool wave_quantization = false;
-  double in_bytes = 2.0;            // per operand element
-  double out_bytes = 2.0;           // per output element (fp8 GEMMs write bf16)
-  double bandwidth = 0.0;           // achieved HBM bytes/s (bandwidth * elementwise efficiency)
-  double latency = 0.0;             // seconds per kernel
+  double in_bytes = 2.0;   // per operand element
+  double out_bytes = 2.0;  // per output element (fp8 GEMMs write bf16)
+  double bandwidth = 0.0;  // achieved HBM bytes/s (bandwidth * elementwise efficiency)
+  double latency = 0.0;    // seconds per kernel
 };
 
 MatmulCurveParams MakeMatmulCurveParams(const HardwareSpec& hw, DType dtype);

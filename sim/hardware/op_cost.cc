@@ -7,8 +7,8 @@
 namespace shardsim {
 namespace {
 
-constexpr std::array<DType, 5> kAllDTypes = {DType::kFp32, DType::kTf32, DType::kBf16,
-                                             DType::kFp16, DType::kFp8};
+constexpr std::array<DType, 5> kAllDTypes = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16,
+                                             DType::kFp8};
 
 // GEMM shape of one pass (op.h): forward (m, n, k), backward-input (m, k, n), backward-weight
 // (k, n, m).
@@ -33,12 +33,18 @@ void Finish(OpCost& c) {
 
 const char* Name(CostSource v) {
   switch (v) {
-    case CostSource::kNone: return "none";
-    case CostSource::kMatmulCurve: return "matmul curve";
-    case CostSource::kGemmTable: return "gemm table";
-    case CostSource::kAttentionFused: return "fused attention";
-    case CostSource::kAttentionUnfused: return "unfused attention";
-    case CostSource::kMemoryBound: return "memory-bound";
+    case CostSource::kNone:
+      return "none";
+    case CostSource::kMatmulCurve:
+      return "matmul curve";
+    case CostSource::kGemmTable:
+      return "gemm table";
+    case CostSource::kAttentionFused:
+      return "fused attention";
+    case CostSource::kAttentionUnfused:
+      return "unfused attention";
+    case CostSource::kMemoryBound:
+      return "memory-bound";
   }
   return "?";
 }
@@ -49,10 +55,14 @@ OpCostModel::OpCostModel(const HardwareSpec& hw) : hw_(hw), table_(hw.gemm_table
 
 double OpCostModel::MemEfficiency(MemClass cls) const {
   switch (cls) {
-    case MemClass::kElementwise: return hw_.mem_eff_elementwise;
-    case MemClass::kNorm: return hw_.mem_eff_norm;
-    case MemClass::kSoftmax: return hw_.mem_eff_softmax;
-    case MemClass::kGather: return hw_.mem_eff_gather;
+    case MemClass::kElementwise:
+      return hw_.mem_eff_elementwise;
+    case MemClass::kNorm:
+      return hw_.mem_eff_norm;
+    case MemClass::kSoftmax:
+      return hw_.mem_eff_softmax;
+    case MemClass::kGather:
+      return hw_.mem_eff_gather;
   }
   return hw_.mem_eff_elementwise;
 }
@@ -65,8 +75,8 @@ OpCost OpCostModel::Matmul(int64_t m, int64_t n, int64_t k, int64_t batch, DType
   const MatmulCurveParams& p = curves_[static_cast<size_t>(dtype)];
   c.curve = EvaluateMatmulCurve(p, m, n, k, batch, bytes.value());
   c.source = CostSource::kMatmulCurve;
-  c.flops = Flops(2.0 * static_cast<double>(m) * static_cast<double>(n) *
-                  static_cast<double>(k) * static_cast<double>(batch));
+  c.flops = Flops(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                  static_cast<double>(batch));
   c.bytes = c.curve.bytes;
   c.dtype = p.peak_dtype;
   c.peak = p.peak;

@@ -52,14 +52,14 @@ struct OpCost {
   CostSource source = CostSource::kNone;
   Flops flops;
   Bytes bytes;
-  DType dtype = DType::kBf16;      // the dtype whose peak was used
-  double peak = 0.0;               // that peak, FLOP/s
+  DType dtype = DType::kBf16;         // the dtype whose peak was used
+  double peak = 0.0;                  // that peak, FLOP/s
   double bandwidth_efficiency = 0.0;  // memory efficiency used
   int kernels = 0;
-  MatmulCurvePoint curve;          // kMatmulCurve (and the unfused attention's scores GEMM)
+  MatmulCurvePoint curve;  // kMatmulCurve (and the unfused attention's scores GEMM)
   // kAttentionFused: the factors of the efficiency.
   double attention_max = 0.0, attention_seq_factor = 0.0, attention_head_dim_factor = 0.0;
-  double sustained = 1.0;          // sustained_compute_fraction applied to `compute`
+  double sustained = 1.0;  // sustained_compute_fraction applied to `compute`
 };
 
 class OpCostModel {

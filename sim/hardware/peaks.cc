@@ -8,11 +8,16 @@ namespace {
 // Preference order of the units a dtype can run on; unused slots repeat the last entry.
 std::array<DType, 4> Order(DType dtype) {
   switch (dtype) {
-    case DType::kFp8: return {DType::kFp8, DType::kBf16, DType::kFp16, DType::kFp32};
-    case DType::kBf16: return {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp32};
-    case DType::kFp16: return {DType::kFp16, DType::kBf16, DType::kFp32, DType::kFp32};
-    case DType::kTf32: return {DType::kTf32, DType::kFp32, DType::kFp32, DType::kFp32};
-    case DType::kFp32: return {DType::kFp32, DType::kTf32, DType::kTf32, DType::kTf32};
+    case DType::kFp8:
+      return {DType::kFp8, DType::kBf16, DType::kFp16, DType::kFp32};
+    case DType::kBf16:
+      return {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp32};
+    case DType::kFp16:
+      return {DType::kFp16, DType::kBf16, DType::kFp32, DType::kFp32};
+    case DType::kTf32:
+      return {DType::kTf32, DType::kFp32, DType::kFp32, DType::kFp32};
+    case DType::kFp32:
+      return {DType::kFp32, DType::kTf32, DType::kTf32, DType::kTf32};
   }
   return {dtype, dtype, dtype, dtype};
 }

@@ -76,7 +76,8 @@ TEST(GemmTable, ScatteredRowsWeightedByInverseSquaredDistance) {
   rows.pop_back();  // no longer a full grid
   const GemmTable t(rows);
   EXPECT_FALSE(t.IsGrid(DType::kBf16));
-  EXPECT_NEAR(*t.FlopsPerSecond(DType::kBf16, 256, 1024, 256), Rate(256, 1024, 256), 1e-9 * Rate(256, 1024, 256));
+  EXPECT_NEAR(*t.FlopsPerSecond(DType::kBf16, 256, 1024, 256), Rate(256, 1024, 256),
+              1e-9 * Rate(256, 1024, 256));
   // Weights 1/d^2 in (log2 m, log2 n, log2 k): the two rows at m = 256 and 1024 (d = 1) dominate.
   const double v = *t.FlopsPerSecond(DType::kBf16, 512, 256, 256);
   double wsum = 0.0, lsum = 0.0;

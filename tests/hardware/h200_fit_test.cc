@@ -87,15 +87,15 @@ TEST(H200Fit, GemmCurveOverTheMeasuredGrid) {
       // The few kernels that ran into the power limit inside their own measurement (2 launches
       // of > 3.3 ms) are measured separately (sustained.csv).
       if (Int(r, "launches") == 2 && t > 3.3e-3) continue;
-      const double pred =
-          model.Matmul(Int(r, "m"), Int(r, "n"), Int(r, "k"), 1, dt).time.value();
+      const double pred = model.Matmul(Int(r, "m"), Int(r, "n"), Int(r, "k"), 1, dt).time.value();
       all.push_back(std::fabs(pred / t - 1.0));
       if (t >= 100e-6) long_ones.push_back(std::fabs(pred / t - 1.0));
     }
     const Stats s = Summarize(all), l = Summarize(long_ones);
-    std::printf("H200 %s GEMM curve: median |err| %.1f%%, p90 %.1f%% over %zu shapes; "
-                ">= 100 us: median %.1f%%, p90 %.1f%% over %zu\n",
-                dt_name, 100 * s.median, 100 * s.p90, s.n, 100 * l.median, 100 * l.p90, l.n);
+    std::printf(
+        "H200 %s GEMM curve: median |err| %.1f%%, p90 %.1f%% over %zu shapes; "
+        ">= 100 us: median %.1f%%, p90 %.1f%% over %zu\n",
+        dt_name, 100 * s.median, 100 * s.p90, s.n, 100 * l.median, 100 * l.p90, l.n);
     EXPECT_GT(s.n, 1600u);
     EXPECT_LT(s.median, 0.05) << dt_name;
     EXPECT_LT(s.p90, 0.25) << dt_name;
@@ -111,13 +111,18 @@ TEST(H200Fit, FusedAttentionOverTheMeasuredRuns) {
   std::vector<double> errs;
   for (const auto& r : ReadCsv("attention_b2b.csv")) {
     if (r.at("backend") != "cudnn") continue;
-    const AttentionShape s{Int(r, "batch") * Int(r, "heads"), Int(r, "seq"), Int(r, "seq"),
-                           Int(r, "head_dim"), Int(r, "head_dim"), r.at("causal") == "1", true};
+    const AttentionShape s{Int(r, "batch") * Int(r, "heads"),
+                           Int(r, "seq"),
+                           Int(r, "seq"),
+                           Int(r, "head_dim"),
+                           Int(r, "head_dim"),
+                           r.at("causal") == "1",
+                           true};
     errs.push_back(std::fabs(
         model.Attention(s, Pass::kForward, DType::kBf16).time.value() / Num(r, "fwd_s") - 1.0));
-    errs.push_back(std::fabs(
-        model.Attention(s, Pass::kBackwardInput, DType::kBf16).time.value() / Num(r, "bwd_s") -
-        1.0));
+    errs.push_back(std::fabs(model.Attention(s, Pass::kBackwardInput, DType::kBf16).time.value() /
+                                 Num(r, "bwd_s") -
+                             1.0));
   }
   const Stats s = Summarize(errs);
   std::printf("H200 cuDNN attention: median |err| %.1f%%, p90 %.1f%% over %zu passes\n",

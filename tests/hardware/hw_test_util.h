@@ -26,8 +26,11 @@ inline HardwareSpec LibraryHardware(const std::string& name) {
 inline HardwareSpec RoundGpu() {
   HardwareSpec hw;
   hw.name = "round";
-  hw.peak_flops = {{DType::kBf16, 1000e12}, {DType::kFp16, 1000e12}, {DType::kFp8, 2000e12},
-                   {DType::kFp32, 50e12}, {DType::kTf32, 500e12}};
+  hw.peak_flops = {{DType::kBf16, 1000e12},
+                   {DType::kFp16, 1000e12},
+                   {DType::kFp8, 2000e12},
+                   {DType::kFp32, 50e12},
+                   {DType::kTf32, 500e12}};
   hw.memory_bandwidth = 4e12;
   hw.memory_capacity = 80e9;
   hw.sm_count = 100;

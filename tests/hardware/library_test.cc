@@ -44,10 +44,10 @@ TEST(HardwareLibrary, EveryFileLoadsWithItsCitedNumbers) {
     EXPECT_EQ(hw.sm_count, c.sms) << c.name;
     EXPECT_GT(hw.memory_capacity, 30e9) << c.name;
     EXPECT_FALSE(hw.source.empty()) << c.name;
-    for (double e : {hw.matmul_max_efficiency, hw.attention_fwd_efficiency,
-                     hw.attention_bwd_efficiency, hw.mem_eff_elementwise, hw.mem_eff_norm,
-                     hw.mem_eff_softmax, hw.mem_eff_gather, hw.mem_eff_optimizer,
-                     hw.sustained_compute_fraction}) {
+    for (double e :
+         {hw.matmul_max_efficiency, hw.attention_fwd_efficiency, hw.attention_bwd_efficiency,
+          hw.mem_eff_elementwise, hw.mem_eff_norm, hw.mem_eff_softmax, hw.mem_eff_gather,
+          hw.mem_eff_optimizer, hw.sustained_compute_fraction}) {
       EXPECT_GT(e, 0.0) << c.name;
       EXPECT_LE(e, 1.0) << c.name;
     }

@@ -63,7 +63,8 @@ TEST(MatmulCurve, KHalfIsAFixedNumberOfOperandBytes) {
 
 TEST(MatmulCurve, EfficiencyNeverExceedsMax) {
   const std::vector<int64_t> dims = {64, 100, 128, 333, 1024, 1536, 4096, 12288, 16384};
-  for (HardwareSpec hw : {RoundGpu(), LibraryHardware("h200-sxm"), LibraryHardware("a100-sxm4-80gb")}) {
+  for (HardwareSpec hw :
+       {RoundGpu(), LibraryHardware("h200-sxm"), LibraryHardware("a100-sxm4-80gb")}) {
     hw.gemm_table.clear();
     for (DType dt : {DType::kBf16, DType::kFp8, DType::kFp32}) {
       const OpCostModel model(hw);

@@ -123,7 +123,8 @@ TEST(OpCost, UnfusedAttentionIsItsGemmsPlusASoftmax) {
   const OpCostModel model(hw);
   const OpCost qk = model.Matmul(2048, 2048, 128, 16, DType::kBf16);
   const OpCost pv = model.Matmul(2048, 128, 2048, 16, DType::kBf16);
-  const double gemms = std::max(qk.compute, qk.memory).value() + std::max(pv.compute, pv.memory).value();
+  const double gemms =
+      std::max(qk.compute, qk.memory).value() + std::max(pv.compute, pv.memory).value();
   EXPECT_NEAR(fwd.compute.value(), gemms, 1e-15);
   // Default traffic: Q, K, V, O once and the scores 4 times (write, softmax read+write, read);
   // the GEMMs move Q, K, V, O and the scores twice, the softmax the other two passes.

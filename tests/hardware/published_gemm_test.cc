@@ -9,6 +9,8 @@
 // already carries their clock state.
 // - H100: every parameter comes from our H200 measurements (same SM) with the memory terms
 //   rescaled to 3.35 TB/s; none was fitted to these rows: an independent check.
+// - H200 (one row): our measured table (the library default) against an independent published
+//   measurement on another H200 with an older software stack.
 // - A100: matmul.max_efficiency is the median of these three rows divided by the curve's shape
 //   factors, so the rows check the curve's shape dependence and their spread, not the level.
 #include <gtest/gtest.h>
@@ -29,7 +31,7 @@ struct Row {
   const char* source;  // where the figure is published
   DType dtype;
   int64_t batch, m, n, k;
-  double tflops;       // published, measured
+  double tflops;  // published, measured
 };
 
 // XLA: openxla/xla (vendored in tensorflow/tensorflow) xla/service/gpu/model/
@@ -49,12 +51,14 @@ const std::vector<Row> kRows = {
      2048, 794.5},
     {"h100-sxm", "mamf-finder H100 SXM bf16 (CUDA 12.1)", DType::kBf16, 1, 6144, 2816, 17920,
      792.1},
-    {"h100-sxm", "mamf-finder H100 SXM fp8 (torch 2.7.0+cu126)", DType::kFp8, 1, 1024, 14336,
-     9216, 1402.6},
-    {"a100-sxm4-80gb", "mamf-finder A100 SXM bf16 (torch 2.6.0+cu126)", DType::kBf16, 1, 1024,
-     5120, 10240, 271.2},
-    {"a100-sxm4-80gb", "mamf-finder A100 SXM bf16 (CUDA 12.1)", DType::kBf16, 1, 6912, 2048,
-     16384, 267.9},
+    {"h100-sxm", "mamf-finder H100 SXM fp8 (torch 2.7.0+cu126)", DType::kFp8, 1, 1024, 14336, 9216,
+     1402.6},
+    {"h200-sxm", "mamf-finder H200 SXM fp8 (torch 2.7.1+cu128)", DType::kFp8, 1, 1280, 4096, 12032,
+     1453.4},
+    {"a100-sxm4-80gb", "mamf-finder A100 SXM bf16 (torch 2.6.0+cu126)", DType::kBf16, 1, 1024, 5120,
+     10240, 271.2},
+    {"a100-sxm4-80gb", "mamf-finder A100 SXM bf16 (CUDA 12.1)", DType::kBf16, 1, 6912, 2048, 16384,
+     267.9},
     {"a100-sxm4-80gb", "He 2024, A100 8192^3 randn", DType::kBf16, 1, 8192, 8192, 8192, 258.0},
 };
 
@@ -71,7 +75,7 @@ TEST(PublishedGemm, A100AndH100WithinTenPercent) {
   int within = 0;
   for (const Row& r : kRows) {
     HardwareSpec hw = testing::LibraryHardware(r.gpu);
-    if (std::string(r.gpu) == "h100-sxm") hw.sustained_compute_fraction = 1.0;
+    if (std::string(r.gpu) != "a100-sxm4-80gb") hw.sustained_compute_fraction = 1.0;
     const double pred = PredictedTflops(hw, r);
     const double err = pred / r.tflops - 1.0;
     const std::string shape = std::to_string(r.batch) + "x" + std::to_string(r.m) + "x" +
