@@ -92,18 +92,34 @@ Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
     }
   }
   mm.PositiveNumber("k_half", &hw.matmul_k_half);
+  // Keys of the physical GEMM curve (sim/hardware/matmul_curve.h).
+  MapReader by_dtype = mm.Sub("max_efficiency_by_dtype");
+  for (DType t : kDTypes) {
+    double v = 0.0;
+    if (by_dtype.Fraction(Name(t), &v)) hw.matmul_max_efficiency_by_dtype[t] = v;
+  }
+  by_dtype.Finish();
+  mm.PositiveNumber("tile_intensity_half", &hw.matmul_tile_intensity_half);
+  mm.PositiveNumber("k_split_min", &hw.matmul_k_split_min);
+  mm.Quantity("latency", Dimension::kTime, &hw.matmul_latency, Need::kOptional,
+              /*allow_zero=*/true);
+  mm.Bool("wave_quantization", &hw.matmul_wave_quantization);
   mm.Finish();
+  r.Fraction("sustained_compute_fraction", &hw.sustained_compute_fraction);
 
   MapReader att = r.Sub("attention");
   att.Fraction("fwd_efficiency", &hw.attention_fwd_efficiency);
   att.Fraction("bwd_efficiency", &hw.attention_bwd_efficiency);
   att.PositiveNumber("seq_half", &hw.attention_seq_half);
+  att.PositiveNumber("seq_half_causal", &hw.attention_seq_half_causal);
+  att.PositiveNumber("head_dim_half", &hw.attention_head_dim_half);
   att.Finish();
 
   MapReader me = r.Sub("memory_efficiency");
   me.Fraction("elementwise", &hw.mem_eff_elementwise);
   me.Fraction("norm", &hw.mem_eff_norm);
   me.Fraction("softmax", &hw.mem_eff_softmax);
+  me.Fraction("gather", &hw.mem_eff_gather);
   me.Fraction("optimizer", &hw.mem_eff_optimizer);
   me.Finish();
 

@@ -126,22 +126,43 @@ struct HardwareSpec {
   std::map<DType, double> peak_flops;      // peak_flops.{fp32,tf32,bf16,fp16,fp8}: FLOP/s, dense
   double memory_capacity = 0.0;            // memory.capacity: bytes
   double memory_bandwidth = 0.0;           // memory.bandwidth: bytes/s
-  int64_t sm_count = 0;                    // sm_count: streaming multiprocessors
-  // matmul: the shape-dependent efficiency curve (sim/hardware documents the formula).
-  double matmul_max_efficiency = 0.8;      // matmul.max_efficiency: fraction of peak, large GEMMs
-  int64_t matmul_tile_m = 128;             // matmul.tile: [m, n] output tile of one CTA
+  int64_t sm_count = 132;                  // sm_count: streaming multiprocessors (AMD: CUs)
+  // matmul: the shape-dependent efficiency curve (sim/hardware/matmul_curve.h documents the
+  // formula; defaults: the NVIDIA H200 fit of hardware/calibration/fit_h200.py).
+  double matmul_max_efficiency = 0.8375;   // matmul.max_efficiency: fraction of peak, large GEMMs
+  // matmul.max_efficiency_by_dtype.{fp32,tf32,bf16,fp16,fp8}: overrides max_efficiency per dtype
+  std::map<DType, double> matmul_max_efficiency_by_dtype;
+  int64_t matmul_tile_m = 128;             // matmul.tile: [m, n] largest output tile of one CTA
   int64_t matmul_tile_n = 256;
-  double matmul_k_half = 64;               // matmul.k_half: k at which the k-loop reaches 1/2
-  // attention core (flash / fused kernels): efficiency = max * s / (s + seq_half).
-  double attention_fwd_efficiency = 0.6;   // attention.fwd_efficiency
-  double attention_bwd_efficiency = 0.45;  // attention.bwd_efficiency
-  double attention_seq_half = 1024;        // attention.seq_half
+  // matmul.k_half: the per-tile epilogue (and prologue) in k-steps of a 2-byte operand: the
+  // k-loop reaches half efficiency at k = k_half (bf16/fp16). Scaled by 2/bytes for other dtypes
+  // (fp8: 2x, fp32/tf32: 0.5x): it is a fixed number of operand bytes.
+  double matmul_k_half = 178;
+  double matmul_tile_intensity_half = 12.1;  // matmul.tile_intensity_half: operand reuse of a
+                                             // tile (a*b/(a+b)) at which a tile reaches 1/2
+  double matmul_k_split_min = 164;         // matmul.k_split_min: shortest split-K slice (k-steps
+                                           // of a 2-byte operand, scaled like k_half)
+  double matmul_latency = 2.3e-6;          // matmul.latency: seconds per GEMM kernel (pipeline
+                                           // fill and drain), on top of the launch overhead
+  bool matmul_wave_quantization = false;   // matmul.wave_quantization: tiles run in whole waves
+                                           // (true: Ampere cuBLAS; false: balanced, Hopper)
+  // Fraction of the burst math rate a GPU holds when it computes for seconds at its power limit
+  // (clocks drop); applies to matmul and attention, not to memory-bound kernels.
+  double sustained_compute_fraction = 1.0;  // sustained_compute_fraction
+  // attention core (flash / fused kernels): efficiency = max * s_kv / (s_kv + seq_half) *
+  // head-dim factor (sim/hardware/attention_cost.h).
+  double attention_fwd_efficiency = 0.69;  // attention.fwd_efficiency
+  double attention_bwd_efficiency = 0.56;  // attention.bwd_efficiency
+  double attention_seq_half = 229;         // attention.seq_half
+  double attention_seq_half_causal = 727;  // attention.seq_half_causal
+  double attention_head_dim_half = 55;     // attention.head_dim_half
   // memory-bound kernels: fraction of HBM bandwidth reached, per kernel class.
-  double mem_eff_elementwise = 0.85;       // memory_efficiency.elementwise
-  double mem_eff_norm = 0.6;               // memory_efficiency.norm
-  double mem_eff_softmax = 0.3;            // memory_efficiency.softmax
-  double mem_eff_optimizer = 0.65;         // memory_efficiency.optimizer
-  double kernel_launch_overhead = 4e-6;    // kernel_launch_overhead: seconds per kernel
+  double mem_eff_elementwise = 0.86;       // memory_efficiency.elementwise
+  double mem_eff_norm = 0.63;              // memory_efficiency.norm
+  double mem_eff_softmax = 0.27;           // memory_efficiency.softmax
+  double mem_eff_gather = 0.86;            // memory_efficiency.gather
+  double mem_eff_optimizer = 0.67;         // memory_efficiency.optimizer
+  double kernel_launch_overhead = 1.7e-6;  // kernel_launch_overhead: seconds per kernel
   // runtime memory that is not model state or activations.
   double reserve_cuda_context = 0.8 * 1073741824.0;  // runtime_reserve.cuda_context: bytes
   double reserve_comm_buffers = 1.0 * 1073741824.0;  // runtime_reserve.comm_buffers: bytes

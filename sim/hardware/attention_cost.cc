@@ -1,0 +1,145 @@
+// The attention core (OpCostModel::Attention and the kAttention case of OpCostModel::Cost).
+//
+// Fused (flash / cuDNN) kernels never write the s x s scores to HBM; their time is FLOP-bound:
+//   efficiency = max(pass) * s_kv/(s_kv + seq_half[causal]) * head-dim factor * sustained
+//   head-dim factor = [d/(d + d_half)] / [128/(128 + d_half)], held at 1 above d = 128 (no
+//   measurements there)
+// FLOPs: 4*s_q*s_kv*d per head forward, half when causal (the kernel skips masked blocks; Dao
+// 2023, FlashAttention-2 §3.1), backward 2.5x the forward (5 GEMMs against 2: the scores are
+// recomputed; FlashAttention-2 §3.2). A short sequence pays per-block fixed work (seq_half); a
+// causal one also pays for the diagonal blocks and the tail imbalance (seq_half_causal). Fitted
+// to bench/h200/results/attention_b2b.csv by hardware/calibration/fit_h200.py.
+//
+// Unfused attention runs its GEMMs (scores Q.K^T and context P.V forward; dV, dP, dQ, dK
+// backward) through the matmul model, batched over heads, plus a memory-bound softmax over the
+// scores (memory_efficiency.softmax): the op's bytes beyond what its GEMMs move. Its kernels run
+// one after another, so their times add. Tested in tests/hardware/attention_cost_test.cc.
+#include <algorithm>
+#include <vector>
+
+#include "sim/hardware/op_cost.h"
+#include "sim/hardware/peaks.h"
+
+namespace shardsim {
+namespace {
+
+constexpr double kRefHeadDim = 128.0;
+
+struct Gemm {
+  int64_t m, n, k;
+};
+
+// The GEMMs of unfused attention for one pass, each batched over the heads.
+std::vector<Gemm> UnfusedGemms(const AttentionShape& s, Pass pass) {
+  const int64_t dv = s.v_head_dim > 0 ? s.v_head_dim : s.head_dim;
+  if (pass == Pass::kForward) {
+    return {{s.seq_q, s.seq_kv, s.head_dim}, {s.seq_q, dv, s.seq_kv}};
+  }
+  if (pass == Pass::kBackwardInput) {
+    return {{s.seq_kv, dv, s.seq_q},           // dV = P^T . dO
+            {s.seq_q, s.seq_kv, dv},           // dP = dO . V^T
+            {s.seq_q, s.head_dim, s.seq_kv},   // dQ = dS . K
+            {s.seq_kv, s.head_dim, s.seq_q}};  // dK = dS^T . Q
+  }
+  return {};
+}
+
+double FullFlops(const AttentionShape& s) {
+  const int64_t dv = s.v_head_dim > 0 ? s.v_head_dim : s.head_dim;
+  return 2.0 * static_cast<double>(s.batch_heads) * static_cast<double>(s.seq_q) *
+         static_cast<double>(s.seq_kv) * static_cast<double>(s.head_dim + dv);
+}
+
+}  // namespace
+
+OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, Bytes bytes) const {
+  OpCost c;
+  if (pass == Pass::kBackwardWeight || s.batch_heads <= 0 || s.seq_q <= 0 || s.seq_kv <= 0 ||
+      s.head_dim <= 0) {
+    return c;
+  }
+  const int64_t dv = s.v_head_dim > 0 ? s.v_head_dim : s.head_dim;
+  const double elem = BytesOf(dtype);
+  const double bh = static_cast<double>(s.batch_heads);
+  const double io = elem * bh *
+                    (static_cast<double>(s.seq_q) * static_cast<double>(s.head_dim + dv) +
+                     static_cast<double>(s.seq_kv) * static_cast<double>(s.head_dim + dv));
+  const double scores = bh * static_cast<double>(s.seq_q) * static_cast<double>(s.seq_kv);
+  const double fwd_flops = FullFlops(s) * (s.flash && s.causal ? 0.5 : 1.0);
+  const double flops = pass == Pass::kForward ? fwd_flops : fwd_flops * (s.flash ? 2.5 : 2.0);
+  const double traffic = bytes.value() > 0.0 ? bytes.value()
+                                             : (pass == Pass::kForward ? 1.0 : 2.0) * io +
+                                                   (s.flash ? 0.0 : 4.0 * elem * scores);
+  const PeakChoice peak = PeakFor(hw_, dtype);
+  c.flops = Flops(flops);
+  c.bytes = Bytes(traffic);
+  c.dtype = peak.dtype;
+  c.peak = peak.flops_per_s;
+  c.sustained = hw_.sustained_compute_fraction > 0.0 ? hw_.sustained_compute_fraction : 1.0;
+
+  if (s.flash) {
+    c.source = CostSource::kAttentionFused;
+    const double d = static_cast<double>(s.head_dim);
+    const double dh = hw_.attention_head_dim_half;
+    c.attention_max =
+        pass == Pass::kForward ? hw_.attention_fwd_efficiency : hw_.attention_bwd_efficiency;
+    c.attention_head_dim_factor =
+        std::min(1.0, (d / (d + dh)) / (kRefHeadDim / (kRefHeadDim + dh)));
+    const double skv = static_cast<double>(s.seq_kv);
+    c.attention_seq_factor =
+        skv / (skv + (s.causal ? hw_.attention_seq_half_causal : hw_.attention_seq_half));
+    c.efficiency =
+        c.attention_max * c.attention_head_dim_factor * c.attention_seq_factor * c.sustained;
+    c.compute = c.peak > 0.0 && c.efficiency > 0.0 ? Seconds(flops / (c.peak * c.efficiency))
+                                                   : Seconds(0.0);
+    c.bandwidth_efficiency = hw_.mem_eff_elementwise;
+    const double bw = hw_.memory_bandwidth * c.bandwidth_efficiency;
+    c.memory = bw > 0.0 ? Seconds(traffic / bw) : Seconds(0.0);
+    c.kernels = 1;
+    c.overhead = Seconds(hw_.kernel_launch_overhead);
+    c.memory_bound = c.memory > c.compute;
+    c.time = std::max(c.compute, c.memory) + c.overhead;
+    return c;
+  }
+
+  // Unfused: GEMMs then the softmax, one after another.
+  c.source = CostSource::kAttentionUnfused;
+  double gemm_time = 0.0, gemm_bytes = 0.0;
+  int gemms = 0;
+  for (const Gemm& g : UnfusedGemms(s, pass)) {
+    const OpCost mm = Matmul(g.m, g.n, g.k, s.batch_heads, dtype);
+    if (gemms == 0) c.curve = mm.curve;
+    gemm_time += std::max(mm.compute, mm.memory).value();
+    gemm_bytes += mm.bytes.value();
+    ++gemms;
+  }
+  const double softmax_bytes = std::max(0.0, traffic - gemm_bytes);
+  c.bandwidth_efficiency = hw_.mem_eff_softmax;
+  const double bw = hw_.memory_bandwidth * c.bandwidth_efficiency;
+  c.compute = Seconds(gemm_time);
+  c.memory = bw > 0.0 ? Seconds(softmax_bytes / bw) : Seconds(0.0);
+  c.efficiency = c.peak > 0.0 && gemm_time > 0.0 ? flops / (c.peak * gemm_time) : 0.0;
+  c.kernels = gemms + 1;  // the GEMMs and one softmax (+ mask/scale fused into it)
+  c.overhead = Seconds(hw_.kernel_launch_overhead * static_cast<double>(c.kernels) +
+                       curves_[static_cast<size_t>(dtype)].latency * static_cast<double>(gemms));
+  c.memory_bound = c.memory > c.compute;
+  c.time = c.compute + c.memory + c.overhead;
+  return c;
+}
+
+OpCost OpCostModel::CostAttention(const Op& op, Pass pass) const {
+  const PassCost& pc = op.cost(pass);
+  OpCost c = Attention(op.attention, pass, op.dtype, pc.bytes);
+  if (c.source == CostSource::kNone || pc.flops.value() <= 0.0) return c;
+  // The op's FLOPs are authoritative (e.g. MLA's separate qk/v widths, CP's local queries): keep
+  // the model's efficiency and rescale the compute term to them.
+  if (c.flops.value() > 0.0 && c.source == CostSource::kAttentionFused) {
+    c.compute = c.compute * (pc.flops.value() / c.flops.value());
+    c.flops = pc.flops;
+    c.memory_bound = c.memory > c.compute;
+    c.time = std::max(c.compute, c.memory) + c.overhead;
+  }
+  return c;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,66 @@
+// ExplainCost: the one-line account of an OpCost that `--explain` prints.
+#include <string>
+
+#include "sim/base/units.h"
+#include "sim/hardware/op_cost.h"
+
+namespace shardsim {
+namespace {
+
+std::string Pct(double f) { return FormatSig(f * 100.0, 2) + "%"; }
+std::string F2(double v) { return FormatSig(v, 2); }
+
+std::string MemoryPart(const OpCost& c) {
+  const double bw = c.memory.value() > 0.0 ? c.bytes.value() / c.memory.value() : 0.0;
+  const double full = c.bandwidth_efficiency > 0.0 ? bw / c.bandwidth_efficiency : 0.0;
+  return "memory " + FormatSeconds(c.memory) + " [" + FormatBytes(c.bytes) + " at " +
+         Pct(c.bandwidth_efficiency) + " of " + FormatRate(full, "B/s") + "]";
+}
+
+std::string Overhead(const OpCost& c) {
+  return " + overhead " + FormatSeconds(c.overhead) + " (" + std::to_string(c.kernels) +
+         (c.kernels == 1 ? " kernel)" : " kernels)");
+}
+
+}  // namespace
+
+std::string ExplainCost(const OpCost& c) {
+  const std::string head =
+      std::string(Name(c.source)) + " " + Name(c.dtype) + ": " + FormatSeconds(c.time) + " = ";
+  const std::string peak = " of " + FormatRate(c.peak, "FLOP/s");
+  switch (c.source) {
+    case CostSource::kNone:
+      return "no work";
+    case CostSource::kMatmulCurve: {
+      const MatmulCurvePoint& p = c.curve;
+      const double max_eff =
+          c.efficiency / (p.tile_efficiency * p.k_efficiency * p.quantization * c.sustained);
+      return head + "max(compute " + FormatSeconds(c.compute) + " [tile " +
+             std::to_string(p.tile_a) + "x" + std::to_string(p.tile_b) + ", split " +
+             std::to_string(p.split) + ", " + FormatSig(p.waves, 3) + " waves; eff " +
+             F2(c.efficiency) + " = max " + F2(max_eff) + " x tile " + F2(p.tile_efficiency) +
+             " x k " + F2(p.k_efficiency) + " x quant " + F2(p.quantization) + " x sustained " +
+             F2(c.sustained) + peak + "], " + MemoryPart(c) + ")" + Overhead(c) +
+             " incl. GEMM latency";
+    }
+    case CostSource::kGemmTable:
+      return head + "max(compute " + FormatSeconds(c.compute) + " [measured table, eff " +
+             F2(c.efficiency) + " incl. sustained " + F2(c.sustained) + peak + "], " +
+             MemoryPart(c) + ")" + Overhead(c);
+    case CostSource::kAttentionFused:
+      return head + "max(compute " + FormatSeconds(c.compute) + " [" +
+             FormatRate(c.flops.value(), "FLOP") + ", eff " + F2(c.efficiency) + " = max " +
+             F2(c.attention_max) + " x seq " + F2(c.attention_seq_factor) + " x head_dim " +
+             F2(c.attention_head_dim_factor) + " x sustained " + F2(c.sustained) + peak + "], " +
+             MemoryPart(c) + ")" + Overhead(c);
+    case CostSource::kAttentionUnfused:
+      return head + "GEMMs " + FormatSeconds(c.compute) + " [eff " + F2(c.efficiency) + peak +
+             "] + softmax " + MemoryPart(c) + Overhead(c) + " incl. GEMM latency";
+    case CostSource::kMemoryBound:
+      return head + "max(compute " + FormatSeconds(c.compute) + ", " + MemoryPart(c) + ")" +
+             Overhead(c);
+  }
+  return head;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,191 @@
+#include "sim/hardware/op_cost.h"
+
+#include <algorithm>
+
+#include "sim/hardware/peaks.h"
+
+namespace shardsim {
+namespace {
+
+constexpr std::array<DType, 5> kAllDTypes = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16,
+                                             DType::kFp8};
+
+// GEMM shape of one pass (op.h): forward (m, n, k), backward-input (m, k, n), backward-weight
+// (k, n, m).
+MatmulShape PassShape(const MatmulShape& s, Pass pass) {
+  switch (pass) {
+    case Pass::kForward:
+      return s;
+    case Pass::kBackwardInput:
+      return MatmulShape{s.m, s.k, s.n, s.batch};
+    case Pass::kBackwardWeight:
+      return MatmulShape{s.k, s.n, s.m, s.batch};
+  }
+  return s;
+}
+
+void Finish(OpCost& c) {
+  c.memory_bound = c.memory > c.compute;
+  c.time = std::max(c.compute, c.memory) + c.overhead;
+}
+
+}  // namespace
+
+const char* Name(CostSource v) {
+  switch (v) {
+    case CostSource::kNone:
+      return "none";
+    case CostSource::kMatmulCurve:
+      return "matmul curve";
+    case CostSource::kGemmTable:
+      return "gemm table";
+    case CostSource::kAttentionFused:
+      return "fused attention";
+    case CostSource::kAttentionUnfused:
+      return "unfused attention";
+    case CostSource::kMemoryBound:
+      return "memory-bound";
+  }
+  return "?";
+}
+
+OpCostModel::OpCostModel(const HardwareSpec& hw) : hw_(hw), table_(hw.gemm_table) {
+  for (DType d : kAllDTypes) curves_[static_cast<size_t>(d)] = MakeMatmulCurveParams(hw_, d);
+}
+
+double OpCostModel::MemEfficiency(MemClass cls) const {
+  switch (cls) {
+    case MemClass::kElementwise:
+      return hw_.mem_eff_elementwise;
+    case MemClass::kNorm:
+      return hw_.mem_eff_norm;
+    case MemClass::kSoftmax:
+      return hw_.mem_eff_softmax;
+    case MemClass::kGather:
+      return hw_.mem_eff_gather;
+  }
+  return hw_.mem_eff_elementwise;
+}
+
+OpCost OpCostModel::Matmul(int64_t m, int64_t n, int64_t k, int64_t batch, DType dtype,
+                           Bytes bytes) const {
+  OpCost c;
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return c;
+  if (table_.Has(dtype)) return FromTable(m, n, k, batch, dtype, bytes);
+  const MatmulCurveParams& p = curves_[static_cast<size_t>(dtype)];
+  c.curve = EvaluateMatmulCurve(p, m, n, k, batch, bytes.value());
+  c.source = CostSource::kMatmulCurve;
+  c.flops = Flops(2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+                  static_cast<double>(batch));
+  c.bytes = c.curve.bytes;
+  c.dtype = p.peak_dtype;
+  c.peak = p.peak;
+  c.sustained = p.sustained;
+  c.bandwidth_efficiency = hw_.mem_eff_elementwise;
+  c.compute = c.curve.compute;
+  c.memory = c.curve.memory;
+  c.efficiency = c.curve.efficiency;
+  c.kernels = 1;
+  c.overhead = Seconds(hw_.kernel_launch_overhead + p.latency);
+  Finish(c);
+  return c;
+}
+
+// Measured throughput: the table's rate already holds the shape's efficiency and the kernel's
+// latency; the sustained fraction still applies (tables are short-burst measurements).
+OpCost OpCostModel::FromTable(int64_t m, int64_t n, int64_t k, int64_t batch, DType dtype,
+                              Bytes bytes) const {
+  OpCost c;
+  const MatmulCurveParams& p = curves_[static_cast<size_t>(dtype)];
+  const double rate = *table_.FlopsPerSecond(dtype, m, n, k, batch);
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n);
+  const double dk = static_cast<double>(k), db = static_cast<double>(batch);
+  c.source = CostSource::kGemmTable;
+  c.flops = Flops(2.0 * dm * dn * dk * db);
+  c.bytes = bytes.value() > 0.0
+                ? bytes
+                : Bytes(db * (p.in_bytes * (dm * dk + dk * dn) + p.out_bytes * dm * dn));
+  c.dtype = dtype;
+  c.peak = PeakFor(hw_, dtype).flops_per_s;
+  c.sustained = p.sustained;
+  c.bandwidth_efficiency = hw_.mem_eff_elementwise;
+  c.compute = Seconds(c.flops.value() / (rate * p.sustained));
+  c.memory = p.bandwidth > 0.0 ? Seconds(c.bytes.value() / p.bandwidth) : Seconds(0.0);
+  c.efficiency = c.peak > 0.0 ? rate * p.sustained / c.peak : 0.0;
+  c.kernels = 1;
+  c.overhead = Seconds(hw_.kernel_launch_overhead);
+  Finish(c);
+  return c;
+}
+
+OpCost OpCostModel::MemoryBound(Bytes bytes, MemClass cls, int kernels) const {
+  OpCost c;
+  c.source = CostSource::kMemoryBound;
+  c.bytes = bytes;
+  c.bandwidth_efficiency = MemEfficiency(cls);
+  const double bw = hw_.memory_bandwidth * c.bandwidth_efficiency;
+  c.memory = bw > 0.0 ? Seconds(bytes.value() / bw) : Seconds(0.0);
+  c.kernels = std::max(0, kernels);
+  c.overhead = Seconds(hw_.kernel_launch_overhead * static_cast<double>(c.kernels));
+  Finish(c);
+  return c;
+}
+
+Seconds OpCostModel::OptimizerStep(int64_t params_local, double bytes_per_param) const {
+  if (params_local <= 0) return Seconds(0.0);
+  const double bw = hw_.memory_bandwidth * hw_.mem_eff_optimizer;
+  const double bytes = static_cast<double>(params_local) * bytes_per_param;
+  return Seconds((bw > 0.0 ? bytes / bw : 0.0) + hw_.kernel_launch_overhead);
+}
+
+OpCost OpCostModel::Cost(const Op& op, Pass pass) const {
+  const PassCost& pc = op.cost(pass);
+  if (pc.flops.value() <= 0.0 && pc.bytes.value() <= 0.0) return OpCost{};
+  switch (op.kind) {
+    case OpKind::kMatmul: {
+      const MatmulShape s = PassShape(op.matmul, pass);
+      OpCost c = Matmul(s.m, s.n, s.k, s.batch, op.dtype, pc.bytes);
+      if (c.source != CostSource::kNone) return c;
+      break;  // a matmul op without a shape: price its bytes below
+    }
+    case OpKind::kAttention:
+      return CostAttention(op, pass);
+    default:
+      break;
+  }
+  OpCost c = MemoryBound(pc.bytes, op.mem_class, std::max(1, op.kernels));
+  // Elementwise arithmetic runs on the vector units (fp32 rate); it rarely binds.
+  const PeakChoice vec = PeakFor(hw_, DType::kFp32);
+  if (pc.flops.value() > 0.0 && vec.flops_per_s > 0.0) {
+    c.flops = pc.flops;
+    c.dtype = vec.dtype;
+    c.peak = vec.flops_per_s;
+    c.compute = Seconds(pc.flops.value() / vec.flops_per_s);
+    c.efficiency = 1.0;
+    Finish(c);
+  }
+  return c;
+}
+
+OpCost CostOf(const Op& op, Pass pass, const HardwareSpec& hw) {
+  return OpCostModel(hw).Cost(op, pass);
+}
+
+OpCost MatmulCost(int64_t m, int64_t n, int64_t k, int64_t batch, DType dtype,
+                  const HardwareSpec& hw) {
+  return OpCostModel(hw).Matmul(m, n, k, batch, dtype);
+}
+
+OpCost AttentionCost(const AttentionShape& shape, Pass pass, DType dtype, const HardwareSpec& hw) {
+  return OpCostModel(hw).Attention(shape, pass, dtype);
+}
+
+OpCost MemoryBoundCost(Bytes bytes, MemClass cls, const HardwareSpec& hw) {
+  return OpCostModel(hw).MemoryBound(bytes, cls);
+}
+
+Seconds OptimizerStepTime(int64_t params_local, double bytes_per_param, const HardwareSpec& hw) {
+  return OpCostModel(hw).OptimizerStep(params_local, bytes_per_param);
+}
+
+}  // namespace shardsim

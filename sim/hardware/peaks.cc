@@ -1,0 +1,40 @@
+#include "sim/hardware/peaks.h"
+
+#include <array>
+
+namespace shardsim {
+namespace {
+
+// Preference order of the units a dtype can run on; unused slots repeat the last entry.
+std::array<DType, 4> Order(DType dtype) {
+  switch (dtype) {
+    case DType::kFp8:
+      return {DType::kFp8, DType::kBf16, DType::kFp16, DType::kFp32};
+    case DType::kBf16:
+      return {DType::kBf16, DType::kFp16, DType::kFp32, DType::kFp32};
+    case DType::kFp16:
+      return {DType::kFp16, DType::kBf16, DType::kFp32, DType::kFp32};
+    case DType::kTf32:
+      return {DType::kTf32, DType::kFp32, DType::kFp32, DType::kFp32};
+    case DType::kFp32:
+      return {DType::kFp32, DType::kTf32, DType::kTf32, DType::kTf32};
+  }
+  return {dtype, dtype, dtype, dtype};
+}
+
+}  // namespace
+
+PeakChoice PeakFor(const HardwareSpec& hw, DType dtype) {
+  for (DType d : Order(dtype)) {
+    auto it = hw.peak_flops.find(d);
+    if (it != hw.peak_flops.end() && it->second > 0.0) return PeakChoice{d, it->second};
+  }
+  // Nothing close: the largest peak the file gives (the config loader requires at least one).
+  PeakChoice best{dtype, 0.0};
+  for (const auto& [d, v] : hw.peak_flops) {
+    if (v > best.flops_per_s) best = PeakChoice{d, v};
+  }
+  return best;
+}
+
+}  // namespace shardsim

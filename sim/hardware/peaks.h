@@ -1,0 +1,22 @@
+// Which peak FLOP/s a computation in a given dtype runs at on a given GPU.
+//
+// A dtype the hardware file gives no peak for runs on the nearest units the GPU has, as
+// frameworks do: fp8 without fp8 tensor cores (A100) is computed in bf16, fp16 and bf16 stand
+// in for each other, tf32 falls back to fp32. Tested in tests/hardware/matmul_curve_test.cc.
+#ifndef SHARDSIM_HARDWARE_PEAKS_H_
+#define SHARDSIM_HARDWARE_PEAKS_H_
+
+#include "sim/config/spec.h"
+
+namespace shardsim {
+
+struct PeakChoice {
+  DType dtype = DType::kBf16;  // the dtype whose peak is used
+  double flops_per_s = 0.0;    // 0 when the hardware gives no peak at all
+};
+
+PeakChoice PeakFor(const HardwareSpec& hw, DType dtype);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_HARDWARE_PEAKS_H_
