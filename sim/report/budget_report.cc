@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/units.h"
+#include "sim/report/summary.h"
 #include "sim/report/text_table.h"
 
 namespace shardsim {
@@ -48,21 +49,7 @@ SixNdGap ExplainSixNd(const ModelSpec& model, const FlopsSummary& f, const Param
 
 namespace {
 
-std::string Pct(double fraction) { return FormatSig(fraction * 100.0, 3) + "%"; }
-
 std::string B(Bytes b) { return FormatBytes(b); }
-
-std::string LayoutLine(const Scenario& sc) {
-  const ParallelSpec& p = sc.parallel;
-  std::string s = "TP" + std::to_string(p.tp) + " PP" + std::to_string(p.pp) + " DP" +
-                  std::to_string(p.dp) + " CP" + std::to_string(p.cp);
-  if (p.ep > 1) s += " EP" + std::to_string(p.ep);
-  s += ", ZeRO-" + std::to_string(p.zero_stage);
-  if (p.sequence_parallel) s += ", SP";
-  s += ", " + std::string(Name(p.schedule));
-  if (p.schedule == PipelineSchedule::kInterleaved1F1B) s += " v" + std::to_string(p.virtual_stages);
-  return s;
-}
 
 void AddParams(const Scenario& sc, const BudgetReport& r, std::string& out) {
   const ParamCount& c = r.params;
@@ -107,10 +94,10 @@ void AddFlops(const Scenario& sc, const BudgetReport& r, std::string& out) {
   const SixNdGap g = ExplainSixNd(sc.model, f, r.params);
   const double six = 6.0 * f.params_6nd;
   out += "  op-level / 6ND = " + FormatSig(f.model_per_step / f.six_nd, 4) + ": attention " +
-         (g.attention >= 0 ? "+" : "") + Pct(g.attention / six) + ", lookup tables " +
-         Pct(g.lookup_tables / six) + (g.tied_head != 0 ? ", tied head +" + Pct(g.tied_head / six) : "") +
-         ", norms/biases " + Pct(g.norms_and_biases / six) +
-         (g.mtp != 0 ? ", MTP +" + Pct(g.mtp / six) : "") + "\n";
+         (g.attention >= 0 ? "+" : "") + Percent(g.attention / six) + ", lookup tables " +
+         Percent(g.lookup_tables / six) + (g.tied_head != 0 ? ", tied head +" + Percent(g.tied_head / six) : "") +
+         ", norms/biases " + Percent(g.norms_and_biases / six) +
+         (g.mtp != 0 ? ", MTP +" + Percent(g.mtp / six) : "") + "\n";
 }
 
 void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
@@ -135,7 +122,7 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
   if (s.moe_buffers.value() > 0) t.AddRow({"MoE dispatch buffers", B(s.moe_buffers), "one layer's all-to-all"});
   t.AddRow({"CUDA context", B(s.cuda_context), "runtime reserve"});
   t.AddRow({"communication buffers", B(s.comm_buffers), "runtime reserve"});
-  t.AddRow({"fragmentation", B(s.fragmentation), Pct(sc.hardware.reserve_fragmentation) + " of allocated"});
+  t.AddRow({"fragmentation", B(s.fragmentation), Percent(sc.hardware.reserve_fragmentation) + " of allocated"});
   const Bytes total = s.total();
   t.AddRow({"total", B(total), "capacity " + B(Bytes(cap)) + (total.value() <= cap ? ": fits" : ": DOES NOT FIT")});
   out += t.ToString();
@@ -150,7 +137,7 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
 
 std::string BudgetText(const Scenario& sc, const BudgetReport& r) {
   std::string out = "shardsim budget: " + sc.name + "\n  " + sc.model.name + " on " +
-                    std::to_string(sc.gpus) + " x " + sc.hardware.name + ", " + LayoutLine(sc) +
+                    std::to_string(sc.gpus) + " x " + sc.hardware.name + ", " + LayoutSummary(sc) +
                     "\n  seq " + std::to_string(sc.training.seq_len) + ", global batch " +
                     std::to_string(sc.training.global_batch) + ", micro-batch " +
                     std::to_string(sc.training.micro_batch) + "\n\n";

@@ -5,6 +5,7 @@
 #include "sim/base/units.h"
 #include "sim/hardware/op_cost.h"
 #include "sim/model/op_graph.h"
+#include "sim/report/summary.h"
 #include "sim/report/text_table.h"
 
 namespace shardsim {
@@ -13,23 +14,11 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-std::string Pct(double f) { return FormatSig(f * 100.0, 3) + "%"; }
 std::string Sec(Seconds s) { return FormatSeconds(s); }
-
-std::string Layout(const Scenario& sc) {
-  const ParallelSpec& p = sc.parallel;
-  std::string s = "TP" + std::to_string(p.tp) + " PP" + std::to_string(p.pp) + " DP" +
-                  std::to_string(p.dp) + " CP" + std::to_string(p.cp);
-  if (p.ep > 1) s += " EP" + std::to_string(p.ep);
-  s += ", ZeRO-" + std::to_string(p.zero_stage) + (p.sequence_parallel ? ", SP" : "") + ", " +
-       Name(p.schedule);
-  if (p.schedule == PipelineSchedule::kInterleaved1F1B) s += " v" + std::to_string(p.virtual_stages);
-  return s;
-}
 
 void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
   auto row = [&](const char* name, Seconds s) {
-    if (s.value() > 0.0) t.AddRow({name, Sec(s), Pct(s.value() / step.value())});
+    if (s.value() > 0.0) t.AddRow({name, Sec(s), Percent(s.value() / step.value())});
   };
   row("compute", b.compute);
   row("recompute", b.recompute);
@@ -48,7 +37,7 @@ void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
 std::string SimulateText(const Scenario& sc, const SimResult& r) {
   std::string out = "shardsim simulate: " + sc.name + "\n  " + sc.model.name + " on " +
                     std::to_string(sc.gpus) + " x " + sc.hardware.name + " (" + sc.topology.name +
-                    "), " + Layout(sc) + "\n  seq " + std::to_string(sc.training.seq_len) +
+                    "), " + LayoutSummary(sc) + "\n  seq " + std::to_string(sc.training.seq_len) +
                     ", global batch " + std::to_string(sc.training.global_batch) +
                     ", micro-batch " + std::to_string(sc.training.micro_batch) + " (" +
                     std::to_string(r.program ? r.program->microbatches : 0) +
@@ -58,10 +47,10 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
   head.AddRow({"step time", Sec(r.step_time)});
   head.AddRow({"tokens/s", FormatSig(r.tokens_per_s, 4) + " (" + FormatSig(r.tokens_per_s_per_gpu, 4) + " per GPU)"});
   head.AddRow({"model TFLOP/s per GPU", FormatSig(r.tflops_per_gpu, 4)});
-  head.AddRow({"MFU / HFU", Pct(r.mfu) + " / " + Pct(r.hfu) + " of " +
+  head.AddRow({"MFU / HFU", Percent(r.mfu) + " / " + Percent(r.hfu) + " of " +
                                 FormatRate(r.peak_flops_per_gpu, "FLOP/s") + " " +
                                 Name(sc.training.precision)});
-  head.AddRow({"pipeline bubble", Pct(r.bubble_fraction) + " of busy time"});
+  head.AddRow({"pipeline bubble", Percent(r.bubble_fraction) + " of busy time"});
   const double cap = sc.hardware.memory_capacity;
   head.AddRow({"peak memory", FormatBytes(r.peak_memory) + " of " + FormatBytes(Bytes(cap)) +
                                   (r.fits ? " (fits)" : " (DOES NOT FIT)")});
@@ -80,7 +69,7 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
     TextTable bt({"", "resource", "exposed", "share"});
     bt.SetLeftAligned({1});
     for (const Bottleneck& b : r.bottlenecks) {
-      bt.AddRow({b.collective.empty() ? b.kind : b.collective, b.resource, Sec(b.exposed), Pct(b.share)});
+      bt.AddRow({b.collective.empty() ? b.kind : b.collective, b.resource, Sec(b.exposed), Percent(b.share)});
     }
     out += bt.ToString();
   }
