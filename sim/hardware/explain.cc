@@ -25,8 +25,11 @@ std::string Overhead(const OpCost& c) {
 }  // namespace
 
 std::string ExplainCost(const OpCost& c) {
-  const std::string head =
-      std::string(Name(c.source)) + " " + Name(c.dtype) + ": " + FormatSeconds(c.time) + " = ";
+  // Memory-bound kernels name no dtype: their arithmetic is on the vector units.
+  std::string head =
+      std::string(Name(c.source)) +
+      (c.source == CostSource::kMemoryBound ? "" : std::string(" ") + Name(c.dtype)) + ": " +
+      FormatSeconds(c.time) + " = ";
   const std::string peak = " of " + FormatRate(c.peak, "FLOP/s");
   switch (c.source) {
     case CostSource::kNone:

@@ -156,7 +156,7 @@ TEST(OpCost, ExplainMemoryBound) {
   hw.kernel_launch_overhead = 2e-6;
   const OpCost c = CostOf(MemoryOp(Bytes(1e9), MemClass::kNorm, 1), Pass::kForward, hw);
   EXPECT_EQ(ExplainCost(c),
-            "memory-bound fp32: 502 us = max(compute 20.0 ns, memory 500 us [954 MiB at 50% of "
+            "memory-bound: 502 us = max(compute 20.0 ns, memory 500 us [954 MiB at 50% of "
             "4.00 TB/s]) + overhead 2.00 us (1 kernel)");
 }
 
