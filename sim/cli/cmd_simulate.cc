@@ -1,5 +1,5 @@
-// `shardsim simulate SCENARIO [--json] [--trace FILE] [--explain] [--every-rank]`: one training
-// step through the discrete-event engine.
+// `shardsim simulate SCENARIO [--json] [--trace FILE] [--html FILE] [--explain] [--every-rank]`:
+// one training step through the discrete-event engine.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
@@ -8,6 +8,7 @@
 #include "sim/cli/commands.h"
 #include "sim/config/loader.h"
 #include "sim/program/simulate.h"
+#include "sim/report/html_report.h"
 #include "sim/report/step_report.h"
 
 namespace shardsim {
@@ -16,6 +17,7 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string scenario;
     std::string trace;
+    std::string html;
     bool json = false;
     bool explain = false;
     bool every_rank = false;
@@ -26,6 +28,8 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("scenario", args->scenario, "scenario YAML file")->required();
   cmd->add_flag("--json", args->json, "print JSON (DESIGN.md §4 keys)");
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace of the step to FILE");
+  cmd->add_option("--html", args->html,
+                  "write a self-contained HTML report (timeline, memory, bottlenecks) to FILE");
   cmd->add_flag("--explain", args->explain, "also print the per-layer and per-op pricing");
   cmd->add_flag("--every-rank", args->every_rank,
                 "simulate every (dp, cp, pp) rank instead of one representative pipeline");
@@ -47,6 +51,14 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
       out << ChromeTrace(*sc, *r);
       if (!out.good()) {
         ctx.exit_code = ReportStatus(Status::Invalid("--trace: cannot write '" + args->trace + "'"));
+        return;
+      }
+    }
+    if (!args->html.empty()) {
+      std::ofstream out(args->html, std::ios::binary);
+      out << SimulateHtml(*sc, *r);
+      if (!out.good()) {
+        ctx.exit_code = ReportStatus(Status::Invalid("--html: cannot write '" + args->html + "'"));
         return;
       }
     }

@@ -1,0 +1,66 @@
+#include "sim/report/html_page.h"
+
+#include <nlohmann/json.hpp>
+
+#include "sim/report/html_assets.h"
+
+namespace shardsim {
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string ScriptSafeJson(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i < json.size(); ++i) {
+    out += json[i];
+    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') out += '\\';
+  }
+  return out;
+}
+
+std::string JsonNumber(double value) { return nlohmann::json(value).dump(); }
+
+std::string KeyedValue(std::string_view key, std::string_view value, std::string_view text) {
+  return "<span data-key=\"" + HtmlEscape(key) + "\" data-value=\"" + HtmlEscape(value) + "\">" +
+         HtmlEscape(text) + "</span>";
+}
+
+std::string RenderHtmlPage(const HtmlPage& page) {
+  std::string out;
+  out.reserve(page.body.size() + page.data_json.size() + 96 * 1024);
+  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<meta name=\"generator\" content=\"shardsim\">\n";
+  out += "<title>" + HtmlEscape(page.title) + "</title>\n";
+  // First, so that it sees the errors of everything after it.
+  out += "<script>\n" + std::string(HtmlAsset("errors.js")) + "</script>\n";
+  out += "<style>\n" + std::string(HtmlAsset("report.css")) + "</style>\n</head>\n";
+  out += "<body data-report=\"" + HtmlEscape(page.kind) + "\" data-render=\"pending\">\n";
+  out += "<ul id=\"js-errors\" class=\"js-errors\" data-count=\"0\" hidden></ul>\n";
+  out += "<noscript><p class=\"noscript\">The charts of this report are drawn by its embedded "
+         "scripts; the figures and tables below are complete without them.</p></noscript>\n";
+  out += page.body;
+  out += "<script type=\"application/json\" id=\"shardsim-data\">" +
+         ScriptSafeJson(page.data_json) + "</script>\n";
+  for (const std::string& name : page.scripts) {
+    out += "<script>\n" + std::string(HtmlAsset(name)) + "</script>\n";
+  }
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,269 @@
+#include "sim/report/html_simulate_data.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "sim/memory/budget.h"
+#include "sim/topology/link_class.h"
+
+namespace shardsim {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// The streams of a device, in the order their rows are drawn (sim/program/step_program.h).
+constexpr std::array<const char*, 5> kStreams = {"compute", "pp send to next", "pp send to previous",
+                                                  "parameter gather", "gradient reduce"};
+
+// Task kinds the timeline colours apart. The first entries are TaskCategory names; "idle" marks
+// the gaps of a compute stream.
+constexpr std::array<const char*, 9> kKinds = {"forward",      "backward",     "optimizer",
+                                               "pp_send",      "grad_reduce",  "param_gather",
+                                               "zero3_gather", "embedding_sync", "idle"};
+constexpr int kIdle = 8;
+
+int KindIndex(TaskCategory c) {
+  switch (c) {
+    case TaskCategory::kForward: return 0;
+    case TaskCategory::kBackward: return 1;
+    case TaskCategory::kOptimizer: return 2;
+    case TaskCategory::kPpSend: return 3;
+    case TaskCategory::kGradReduce: return 4;
+    case TaskCategory::kParamGather: return 5;
+    case TaskCategory::kZero3Gather: return 6;
+    case TaskCategory::kEmbeddingSync: return 7;
+    case TaskCategory::kJoin: break;
+  }
+  return -1;
+}
+
+int64_t Nanos(SimTime t) { return t.picos() / 1000; }
+int64_t Nanos(Seconds s) { return static_cast<int64_t>(s.value() * 1e9 + 0.5); }
+
+int StreamIndex(const Device& d, ResourceId s) {
+  if (s == d.pp_next) return 1;
+  if (s == d.pp_prev) return 2;
+  if (s == d.gather) return 3;
+  if (s == d.grad) return 4;
+  return 0;
+}
+
+// Columns of the timeline's tasks.
+struct Columns {
+  std::vector<int32_t> row, kind, mb, chunk, link;
+  std::vector<int64_t> start, end, compute, recompute, tp, cp, ep;
+  std::vector<double> bytes;
+
+  void Add(int32_t r, int k, int64_t s, int64_t e) {
+    row.push_back(r);
+    kind.push_back(k);
+    start.push_back(s);
+    end.push_back(e);
+    mb.push_back(-1);
+    chunk.push_back(-1);
+    link.push_back(-1);
+    for (auto* c : {&compute, &recompute, &tp, &cp, &ep}) c->push_back(0);
+    bytes.push_back(0.0);
+  }
+};
+
+Json TimelineJson(const SimResult& r) {
+  const StepProgram& prog = *r.program;
+  const RunResult& run = *r.run;
+  // Devices drawn: data- and context-parallel rank 0 of each stage (every replica of a stage
+  // does the same work; in representative mode these are all the devices there are).
+  auto shown = [&](const Device& d) { return d.coords.dp == 0 && d.coords.cp == 0; };
+  std::map<std::pair<int64_t, int>, int32_t> row_of;  // (stage, stream) -> row
+  std::vector<std::pair<int64_t, int>> used;
+  for (int32_t i = 0; i < run.num_tasks(); ++i) {
+    const TaskId id(i);
+    const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
+    if (t.category == TaskCategory::kJoin) continue;
+    const Device& d = prog.devices[static_cast<size_t>(t.device)];
+    if (!shown(d)) continue;
+    used.push_back({d.coords.pp, StreamIndex(d, prog.engine.stream(id))});
+  }
+  for (const Device& d : prog.devices) {
+    if (shown(d)) used.push_back({d.coords.pp, 0});  // a compute row even for an idle stage
+  }
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  Json rows = Json::array();
+  for (const auto& [stage, stream] : used) {
+    row_of[{stage, stream}] = static_cast<int32_t>(rows.size());
+    int32_t device = 0;
+    for (const Device& d : prog.devices) {
+      if (shown(d) && d.coords.pp == stage) device = d.index;
+    }
+    rows.push_back({{"label", "stage " + std::to_string(stage) + " " + kStreams[static_cast<size_t>(stream)]},
+                    {"stage", stage}, {"device", device}, {"stream", kStreams[static_cast<size_t>(stream)]}});
+  }
+
+  Columns c;
+  const int64_t step_ns = Nanos(run.makespan());
+  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> busy;  // compute row -> intervals
+  for (int32_t i = 0; i < run.num_tasks(); ++i) {
+    const TaskId id(i);
+    const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
+    const int kind = KindIndex(t.category);
+    if (kind < 0) continue;
+    const Device& d = prog.devices[static_cast<size_t>(t.device)];
+    if (!shown(d)) continue;
+    const int stream = StreamIndex(d, prog.engine.stream(id));
+    const int32_t row = row_of.at({d.coords.pp, stream});
+    const int64_t s = Nanos(run.start(id)), e = Nanos(run.end(id));
+    c.Add(row, kind, s, e);
+    c.mb.back() = t.microbatch;
+    c.chunk.back() = t.chunk;
+    if (t.category == TaskCategory::kForward || t.category == TaskCategory::kBackward) {
+      c.compute.back() = Nanos(t.parts.compute - t.recompute);
+      c.recompute.back() = Nanos(t.recompute);
+      c.tp.back() = Nanos(t.parts.tp);
+      c.cp.back() = Nanos(t.parts.cp);
+      c.ep.back() = Nanos(t.parts.ep);
+    } else if (t.category != TaskCategory::kOptimizer) {
+      c.bytes.back() = t.bytes.value();
+      c.link.back() = static_cast<int32_t>(t.link);
+    }
+    if (stream == 0) busy[row].push_back({s, e});
+  }
+  // Idle: the gaps of each compute row between zero, its tasks and the end of the step.
+  for (const auto& [stage_stream, row] : row_of) {
+    if (stage_stream.second != 0) continue;
+    std::vector<std::pair<int64_t, int64_t>>& iv = busy[row];
+    std::sort(iv.begin(), iv.end());
+    int64_t t = 0;
+    for (const auto& [s, e] : iv) {
+      if (s > t) c.Add(row, kIdle, t, s);
+      t = std::max(t, e);
+    }
+    if (step_ns > t) c.Add(row, kIdle, t, step_ns);
+  }
+
+  Json links = Json::array();
+  for (int k = 0; k < kNumLinkClasses; ++k) links.push_back(Name(static_cast<LinkClass>(k)));
+  Json kinds = Json::array();
+  for (const char* k : kKinds) kinds.push_back(k);
+  Json tasks = {{"row", c.row},     {"start", c.start}, {"end", c.end},
+                {"kind", c.kind},   {"mb", c.mb},       {"chunk", c.chunk},
+                {"compute", c.compute}, {"recompute", c.recompute}, {"tp", c.tp},
+                {"cp", c.cp},       {"ep", c.ep},       {"bytes", c.bytes},
+                {"link", c.link}};
+  return {{"step_ns", step_ns}, {"kinds", kinds}, {"links", links}, {"rows", rows},
+          {"tasks", tasks}};
+}
+
+Json MemoryJson(const Scenario& sc, const SimResult& r) {
+  const double frag = sc.hardware.reserve_fragmentation;
+  Json stages = Json::array();
+  int64_t worst_stage = 0;
+  for (size_t p = 0; p < r.memory.stages.size(); ++p) {
+    const StageMemory& s = r.memory.stages[p];
+    const DeviceStats* dev = nullptr;
+    for (const DeviceStats& d : r.devices) {
+      if (d.coords.pp == static_cast<int64_t>(p) && (dev == nullptr || d.peak_memory > dev->peak_memory)) dev = &d;
+    }
+    if (dev == nullptr) continue;
+    if (dev->device == r.worst_device) worst_stage = static_cast<int64_t>(p);
+    const Bytes buffers = s.zero3_buffers + s.recompute_buffer + s.loss_buffers + s.moe_buffers + s.comm_buffers;
+    const Bytes counted = s.model_states() + dev->peak_activations + buffers + s.cuda_context;
+    const Bytes fragmentation = dev->peak_memory - counted;
+    stages.push_back(
+        {{"stage", p},
+         {"device", dev->device},
+         {"total", dev->peak_memory.value()},
+         {"values", {s.weights.value(), s.gradients.value(), s.optimizer.value(),
+                     dev->peak_activations.value(), buffers.value(),
+                     (s.cuda_context + fragmentation).value()}},
+         {"detail", {{"zero3 gathered weights", s.zero3_buffers.value()},
+                     {"recompute buffer", s.recompute_buffer.value()},
+                     {"loss buffers", s.loss_buffers.value()},
+                     {"MoE dispatch buffers", s.moe_buffers.value()},
+                     {"communication buffers", s.comm_buffers.value()},
+                     {"CUDA context", s.cuda_context.value()},
+                     {"allocator fragmentation", fragmentation.value()},
+                     {"micro-batches in flight (closed form)", s.in_flight}}}});
+  }
+  Json over = Json::object();
+  const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
+  const StageMemory& ws = r.memory.stages[static_cast<size_t>(wd.coords.pp)];
+  std::vector<int64_t> t_ns;
+  std::vector<double> bytes;
+  for (const auto& [sec, act] : wd.activation_timeline) {
+    t_ns.push_back(Nanos(Seconds(sec)));
+    bytes.push_back(DeviceMemoryAt(ws, Bytes(act), frag).value());
+  }
+  over = {{"device", wd.device}, {"stage", wd.coords.pp},
+          {"base", DeviceMemoryAt(ws, Bytes(0.0), frag).value()},
+          {"step_ns", Nanos(r.step_time)}, {"t_ns", t_ns}, {"bytes", bytes}};
+  return {{"capacity", sc.hardware.memory_capacity},
+          {"parts", {"weights", "gradients", "optimizer", "activations", "buffers", "reserve"}},
+          {"stages", stages},
+          {"worst_stage", worst_stage},
+          {"over_time", over}};
+}
+
+Json BreakdownJson(const SimResult& r) {
+  const Breakdown& b = r.breakdown;
+  Json out = Json::array();
+  auto add = [&](const char* part, const char* label, Seconds s) {
+    if (s.value() > 0.0) out.push_back({{"part", part}, {"label", label}, {"seconds", s.value()}});
+  };
+  add("compute", "compute", b.compute);
+  add("recompute", "recompute", b.recompute);
+  add("tp", "TP communication (exposed)", b.tp);
+  add("cp", "CP communication (exposed)", b.cp);
+  add("ep", "EP all-to-all (exposed)", b.ep);
+  add("pp_send", "pipeline transfers", b.pp);
+  add("idle", "pipeline bubble", b.bubble);
+  add("grad_reduce", "gradient reduction (exposed)", b.dp);
+  add("param_gather", "parameter gathers (exposed)", b.gather);
+  add("optimizer", "optimizer step", b.optimizer);
+  return out;
+}
+
+Json ExposedJson(const SimResult& r) {
+  Json bn = Json::array();
+  for (const Bottleneck& b : r.bottlenecks) {
+    std::string label = b.collective;
+    if (label.empty()) {
+      label = b.kind == "pipeline_bubble" ? "pipeline bubble"
+              : b.kind == "optimizer"     ? "optimizer step"
+                                          : b.kind;
+    }
+    bn.push_back({{"label", label},
+                  {"kind", b.kind},
+                  {"resource", b.resource},
+                  {"exposed_s", b.exposed.value()},
+                  {"share", b.share}});
+  }
+  Json links = Json::array();
+  for (const auto& [name, s] : r.exposed_by_link) links.push_back({{"link", name}, {"exposed_s", s.value()}});
+  return {{"step_s", r.step_time.value()}, {"bottlenecks", bn}, {"by_link", links}};
+}
+
+}  // namespace
+
+Bytes DeviceMemoryAt(const StageMemory& s, Bytes activations, double fragmentation) {
+  const Bytes allocated = s.model_states() + s.zero3_buffers + activations + s.recompute_buffer +
+                          s.loss_buffers + s.moe_buffers;
+  return allocated + s.cuda_context + s.comm_buffers + allocated * fragmentation;
+}
+
+std::string SimulateReportData(const Scenario& sc, const SimResult& r) {
+  Json j;
+  j["scenario"] = sc.name;
+  j["step_s"] = r.step_time.value();
+  if (r.program && r.run) j["timeline"] = TimelineJson(r);
+  if (!r.devices.empty()) j["memory"] = MemoryJson(sc, r);
+  j["breakdown"] = BreakdownJson(r);
+  j["exposed"] = ExposedJson(r);
+  return j.dump();
+}
+
+}  // namespace shardsim

@@ -1,0 +1,41 @@
+// The data block of the simulate HTML report (html_report.h): what its scripts draw. Written as
+// JSON; every time is an integer of nanoseconds since the step began, every size in bytes.
+//
+//   timeline: {step_ns, rows: [{label, stage, device, stream}],
+//              tasks: {row, start, end, kind, mb, chunk, compute, recompute, tp, cp, ep, bytes,
+//                      link}}  (columns; kind indexes `kinds`, link indexes `links`)
+//     One row per pipeline stage and stream that ran something (compute; pipeline sends to the
+//     next and previous stage; parameter gathers; gradient reductions), for the devices of data-
+//     and context-parallel rank 0. Compute tasks carry their parts (kernels without recompute,
+//     recompute, exposed TP/CP/EP communication); the gaps of each compute row are tasks of kind
+//     "idle", so kernels + idle cover the step exactly.
+//   memory: {capacity, parts, stages: [{stage, device, total, values, detail}], worst_stage,
+//            over_time: {device, stage, base, t_ns, bytes}}
+//     Per stage, the device with the highest peak and its peak split into weights, gradients,
+//     optimizer, activations, buffers (ZeRO-3 gathers, recompute, loss, MoE, communication) and
+//     reserve (CUDA context, fragmentation); `total` is that device's simulated peak. over_time:
+//     the worst device's memory at each change of its live activations.
+//   breakdown: [{part, label, seconds}]    the critical path by what it was doing
+//   exposed: {step_s, bottlenecks: [{label, kind, resource, exposed_s, share}],
+//             by_link: [{link, exposed_s}]}
+#ifndef SHARDSIM_REPORT_HTML_SIMULATE_DATA_H_
+#define SHARDSIM_REPORT_HTML_SIMULATE_DATA_H_
+
+#include <string>
+
+#include "sim/config/spec.h"
+#include "sim/program/simulate.h"
+
+namespace shardsim {
+
+std::string SimulateReportData(const Scenario& scenario, const SimResult& result);
+
+// The memory of a device of `stage` when `activations` bytes of activations are live: the stage's
+// model states and buffers, the activations, the runtime reserve and the allocator's
+// fragmentation on what is allocated — as Simulate counts it at the peak
+// (sim/program/simulate.cc), so that it equals DeviceStats::peak_memory at peak_activations.
+Bytes DeviceMemoryAt(const StageMemory& stage, Bytes activations, double fragmentation);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_REPORT_HTML_SIMULATE_DATA_H_

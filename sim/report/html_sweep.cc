@@ -1,0 +1,302 @@
+#include "sim/report/html_sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "sim/base/units.h"
+#include "sim/report/html_page.h"
+#include "sim/report/summary.h"
+
+namespace shardsim {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+std::string Esc(std::string_view s) { return HtmlEscape(s); }
+
+// Chart coordinates need no more than six significant digits; the tables keep exact values.
+double Round6(double v) {
+  if (v == 0.0 || !std::isfinite(v)) return v;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return std::strtod(buf, nullptr);
+}
+
+std::string Grouped(double v) {
+  if (std::fabs(v) < 1000.0) return FormatSig(v, 4);
+  std::string digits = std::to_string(static_cast<int64_t>(std::llround(std::fabs(v))));
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
+// The front of points maximizing y and minimizing `x` (see ParetoFront).
+std::vector<size_t> Front(const std::vector<size_t>& candidates, const std::vector<double>& x,
+                          const std::vector<double>& y) {
+  std::vector<size_t> order = candidates;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
+  std::vector<size_t> front;
+  double best = -INFINITY;
+  for (size_t g = 0; g < order.size();) {
+    size_t end = g;
+    double top = -INFINITY;
+    while (end < order.size() && x[order[end]] == x[order[g]]) top = std::max(top, y[order[end++]]);
+    if (top > best) {  // a point of smaller x with y >= top would dominate the whole group
+      for (size_t k = g; k < end; ++k) {
+        if (y[order[k]] == top) front.push_back(order[k]);
+      }
+      best = top;
+    }
+    g = end;
+  }
+  return front;
+}
+
+std::optional<double> RankValue(const SweepReportPoint& p, SweepRankBy by) {
+  switch (by) {
+    case SweepRankBy::kTokensPerS: return -p.tokens_per_s;
+    case SweepRankBy::kTimeToTrain: return p.time_to_train_s;
+    case SweepRankBy::kCost: return p.cost;
+  }
+  return std::nullopt;
+}
+
+const char* RankName(SweepRankBy by) {
+  switch (by) {
+    case SweepRankBy::kTokensPerS: return "tokens/s";
+    case SweepRankBy::kTimeToTrain: return "time to train";
+    case SweepRankBy::kCost: return "cost";
+  }
+  return "";
+}
+
+std::string Td(std::string_view key, double value, const std::string& text) {
+  return "<td class=\"num\">" + KeyedValue(key, JsonNumber(value), text) + "</td>";
+}
+
+std::string TopTable(const SweepReport& r, const std::vector<size_t>& top,
+                     const std::vector<size_t>& front_gpus, const std::vector<size_t>& front_room) {
+  bool ttt = false, cost = false;
+  for (size_t i : top) {
+    ttt = ttt || r.points[i].time_to_train_s.has_value();
+    cost = cost || r.points[i].cost.has_value();
+  }
+  std::string out = "<table class=\"ranked\" id=\"top-table\"><thead><tr><th>#</th>";
+  for (const std::string& k : r.input_keys) out += "<th>" + Esc(k) + "</th>";
+  out += "<th class=\"num\">GPUs</th><th class=\"num\">tokens/s</th><th class=\"num\">per GPU</th>"
+         "<th class=\"num\">MFU</th><th class=\"num\">step</th><th class=\"num\">peak memory</th>"
+         "<th class=\"num\">headroom</th>";
+  if (ttt) out += "<th class=\"num\">time to train</th>";
+  if (cost) out += "<th class=\"num\">cost</th>";
+  out += "<th>Pareto</th></tr></thead><tbody>\n";
+  auto on = [](const std::vector<size_t>& f, size_t i) {
+    return std::find(f.begin(), f.end(), i) != f.end();
+  };
+  for (size_t rank = 0; rank < top.size(); ++rank) {
+    const size_t i = top[rank];
+    const SweepReportPoint& p = r.points[i];
+    out += "<tr data-i=\"" + std::to_string(i) + "\" data-rank=\"" + std::to_string(rank + 1) +
+           "\"><td>" + std::to_string(rank + 1) + "</td>";
+    for (size_t k = 0; k < r.input_keys.size(); ++k) {
+      out += "<td>" + Esc(k < p.inputs.size() ? p.inputs[k] : "") + "</td>";
+    }
+    out += "<td class=\"num\">" + std::to_string(p.gpus) + "</td>";
+    out += Td("tokens_per_s", p.tokens_per_s, Grouped(p.tokens_per_s));
+    out += Td("tokens_per_s_per_gpu", p.tokens_per_s_per_gpu, Grouped(p.tokens_per_s_per_gpu));
+    out += Td("mfu", p.mfu, Percent(p.mfu));
+    out += Td("step_time_s", p.step_time_s, FormatSeconds(Seconds(p.step_time_s)));
+    out += Td("peak_memory_bytes", p.peak_memory_bytes, FormatBytes(Bytes(p.peak_memory_bytes)));
+    out += "<td class=\"num\">" + Esc(FormatBytes(Bytes(p.headroom_bytes()))) + "</td>";
+    if (ttt) {
+      out += p.time_to_train_s ? Td("time_to_train_s", *p.time_to_train_s, FormatSeconds(Seconds(*p.time_to_train_s)))
+                               : "<td></td>";
+    }
+    if (cost) out += p.cost ? Td("cost", *p.cost, Grouped(*p.cost)) : "<td></td>";
+    std::string marks;
+    if (on(front_gpus, i)) marks += "GPUs";
+    if (on(front_room, i)) marks += std::string(marks.empty() ? "" : ", ") + "headroom";
+    out += "<td>" + marks + "</td></tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+Json Data(const SweepReport& r, const std::vector<size_t>& top, const std::vector<size_t>& fg,
+          const std::vector<size_t>& fh) {
+  const size_t n = r.points.size();
+  Json values = Json::array(), inputs = Json::array();
+  for (size_t k = 0; k < r.input_keys.size(); ++k) {
+    std::map<std::string, int> index;
+    std::vector<std::string> distinct;
+    std::vector<int> column(n);
+    for (size_t i = 0; i < n; ++i) {
+      const std::string& v = k < r.points[i].inputs.size() ? r.points[i].inputs[k] : "";
+      auto [it, added] = index.emplace(v, static_cast<int>(distinct.size()));
+      if (added) distinct.push_back(v);
+      column[i] = it->second;
+    }
+    values.push_back(distinct);
+    inputs.push_back(column);
+  }
+  std::map<std::string, int> reason_index, bottleneck_index;
+  std::vector<std::string> reasons, bottlenecks;
+  std::vector<int> reason(n, -1), bottleneck(n, -1), feasible(n), simulated(n);
+  std::vector<int64_t> gpus(n);
+  std::vector<double> tps(n), tps_gpu(n), mfu(n), step(n);
+  Json peak = Json::array(), cap = Json::array(), ttt = Json::array(), cost = Json::array();
+  bool any_ttt = false, any_cost = false;
+  for (size_t i = 0; i < n; ++i) {
+    const SweepReportPoint& p = r.points[i];
+    gpus[i] = p.gpus;
+    feasible[i] = p.feasible ? 1 : 0;
+    simulated[i] = p.simulated ? 1 : 0;
+    tps[i] = Round6(p.tokens_per_s);
+    tps_gpu[i] = Round6(p.tokens_per_s_per_gpu);
+    mfu[i] = Round6(p.mfu);
+    step[i] = Round6(p.step_time_s);
+    peak.push_back(p.peak_memory_bytes > 0.0 ? Json(Round6(p.peak_memory_bytes)) : Json(nullptr));
+    cap.push_back(Round6(p.capacity_bytes));
+    ttt.push_back(p.time_to_train_s ? Json(Round6(*p.time_to_train_s)) : Json(nullptr));
+    cost.push_back(p.cost ? Json(Round6(*p.cost)) : Json(nullptr));
+    any_ttt = any_ttt || p.time_to_train_s.has_value();
+    any_cost = any_cost || p.cost.has_value();
+    if (!p.feasible) {
+      auto [it, added] = reason_index.emplace(p.reason, static_cast<int>(reasons.size()));
+      if (added) reasons.push_back(p.reason);
+      reason[i] = it->second;
+    }
+    if (!p.bottleneck.empty()) {
+      auto [it, added] = bottleneck_index.emplace(p.bottleneck, static_cast<int>(bottlenecks.size()));
+      if (added) bottlenecks.push_back(p.bottleneck);
+      bottleneck[i] = it->second;
+    }
+  }
+  std::vector<int64_t> distinct_gpus = gpus;
+  std::sort(distinct_gpus.begin(), distinct_gpus.end());
+  distinct_gpus.erase(std::unique(distinct_gpus.begin(), distinct_gpus.end()), distinct_gpus.end());
+  Json j = {{"title", r.title}, {"keys", r.input_keys}, {"values", values}, {"inputs", inputs},
+            {"gpus", gpus}, {"tokens_per_s", tps}, {"tokens_per_s_per_gpu", tps_gpu},
+            {"mfu", mfu}, {"step_time_s", step}, {"peak_bytes", peak}, {"capacity_bytes", cap},
+            {"feasible", feasible}, {"simulated", simulated}, {"reason", reason},
+            {"reasons", reasons}, {"bottleneck", bottleneck}, {"bottlenecks", bottlenecks},
+            {"front_gpus", fg}, {"front_headroom", fh}, {"top", top},
+            {"default_x", distinct_gpus.size() > 1 ? "gpus" : "headroom"}};
+  if (any_ttt) j["time_to_train_s"] = ttt;
+  if (any_cost) j["cost"] = cost;
+  return j;
+}
+
+}  // namespace
+
+std::vector<size_t> ParetoFront(const std::vector<SweepReportPoint>& points, ParetoAxes axes) {
+  std::vector<size_t> candidates;
+  std::vector<double> x(points.size()), y(points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    const SweepReportPoint& p = points[i];
+    if (!p.feasible) continue;
+    if (axes == ParetoAxes::kThroughputVsHeadroom && !p.has_memory()) continue;
+    candidates.push_back(i);
+    // Front() minimizes x: GPUs as they are, headroom negated.
+    x[i] = axes == ParetoAxes::kThroughputVsGpus ? static_cast<double>(p.gpus) : -p.headroom_bytes();
+    y[i] = p.tokens_per_s;
+  }
+  std::vector<size_t> front = Front(candidates, x, y);
+  if (axes == ParetoAxes::kThroughputVsHeadroom) std::reverse(front.begin(), front.end());
+  return front;
+}
+
+std::vector<size_t> RankPoints(const SweepReport& r) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    if (r.points[i].feasible) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const std::optional<double> va = RankValue(r.points[a], r.rank_by);
+    const std::optional<double> vb = RankValue(r.points[b], r.rank_by);
+    if (va.has_value() != vb.has_value()) return va.has_value();
+    return va.has_value() && *va < *vb;
+  });
+  if (order.size() > r.top_k) order.resize(r.top_k);
+  return order;
+}
+
+std::string SweepHtml(const SweepReport& r) {
+  const std::vector<size_t> top = RankPoints(r);
+  const std::vector<size_t> fg = ParetoFront(r.points, ParetoAxes::kThroughputVsGpus);
+  const std::vector<size_t> fh = ParetoFront(r.points, ParetoAxes::kThroughputVsHeadroom);
+  size_t feasible = 0, simulated = 0;
+  std::map<std::string, size_t> by_reason;
+  for (const SweepReportPoint& p : r.points) {
+    feasible += p.feasible ? 1 : 0;
+    simulated += p.simulated ? 1 : 0;
+    if (!p.feasible) ++by_reason[p.reason];
+  }
+  std::vector<std::pair<std::string, size_t>> reasons(by_reason.begin(), by_reason.end());
+  std::stable_sort(reasons.begin(), reasons.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+
+  std::string body = "<header><p class=\"kicker\">shardsim sweep</p><h1>" + Esc(r.title) +
+                     "</h1><p class=\"sub\">" + Esc(r.description) + "</p></header>\n<main>\n";
+  const auto count = [](std::string_view key, size_t v) {
+    return KeyedValue(key, std::to_string(v), Grouped(static_cast<double>(v)));
+  };
+  body += "<section id=\"verdict\" class=\"verdict " + std::string(feasible > 0 ? "ok" : "bad") +
+          "\"><strong>" + count("points.total", r.points.size()) + " points</strong>: " +
+          count("points.feasible", feasible) + " feasible, " +
+          count("points.infeasible", r.points.size() - feasible) + " infeasible, " +
+          count("points.simulated", simulated) + " simulated. ";
+  if (!top.empty()) {
+    const SweepReportPoint& b = r.points[top.front()];
+    std::string layout;
+    for (size_t k = 0; k < r.input_keys.size() && k < b.inputs.size(); ++k) {
+      layout += (layout.empty() ? "" : ", ") + r.input_keys[k] + " " + b.inputs[k];
+    }
+    body += "Best by " + std::string(RankName(r.rank_by)) + ": " +
+            KeyedValue("best.tokens_per_s", JsonNumber(b.tokens_per_s), Grouped(b.tokens_per_s)) +
+            " tokens/s on " + std::to_string(b.gpus) + " GPUs (" + Esc(layout) + ").";
+  } else {
+    body += "No point is feasible.";
+  }
+  body += "</section>\n";
+  body += "<div class=\"two\"><section class=\"panel\" id=\"scatter\"><h2>Throughput of every point"
+          "</h2><p class=\"hint\">Blue: feasible; red, joined: the Pareto front; grey: infeasible "
+          "(hover for the reason; points never simulated sit on the strip below the axis). Click "
+          "a point for its layout.</p><div class=\"toolbar\"><label>x axis <select id=\"x-axis\">"
+          "<option value=\"gpus\">GPUs</option><option value=\"headroom\">memory headroom"
+          "</option></select></label><span class=\"view-label\" id=\"scatter-note\"></span></div>"
+          "<div class=\"chart\" id=\"chart-scatter\"></div><div class=\"legend\" "
+          "id=\"legend-scatter\"></div></section>\n";
+  body += "<section class=\"panel\" id=\"detail\"><h2>Selected point</h2><div class=\"detail\" "
+          "id=\"point-detail\"><p class=\"hint\">Click a point of the chart or a row of the table."
+          "</p></div></section></div>\n";
+  body += "<section class=\"panel\" id=\"top\"><h2>Top " + std::to_string(top.size()) + " by " +
+          RankName(r.rank_by) + "</h2>" + TopTable(r, top, fg, fh) + "</section>\n";
+  body += "<section class=\"panel\" id=\"infeasible\"><h2>Infeasible points by reason</h2>";
+  if (reasons.empty()) {
+    body += "<p class=\"hint\">Every point is feasible.</p>";
+  } else {
+    body += "<ul class=\"reasons\">";
+    for (const auto& [reason, n] : reasons) {
+      body += "<li data-reason-count=\"" + std::to_string(n) + "\"><strong>" +
+              Esc(Grouped(static_cast<double>(n))) + "</strong> " + Esc(reason) + "</li>";
+    }
+    body += "</ul>";
+  }
+  body += "</section>\n</main>\n<footer>shardsim sweep report: self-contained, its scripts and "
+          "data are inline and nothing is fetched when it opens.</footer>\n";
+  HtmlPage page;
+  page.title = "shardsim sweep: " + r.title;
+  page.kind = "sweep";
+  page.body = std::move(body);
+  page.data_json = Data(r, top, fg, fh).dump();
+  page.scripts = {"charts.js", "sweep.js"};
+  return RenderHtmlPage(page);
+}
+
+}  // namespace shardsim

@@ -1,0 +1,68 @@
+// The HTML report of a sweep (`shardsim sweep ... --html FILE`): throughput against GPUs or
+// against memory headroom as a scatter with the Pareto front, infeasible points greyed with
+// their reason on hover, the top-k table, the infeasible points grouped by reason, and the layout
+// of any point on a click. One self-contained file like the simulate report (html_report.h).
+//
+// The sweep (sim/sweep, a higher module) fills a SweepReport from its results: one point per
+// evaluated scenario, in point order, with the inputs it varied and the outputs of simulate. The
+// report ranks the points and finds the fronts itself, so it needs nothing else of the sweep.
+#ifndef SHARDSIM_REPORT_HTML_SWEEP_H_
+#define SHARDSIM_REPORT_HTML_SWEEP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardsim {
+
+struct SweepReportPoint {
+  std::vector<std::string> inputs;  // values of SweepReport::input_keys, as written ("8", "full")
+  int64_t gpus = 0;
+  bool feasible = false;      // simulated and fits in memory
+  std::string reason;         // why not, when infeasible ("does not fit: 92.1 GiB of 79.0 GiB")
+  bool simulated = false;     // the outputs below are set (a point can be simulated and not fit)
+  double step_time_s = 0.0;
+  double tokens_per_s = 0.0;
+  double tokens_per_s_per_gpu = 0.0;
+  double mfu = 0.0;
+  double peak_memory_bytes = 0.0;  // simulated peak, or the memory check's estimate; 0: unknown
+  double capacity_bytes = 0.0;     // memory per GPU
+  std::optional<double> time_to_train_s;
+  std::optional<double> cost;      // of the whole run, when a price per GPU-hour was given
+  std::string bottleneck;          // the largest exposed cost in words, if known
+
+  bool has_memory() const { return peak_memory_bytes > 0.0 && capacity_bytes > 0.0; }
+  double headroom_bytes() const { return capacity_bytes - peak_memory_bytes; }
+};
+
+enum class SweepRankBy { kTokensPerS, kTimeToTrain, kCost };
+
+struct SweepReport {
+  std::string title;        // the sweep's name or file
+  std::string description;  // the base scenario in one line: model, hardware, what is swept
+  std::vector<std::string> input_keys;  // dotted keys the sweep varied ("parallel.tp")
+  std::vector<SweepReportPoint> points;  // in point order
+  SweepRankBy rank_by = SweepRankBy::kTokensPerS;
+  size_t top_k = 20;
+};
+
+// The axes of a Pareto front: throughput (higher is better) against GPUs (fewer is better) or
+// against memory headroom (more is better).
+enum class ParetoAxes { kThroughputVsGpus, kThroughputVsHeadroom };
+
+// Indices of the feasible points that no other feasible point dominates (at least as good on
+// both axes, better on one), ordered by the x axis. Equal points are all on the front. Points
+// without a memory estimate take no part in kThroughputVsHeadroom.
+std::vector<size_t> ParetoFront(const std::vector<SweepReportPoint>& points, ParetoAxes axes);
+
+// Indices of the feasible points, best first by `rank_by` (tokens/s descending, time to train or
+// cost ascending; points without the figure last; ties in point order), at most `top_k`.
+std::vector<size_t> RankPoints(const SweepReport& report);
+
+std::string SweepHtml(const SweepReport& report);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_REPORT_HTML_SWEEP_H_

@@ -1,0 +1,242 @@
+// The HTML reports without a browser: escaping, the page skeleton, the embedded assets, and the
+// data block of the simulate report checked against the simulation it draws.
+#include "sim/report/html_report.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/config/loader.h"
+#include "sim/memory/budget.h"
+#include "sim/report/html_assets.h"
+#include "sim/report/html_page.h"
+#include "sim/report/html_simulate_data.h"
+#include "sim/report/step_report.h"
+#include "tests/html/html_test_util.h"
+
+namespace shardsim {
+namespace {
+
+using Json = nlohmann::json;
+
+LoadOptions Lib() {
+  LoadOptions o;
+  o.library_dirs.push_back(SHARDSIM_SOURCE_DIR);
+  return o;
+}
+
+struct Simulated {
+  Scenario sc;
+  SimResult r;
+};
+
+Simulated SimulateFile(const std::string& file) {
+  Result<Scenario> sc = LoadScenario(std::string(SHARDSIM_SOURCE_DIR) + "/" + file, Lib());
+  EXPECT_TRUE(sc.ok()) << sc.status().ToString();
+  Result<SimResult> r = Simulate(*sc);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return {*sc, *r};
+}
+
+TEST(HtmlPage, EscapesTextAndAttributes) {
+  EXPECT_EQ(HtmlEscape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
+  EXPECT_EQ(HtmlEscape("plain"), "plain");
+}
+
+TEST(HtmlPage, JsonCannotCloseItsScriptElement) {
+  EXPECT_EQ(ScriptSafeJson(R"({"name":"</script><script>alert(1)</script>"})"),
+            R"({"name":"<\/script><script>alert(1)<\/script>"})");
+  // Still the same JSON.
+  EXPECT_EQ(Json::parse(ScriptSafeJson(R"({"a":"</b>"})"))["a"], "</b>");
+}
+
+TEST(HtmlPage, NumbersAreWrittenAsTheJsonOutputWritesThem) {
+  EXPECT_EQ(JsonNumber(0.1), "0.1");
+  EXPECT_EQ(JsonNumber(17.0), "17.0");
+  EXPECT_EQ(std::stod(JsonNumber(0.46912345678901234)), 0.46912345678901234);
+  EXPECT_EQ(KeyedValue("mfu", "0.5", "50%<"),
+            "<span data-key=\"mfu\" data-value=\"0.5\">50%&lt;</span>");
+}
+
+TEST(HtmlAssets, EveryAssetIsEmbeddedAsciiAndCannotEndItsElement) {
+  for (const char* name : {"errors.js", "charts.js", "simulate.js", "sweep.js", "report.css"}) {
+    const std::string_view text = HtmlAsset(name);
+    EXPECT_GT(text.size(), 500u) << name;
+    EXPECT_TRUE(std::all_of(text.begin(), text.end(),
+                            [](char c) { return static_cast<unsigned char>(c) < 128; }))
+        << name << " has non-ASCII bytes";
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](char c) {
+      return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    });
+    EXPECT_EQ(lower.find("</script"), std::string::npos) << name;
+    EXPECT_EQ(lower.find("</style"), std::string::npos) << name;
+  }
+  EXPECT_TRUE(HtmlAsset("missing.js").empty());
+}
+
+// Nothing in a page refers to another file or to the network: no src/href attributes, no
+// stylesheet links, no CSS imports or url(), no fetch or XMLHttpRequest.
+void ExpectSelfContained(const std::string& html) {
+  for (const char* bad : {" src=", " href=", "<link", "@import", "fetch(", "XMLHttpRequest",
+                          "https://", "//cdn"}) {
+    EXPECT_EQ(html.find(bad), std::string::npos) << "found " << bad;
+  }
+  // url() only to an element of the page itself (a clip path: "url(#id)").
+  for (size_t p = html.find("url("); p != std::string::npos; p = html.find("url(", p + 1)) {
+    EXPECT_EQ(html[p + 4], '#') << html.substr(p, 40);
+  }
+  // The only http:// is the SVG namespace name (never fetched).
+  for (size_t p = html.find("http://"); p != std::string::npos; p = html.find("http://", p + 1)) {
+    EXPECT_EQ(html.compare(p, 26, "http://www.w3.org/2000/svg"), 0) << html.substr(p, 60);
+  }
+}
+
+TEST(SimulateHtml, IsOneSelfContainedDocument) {
+  const Simulated s = SimulateFile("scenarios/quickstart.yaml");
+  const std::string html = SimulateHtml(s.sc, s.r);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("<title>shardsim simulate: llama3-70b-h100x512</title>"), std::string::npos);
+  ExpectSelfContained(html);
+  EXPECT_FALSE(Json::parse(testing::DataBlock(html)).is_discarded());
+}
+
+// The headline figures carry the exact values of `simulate --json`.
+TEST(SimulateHtml, HeadlineValuesEqualTheJsonOutput) {
+  const Simulated s = SimulateFile("scenarios/quickstart.yaml");
+  const std::string html = SimulateHtml(s.sc, s.r);
+  const Json json = Json::parse(SimulateJson(s.sc, s.r));
+  std::map<std::string, std::string> values;
+  for (const testing::Element& e : testing::ParseElements(html)) {
+    if (e.Has("data-key")) values[e.Get("data-key")] = e.Get("data-value");
+  }
+  for (const char* key : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu",
+                          "mfu", "hfu", "bubble_fraction", "peak_flops_per_gpu",
+                          "time_to_train_s", "gpu_hours"}) {
+    ASSERT_TRUE(values.count(key)) << key;
+    EXPECT_EQ(std::stod(values[key]), json[key].get<double>()) << key;
+  }
+  EXPECT_EQ(std::stod(values["memory.peak_bytes"]), json["memory"]["peak_bytes"].get<double>());
+  EXPECT_EQ(std::stod(values["memory.capacity_bytes"]), json["memory"]["capacity_bytes"].get<double>());
+  EXPECT_EQ(values["fits"], json["fits"].get<bool>() ? "true" : "false");
+}
+
+TEST(SimulateHtml, DeviceMemoryAtThePeakIsTheSimulatedPeak) {
+  for (const char* file : {"scenarios/quickstart.yaml", "tests/html/data/zero3_full.yaml",
+                           "tests/html/data/too_big.yaml"}) {
+    const Simulated s = SimulateFile(file);
+    for (const DeviceStats& d : s.r.devices) {
+      const StageMemory& st = s.r.memory.stages[static_cast<size_t>(d.coords.pp)];
+      EXPECT_EQ(DeviceMemoryAt(st, d.peak_activations, s.sc.hardware.reserve_fragmentation).value(),
+                d.peak_memory.value())
+          << file << " device " << d.device;
+    }
+  }
+}
+
+// The timeline: every task of the shown devices is there once, and on each compute row the
+// tasks and the idle gaps tile the step exactly.
+TEST(SimulateHtml, TimelineTilesEachComputeRowWithTasksAndIdle) {
+  for (const char* file : {"scenarios/quickstart.yaml", "tests/html/data/zero3_full.yaml"}) {
+    const Simulated s = SimulateFile(file);
+    const Json d = Json::parse(SimulateReportData(s.sc, s.r));
+    const Json& tl = d["timeline"];
+    const Json& t = tl["tasks"];
+    const std::vector<std::string> kinds = tl["kinds"];
+    const int64_t step = tl["step_ns"];
+    EXPECT_EQ(step, s.r.run->makespan().picos() / 1000);
+    std::map<std::string, int> count;
+    std::map<int, std::vector<std::pair<int64_t, int64_t>>> compute_rows;
+    for (size_t i = 0; i < t["start"].size(); ++i) {
+      const std::string kind = kinds[t["kind"][i].get<size_t>()];
+      ++count[kind];
+      const int row = t["row"][i];
+      if (tl["rows"][static_cast<size_t>(row)]["stream"] == "compute") {
+        compute_rows[row].push_back({t["start"][i], t["end"][i]});
+      }
+    }
+    // Tasks of the program on the shown devices (representative mode: all of them).
+    std::map<std::string, int> expected;
+    for (int32_t i = 0; i < s.r.run->num_tasks(); ++i) {
+      const TaskInfo& info = (*s.r.program->tasks)[s.r.program->engine.label(TaskId(i))];
+      if (info.category != TaskCategory::kJoin) ++expected[Name(info.category)];
+    }
+    for (const auto& [kind, n] : expected) EXPECT_EQ(count[kind], n) << file << " " << kind;
+    EXPECT_EQ(compute_rows.size(), static_cast<size_t>(s.sc.parallel.pp)) << file;
+    for (auto& [row, iv] : compute_rows) {
+      std::sort(iv.begin(), iv.end());
+      int64_t at = 0;
+      for (const auto& [a, b] : iv) {
+        EXPECT_EQ(a, at) << file << " row " << row;
+        at = b;
+      }
+      EXPECT_EQ(at, step) << file << " row " << row;
+    }
+    if (s.sc.parallel.pp > 1) {
+      EXPECT_GT(count["idle"], 0) << file;
+    }
+  }
+}
+
+TEST(SimulateHtml, StageBarsSumToEachStagesPeakAndTheWorstIsThePeak) {
+  for (const char* file : {"scenarios/quickstart.yaml", "tests/html/data/too_big.yaml"}) {
+    const Simulated s = SimulateFile(file);
+    const Json m = Json::parse(SimulateReportData(s.sc, s.r))["memory"];
+    ASSERT_EQ(m["stages"].size(), static_cast<size_t>(s.sc.parallel.pp));
+    for (const Json& st : m["stages"]) {
+      double sum = 0;
+      for (const Json& v : st["values"]) sum += v.get<double>();
+      EXPECT_NEAR(sum, st["total"].get<double>(), 1e-6 * sum) << file;
+    }
+    const Json& worst = m["stages"][m["worst_stage"].get<size_t>()];
+    EXPECT_EQ(worst["total"].get<double>(), s.r.peak_memory.value()) << file;
+    // The worst device's memory over the step peaks at the simulated peak.
+    double peak = 0;
+    for (const Json& b : m["over_time"]["bytes"]) peak = std::max(peak, b.get<double>());
+    EXPECT_EQ(peak, s.r.peak_memory.value()) << file;
+  }
+}
+
+TEST(SimulateHtml, VerdictSaysWhetherItFits) {
+  const Simulated big = SimulateFile("tests/html/data/too_big.yaml");
+  ASSERT_FALSE(big.r.fits);
+  const std::string html = SimulateHtml(big.sc, big.r);
+  EXPECT_NE(html.find("class=\"verdict bad\""), std::string::npos);
+  EXPECT_NE(html.find(">Does not fit in memory</span>"), std::string::npos);
+  const Simulated ok = SimulateFile("scenarios/quickstart.yaml");
+  EXPECT_NE(SimulateHtml(ok.sc, ok.r).find(">Fits in memory</span>"), std::string::npos);
+}
+
+SimResult WithBottleneck(const std::string& kind, const std::string& collective,
+                         const std::string& resource, double exposed) {
+  SimResult r;
+  r.step_time = Seconds(10.0);
+  r.breakdown.compute = Seconds(7.0);
+  if (!kind.empty()) {
+    r.bottlenecks.push_back(Bottleneck{kind, collective, resource, Seconds(exposed), exposed / 10.0});
+  }
+  return r;
+}
+
+TEST(BottleneckInWords, NamesTheLargestExposedCost) {
+  EXPECT_EQ(BottleneckInWords(WithBottleneck("communication", "dp reduce_scatter",
+                                             "nic (inter-node)", 2.0)),
+            "Kernels take 7.00 s (70.0%) of the 10.0 s step; the bottleneck is dp reduce_scatter "
+            "communication on nic (inter-node), exposed for 2.00 s (20.0%).");
+  EXPECT_EQ(BottleneckInWords(WithBottleneck("pipeline_bubble", "", "pipeline", 1.5)),
+            "Kernels take 7.00 s (70.0%) of the 10.0 s step; the bottleneck is the pipeline "
+            "bubble: ranks wait for one another for 1.50 s (15.0%).");
+  EXPECT_EQ(BottleneckInWords(WithBottleneck("recompute", "", "compute", 0.5)),
+            "Kernels take 7.00 s (70.0%) of the 10.0 s step; the bottleneck is recompute, which "
+            "adds 500 ms (5.00%).");
+  EXPECT_EQ(BottleneckInWords(WithBottleneck("", "", "", 0.0)),
+            "Kernels take 7.00 s (70.0%) of the 10.0 s step; nothing else is exposed: the step "
+            "is compute-bound.");
+}
+
+}  // namespace
+}  // namespace shardsim
