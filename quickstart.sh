@@ -9,6 +9,10 @@ mode="${1:-run}"
 
 packages=(build-essential cmake pkg-config libyaml-cpp-dev libtbb-dev libboost-graph-dev
           libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev)
+# The test suite renders the HTML reports in headless Chromium (tests/html/browser_test.cc).
+if [ "$mode" = test ]; then
+  packages+=(chromium)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

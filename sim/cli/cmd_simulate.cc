@@ -50,7 +50,8 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
       std::ofstream out(args->trace, std::ios::binary);
       out << ChromeTrace(*sc, *r);
       if (!out.good()) {
-        ctx.exit_code = ReportStatus(Status::Invalid("--trace: cannot write '" + args->trace + "'"));
+        ctx.exit_code =
+            ReportStatus(Status::Invalid("--trace: cannot write '" + args->trace + "'"));
         return;
       }
     }

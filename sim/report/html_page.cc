@@ -1,7 +1,10 @@
 #include "sim/report/html_page.h"
 
+#include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "sim/base/units.h"
 #include "sim/report/html_assets.h"
 
 namespace shardsim {
@@ -11,12 +14,23 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -32,6 +46,17 @@ std::string ScriptSafeJson(std::string_view json) {
   return out;
 }
 
+std::string GroupedNumber(double v) {
+  if (std::fabs(v) < 1000.0 && v != std::floor(v)) return FormatSig(v, 4);
+  std::string digits = std::to_string(static_cast<int64_t>(std::llround(std::fabs(v))));
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return v < 0 ? "-" + out : out;
+}
+
 std::string JsonNumber(double value) { return nlohmann::json(value).dump(); }
 
 std::string KeyedValue(std::string_view key, std::string_view value, std::string_view text) {
@@ -41,7 +66,7 @@ std::string KeyedValue(std::string_view key, std::string_view value, std::string
 
 std::string RenderHtmlPage(const HtmlPage& page) {
   std::string out;
-  out.reserve(page.body.size() + page.data_json.size() + 96 * 1024);
+  out.reserve(page.body.size() + page.data_json.size() + size_t{96} * 1024);
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += "<meta name=\"generator\" content=\"shardsim\">\n";
@@ -51,8 +76,9 @@ std::string RenderHtmlPage(const HtmlPage& page) {
   out += "<style>\n" + std::string(HtmlAsset("report.css")) + "</style>\n</head>\n";
   out += "<body data-report=\"" + HtmlEscape(page.kind) + "\" data-render=\"pending\">\n";
   out += "<ul id=\"js-errors\" class=\"js-errors\" data-count=\"0\" hidden></ul>\n";
-  out += "<noscript><p class=\"noscript\">The charts of this report are drawn by its embedded "
-         "scripts; the figures and tables below are complete without them.</p></noscript>\n";
+  out +=
+      "<noscript><p class=\"noscript\">The charts of this report are drawn by its embedded "
+      "scripts; the figures and tables below are complete without them.</p></noscript>\n";
   out += page.body;
   out += "<script type=\"application/json\" id=\"shardsim-data\">" +
          ScriptSafeJson(page.data_json) + "</script>\n";

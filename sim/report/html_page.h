@@ -27,15 +27,19 @@ std::string ScriptSafeJson(std::string_view json);
 // same double), so a page's data-value equals the figure of `--json` exactly.
 std::string JsonNumber(double value);
 
+// 493914.2 -> "493,914", 12.0 -> "12", 3.14159 -> "3.142": whole numbers with thousands
+// separators, fractions under 1,000 with four significant digits.
+std::string GroupedNumber(double v);
+
 // <span data-key="KEY" data-value="VALUE">TEXT</span>: a figure people read (TEXT, escaped) with
 // the exact value a program checks (VALUE: a JsonNumber, "true"/"false").
 std::string KeyedValue(std::string_view key, std::string_view value, std::string_view text);
 
 struct HtmlPage {
   std::string title;
-  std::string kind;       // "simulate" or "sweep": the body's data-report
-  std::string body;       // static HTML of the report
-  std::string data_json;  // what the scripts draw from
+  std::string kind;                  // "simulate" or "sweep": the body's data-report
+  std::string body;                  // static HTML of the report
+  std::string data_json;             // what the scripts draw from
   std::vector<std::string> scripts;  // asset names run after the data, in this order
 };
 

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "sim/base/units.h"
@@ -15,16 +16,13 @@ std::string Esc(std::string_view s) { return HtmlEscape(s); }
 std::string Num(double v) { return JsonNumber(v); }
 std::string I(int64_t v) { return std::to_string(v); }
 
-// 493914.2 -> "493,914"; values under 1,000 keep four significant digits.
-std::string Grouped(double v) {
-  if (std::fabs(v) < 1000.0) return FormatSig(v, 4);
-  std::string digits = std::to_string(static_cast<int64_t>(std::llround(std::fabs(v))));
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return v < 0 ? "-" + out : out;
+// 4.0386e18 -> "4.039e18"
+std::string Sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  std::string s = buf;
+  const size_t e = s.find("e+");
+  return e == std::string::npos ? s : s.substr(0, e) + "e" + s.substr(e + 2);
 }
 
 std::string Row(std::string_view name, std::string_view value) {
@@ -42,30 +40,33 @@ std::string Headline(const Scenario& sc, const SimResult& r) {
   const int64_t mbs = r.program ? r.program->microbatches : 0;
   const double cap = sc.hardware.memory_capacity;
   std::string out = "<section class=\"cards\" id=\"headline\">\n";
-  out += Card("step", "step time", KeyedValue("step_time_s", Num(r.step_time.value()), FormatSeconds(r.step_time)),
+  out += Card("step", "step time",
+              KeyedValue("step_time_s", Num(r.step_time.value()), FormatSeconds(r.step_time)),
               Esc(I(mbs) + " micro-batches of " + I(sc.training.micro_batch) + " x " +
                   I(sc.training.seq_len) + " tokens per pipeline"));
   out += Card("tokens", "tokens/s",
-              KeyedValue("tokens_per_s", Num(r.tokens_per_s), Grouped(r.tokens_per_s)),
+              KeyedValue("tokens_per_s", Num(r.tokens_per_s), GroupedNumber(r.tokens_per_s)),
               KeyedValue("tokens_per_s_per_gpu", Num(r.tokens_per_s_per_gpu),
-                         Grouped(r.tokens_per_s_per_gpu)) +
-                  " per GPU, " + Esc(Grouped(r.tokens_per_step)) + " tokens per step");
-  out += Card("mfu", "MFU", KeyedValue("mfu", Num(r.mfu), Percent(r.mfu)),
-              "HFU " + KeyedValue("hfu", Num(r.hfu), Percent(r.hfu)) + ", " +
-                  KeyedValue("tflops_per_gpu", Num(r.tflops_per_gpu), FormatSig(r.tflops_per_gpu, 4)) +
-                  " model TFLOP/s per GPU of " +
-                  KeyedValue("peak_flops_per_gpu", Num(r.peak_flops_per_gpu),
-                             FormatRate(r.peak_flops_per_gpu, "FLOP/s")) +
-                  " " + Esc(Name(sc.training.precision)));
+                         GroupedNumber(r.tokens_per_s_per_gpu)) +
+                  " per GPU, " + Esc(GroupedNumber(r.tokens_per_step)) + " tokens per step");
+  out +=
+      Card("mfu", "MFU", KeyedValue("mfu", Num(r.mfu), Percent(r.mfu)),
+           "HFU " + KeyedValue("hfu", Num(r.hfu), Percent(r.hfu)) + ", " +
+               KeyedValue("tflops_per_gpu", Num(r.tflops_per_gpu), FormatSig(r.tflops_per_gpu, 4)) +
+               " model TFLOP/s per GPU of " +
+               KeyedValue("peak_flops_per_gpu", Num(r.peak_flops_per_gpu),
+                          FormatRate(r.peak_flops_per_gpu, "FLOP/s")) +
+               " " + Esc(Name(sc.training.precision)));
   const double used = cap > 0.0 ? r.peak_memory.value() / cap : 0.0;
-  out += Card("memory", "peak memory",
-              KeyedValue("memory.peak_bytes", Num(r.peak_memory.value()), FormatBytes(r.peak_memory)),
-              "of " + KeyedValue("memory.capacity_bytes", Num(cap), FormatBytes(Bytes(cap))) + " (" +
-                  Esc(Percent(used)) + "), stage " +
-                  I(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.worst_device)].coords.pp) +
-                  "<div class=\"meter" + std::string(r.fits ? "" : " over") +
-                  "\"><div style=\"width:" + FormatSig(std::min(used, 1.0) * 100.0, 3) +
-                  "%\"></div></div>");
+  out +=
+      Card("memory", "peak memory",
+           KeyedValue("memory.peak_bytes", Num(r.peak_memory.value()), FormatBytes(r.peak_memory)),
+           "of " + KeyedValue("memory.capacity_bytes", Num(cap), FormatBytes(Bytes(cap))) + " (" +
+               Esc(Percent(used)) + "), stage " +
+               I(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.worst_device)].coords.pp) +
+               "<div class=\"meter" + std::string(r.fits ? "" : " over") +
+               "\"><div style=\"width:" + FormatSig(std::min(used, 1.0) * 100.0, 3) +
+               "%\"></div></div>");
   out += Card("bubble", "pipeline bubble",
               KeyedValue("bubble_fraction", Num(r.bubble_fraction), Percent(r.bubble_fraction)),
               "idle over busy time on the most idle pipeline rank");
@@ -73,7 +74,7 @@ std::string Headline(const Scenario& sc, const SimResult& r) {
     out += Card("train", "time to train",
                 KeyedValue("time_to_train_s", Num(*r.time_to_train_s),
                            FormatSeconds(Seconds(*r.time_to_train_s))),
-                KeyedValue("gpu_hours", Num(*r.gpu_hours), Grouped(*r.gpu_hours)) +
+                KeyedValue("gpu_hours", Num(*r.gpu_hours), GroupedNumber(*r.gpu_hours)) +
                     " GPU-hours for " + Esc(FormatCount(*sc.training.tokens)) + " tokens");
   }
   return out + "</section>\n";
@@ -82,8 +83,8 @@ std::string Headline(const Scenario& sc, const SimResult& r) {
 std::string Verdict(const Scenario& sc, const SimResult& r) {
   const std::string need = FormatBytes(r.peak_memory) + " of " +
                            FormatBytes(Bytes(sc.hardware.memory_capacity)) + " per GPU";
-  std::string out = "<section id=\"verdict\" class=\"verdict " + std::string(r.fits ? "ok" : "bad") +
-                    "\"><strong>" +
+  std::string out = "<section id=\"verdict\" class=\"verdict " +
+                    std::string(r.fits ? "ok" : "bad") + "\"><strong>" +
                     KeyedValue("fits", r.fits ? "true" : "false",
                                r.fits ? "Fits in memory" : "Does not fit in memory") +
                     "</strong>: " + Esc(need) + ". ";
@@ -95,8 +96,10 @@ std::string Chart(std::string_view id, std::string_view title, std::string_view 
                   std::string_view extra = "") {
   return "<section class=\"panel\" id=\"" + Esc(id) + "\"><h2>" + Esc(title) + "</h2>" +
          (hint.empty() ? "" : "<p class=\"hint\">" + Esc(hint) + "</p>") + std::string(extra) +
-         "<div class=\"chart\" id=\"chart-" + Esc(id) + "\"></div>"
-         "<div class=\"legend\" id=\"legend-" + Esc(id) + "\"></div></section>\n";
+         "<div class=\"chart\" id=\"chart-" + Esc(id) +
+         "\"></div>"
+         "<div class=\"legend\" id=\"legend-" +
+         Esc(id) + "\"></div></section>\n";
 }
 
 std::string Inputs(const Scenario& sc, const SimResult& r) {
@@ -107,53 +110,65 @@ std::string Inputs(const Scenario& sc, const SimResult& r) {
   const ParallelSpec& p = sc.parallel;
   std::string model = Row("name", m.name);
   if (Result<ParamCount> pc = CountParams(m); pc.ok()) {
-    model += Row("parameters", FormatCount(static_cast<double>(pc->total)) +
-                                   (pc->active != pc->total
-                                        ? " (" + FormatCount(static_cast<double>(pc->active)) + " active)"
-                                        : ""));
+    model += Row("parameters",
+                 FormatCount(static_cast<double>(pc->total)) +
+                     (pc->active != pc->total
+                          ? " (" + FormatCount(static_cast<double>(pc->active)) + " active)"
+                          : ""));
   }
   model += Row("layers, hidden", I(m.num_layers) + ", " + I(m.hidden_size));
-  model += Row("heads (kv), head dim", I(m.num_heads) + " (" + I(m.num_kv_heads) + "), " + I(m.head_dim));
+  model += Row("heads (kv), head dim",
+               I(m.num_heads) + " (" + I(m.num_kv_heads) + "), " + I(m.head_dim));
   model += Row("ffn hidden, vocabulary", I(m.ffn_hidden_size) + ", " + I(m.vocab_size));
-  model += Row("activation, norm, positions", std::string(Name(m.activation)) + ", " + Name(m.norm) +
-                                                  ", " + Name(m.position_embedding));
+  model += Row("activation, norm, positions", std::string(Name(m.activation)) + ", " +
+                                                  Name(m.norm) + ", " + Name(m.position_embedding));
   if (m.moe) {
     model += Row("experts", I(m.moe->num_experts) + " routed (top " + I(m.moe->top_k) + "), " +
                                 I(m.moe->num_shared_experts) + " shared");
   }
   std::string hw = Row("name", h.name);
-  for (const auto& [dtype, flops] : h.peak_flops) hw += Row(std::string("peak ") + Name(dtype), FormatRate(flops, "FLOP/s"));
-  hw += Row("memory", FormatBytes(Bytes(h.memory_capacity)) + " at " + FormatRate(h.memory_bandwidth, "B/s"));
+  for (const auto& [dtype, flops] : h.peak_flops)
+    hw += Row(std::string("peak ") + Name(dtype), FormatRate(flops, "FLOP/s"));
+  hw += Row("memory",
+            FormatBytes(Bytes(h.memory_capacity)) + " at " + FormatRate(h.memory_bandwidth, "B/s"));
   std::string topo = Row("name", t.name);
   topo += Row("GPUs per node", I(t.gpus_per_node));
-  topo += Row("intra-node", std::string(Name(t.intra_kind)) + " " + FormatRate(t.intra_bandwidth, "B/s") +
-                                " per GPU per direction, " + FormatSeconds(Seconds(t.intra_latency)));
+  topo += Row("intra-node", std::string(Name(t.intra_kind)) + " " +
+                                FormatRate(t.intra_bandwidth, "B/s") + " per GPU per direction, " +
+                                FormatSeconds(Seconds(t.intra_latency)));
   if (t.has_inter_node) {
     topo += Row("inter-node", I(t.nics_per_node) + " x " + Name(t.inter_kind) + " " +
                                   FormatRate(t.nic_bandwidth, "B/s") + " per node, " +
                                   FormatSeconds(Seconds(t.inter_latency)));
-    topo += Row("fabric", std::string(Name(t.fabric)) + ", oversubscription " + FormatSig(t.oversubscription, 3));
+    topo += Row("fabric", std::string(Name(t.fabric)) + ", oversubscription " +
+                              FormatSig(t.oversubscription, 3));
   }
   std::string train = Row("GPUs", I(sc.gpus));
   train += Row("sequence, global batch", I(tr.seq_len) + ", " + I(tr.global_batch));
-  train += Row("micro-batch", I(tr.micro_batch) + " (" + I(r.program ? r.program->microbatches : 0) + " per step)");
-  train += Row("precision, grad dtype", std::string(Name(tr.precision)) + ", " + Name(tr.grad_dtype));
+  train += Row("micro-batch", I(tr.micro_batch) + " (" +
+                                  I(r.program ? r.program->microbatches : 0) + " per step)");
+  train +=
+      Row("precision, grad dtype", std::string(Name(tr.precision)) + ", " + Name(tr.grad_dtype));
   train += Row("optimizer", Name(tr.optimizer));
-  train += Row("recompute, flash attention", std::string(Name(tr.recompute)) + ", " + (tr.flash_attention ? "on" : "off"));
+  train += Row("recompute, flash attention",
+               std::string(Name(tr.recompute)) + ", " + (tr.flash_attention ? "on" : "off"));
   if (tr.tokens) train += Row("tokens to train", FormatCount(*tr.tokens));
   std::string par = Row("layout", LayoutSummary(sc));
-  par += Row("dp, tp, pp, cp, ep", I(p.dp) + ", " + I(p.tp) + ", " + I(p.pp) + ", " + I(p.cp) + ", " + I(p.ep));
+  par += Row("dp, tp, pp, cp, ep",
+             I(p.dp) + ", " + I(p.tp) + ", " + I(p.pp) + ", " + I(p.cp) + ", " + I(p.ep));
   par += Row("placement order", [&] {
     std::string s;
     for (const std::string& o : p.order) s += (s.empty() ? "" : ", ") + o;
     return s;
   }());
-  par += Row("overlap grad reduce, param gather", std::string(p.overlap_grad_reduce ? "on" : "off") + ", " +
-                                                     (p.overlap_param_gather ? "on" : "off"));
-  par += Row("TP comm overlap, EP comm overlap", std::string(p.tp_comm_overlap ? "on" : "off") + ", " +
-                                                    (p.ep_comm_overlap ? "on" : "off"));
+  par +=
+      Row("overlap grad reduce, param gather", std::string(p.overlap_grad_reduce ? "on" : "off") +
+                                                   ", " + (p.overlap_param_gather ? "on" : "off"));
+  par += Row("TP comm overlap, EP comm overlap", std::string(p.tp_comm_overlap ? "on" : "off") +
+                                                     ", " + (p.ep_comm_overlap ? "on" : "off"));
   std::string assumptions;
-  for (const std::string& a : r.memory.assumptions) assumptions += "<li>memory: " + Esc(a) + "</li>\n";
+  for (const std::string& a : r.memory.assumptions)
+    assumptions += "<li>memory: " + Esc(a) + "</li>\n";
   const bool every_rank = r.devices.size() > static_cast<size_t>(p.pp);
   assumptions += "<li>simulation: " +
                  Esc(every_rank ? "every (dp, cp, pp) rank simulated; the timeline shows data- and "
@@ -162,18 +177,24 @@ std::string Inputs(const Scenario& sc, const SimResult& r) {
                                   "context-parallel replica does the same work and loads the "
                                   "shared links (DESIGN.md §2)") +
                  " (" + I(r.tasks) + " tasks)</li>\n";
-  assumptions += "<li>FLOPs: model FLOPs count the matmuls with attention as the full s x s square, "
-                 "backward 2x forward, no recompute (Megatron-LM / PaLM convention); HFU adds the "
-                 "recompute forward. Per step: model " + Esc(FormatSig(r.flops.model_per_step, 4)) +
-                 ", hardware " + Esc(FormatSig(r.flops.hardware_per_step, 4)) + ", 6·N·D " +
-                 Esc(FormatSig(r.flops.six_nd, 4)) + "</li>\n";
+  assumptions +=
+      "<li>FLOPs: model FLOPs count the matmuls with attention as the full s x s square, "
+      "backward 2x forward, no recompute (Megatron-LM / PaLM convention); HFU adds the "
+      "recompute forward. Per step: model " +
+      Sci(r.flops.model_per_step) + ", hardware " + Sci(r.flops.hardware_per_step) + ", 6·N·D " +
+      Sci(r.flops.six_nd) + " (" +
+      Esc(Percent(r.flops.six_nd > 0 ? r.flops.model_per_step / r.flops.six_nd - 1.0 : 0.0)) +
+      " apart)</li>\n";
   auto table = [](const char* title, const std::string& rows) {
-    return "<div class=\"inputs-table\"><h3>" + std::string(title) + "</h3><table>" + rows + "</table></div>\n";
+    return "<div class=\"inputs-table\"><h3>" + std::string(title) + "</h3><table>" + rows +
+           "</table></div>\n";
   };
-  return "<section class=\"panel\" id=\"inputs\"><h2>Inputs and assumptions</h2>\n<div class=\"inputs-grid\">" +
+  return "<section class=\"panel\" id=\"inputs\"><h2>Inputs and assumptions</h2>\n<div "
+         "class=\"inputs-grid\">" +
          table("Model", model) + table("Hardware", hw) + table("Topology", topo) +
          table("Training", train) + table("Parallel layout", par) +
-         "</div>\n<h3>Assumptions</h3><ul class=\"assumptions\">" + assumptions + "</ul></section>\n";
+         "</div>\n<h3>Assumptions</h3><ul class=\"assumptions\">" + assumptions +
+         "</ul></section>\n";
 }
 
 }  // namespace
@@ -195,26 +216,30 @@ std::string BottleneckInWords(const SimResult& r) {
     return out + "; the bottleneck is the pipeline bubble: ranks wait for one another for " +
            exposed + ".";
   }
-  if (b.kind == "recompute") return out + "; the bottleneck is recompute, which adds " + exposed + ".";
-  if (b.kind == "optimizer") return out + "; the bottleneck is the optimizer step, " + exposed + ".";
+  if (b.kind == "recompute")
+    return out + "; the bottleneck is recompute, which adds " + exposed + ".";
+  if (b.kind == "optimizer")
+    return out + "; the bottleneck is the optimizer step, " + exposed + ".";
   return out + "; the bottleneck is " + b.kind + ", " + exposed + ".";
 }
 
 std::string SimulateHtml(const Scenario& sc, const SimResult& r) {
-  std::string body = "<header><p class=\"kicker\">shardsim simulate</p><h1>" + Esc(sc.name) + "</h1>";
-  body += "<p class=\"sub\">" +
-          Esc(sc.model.name + " on " + I(sc.gpus) + " x " + sc.hardware.name + " (" +
-              sc.topology.name + "), " + LayoutSummary(sc) + "; seq " + I(sc.training.seq_len) +
-              ", global batch " + I(sc.training.global_batch) + ", micro-batch " +
-              I(sc.training.micro_batch) + ", " + Name(sc.training.precision) + ", recompute " +
-              Name(sc.training.recompute)) +
-          "</p></header>\n<main>\n";
+  std::string body =
+      "<header><p class=\"kicker\">shardsim simulate</p><h1>" + Esc(sc.name) + "</h1>";
+  body +=
+      "<p class=\"sub\">" +
+      Esc(sc.model.name + " on " + I(sc.gpus) + " x " + sc.hardware.name + " (" + sc.topology.name +
+          "), " + LayoutSummary(sc) + "; seq " + I(sc.training.seq_len) + ", global batch " +
+          I(sc.training.global_batch) + ", micro-batch " + I(sc.training.micro_batch) + ", " +
+          Name(sc.training.precision) + ", recompute " + Name(sc.training.recompute)) +
+      "</p></header>\n<main>\n";
   body += Verdict(sc, r);
   body += Headline(sc, r);
-  body += Chart("breakdown", "Where the step goes",
-                "The critical path of the step by what it was doing (pipeline rank " +
-                    I(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) +
-                    " has the most work).");
+  body += Chart(
+      "breakdown", "Where the step goes",
+      "The critical path of the step by what it was doing (pipeline rank " +
+          I(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) +
+          " has the most work).");
   body += Chart("timeline", "Timeline of the step",
                 "One row per pipeline stage and stream. Scroll to zoom, drag to pan, double-click "
                 "to reset; hover a bar for its details.",
@@ -234,8 +259,8 @@ std::string SimulateHtml(const Scenario& sc, const SimResult& r) {
                 "sums the exposed communication by link class.");
   body += Chart("links", "Exposed communication by link class", "");
   body += Inputs(sc, r);
-  body += "</main>\n<footer>shardsim " + Esc(sc.file) +
-          " — a self-contained report: its scripts and data are inline and nothing is fetched "
+  body += "</main>\n<footer>Written by shardsim simulate from " + Esc(sc.file) +
+          ". A self-contained report: its scripts and data are inline and nothing is fetched "
           "when it opens.</footer>\n";
   HtmlPage page;
   page.title = "shardsim simulate: " + sc.name;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -17,33 +18,42 @@ using Json = nlohmann::ordered_json;
 namespace {
 
 // The streams of a device, in the order their rows are drawn (sim/program/step_program.h).
-constexpr std::array<const char*, 5> kStreams = {"compute", "pp send to next", "pp send to previous",
-                                                  "parameter gather", "gradient reduce"};
+constexpr std::array<const char*, 5> kStreams = {
+    "compute", "pp send to next", "pp send to previous", "parameter gather", "gradient reduce"};
 
 // Task kinds the timeline colours apart. The first entries are TaskCategory names; "idle" marks
 // the gaps of a compute stream.
-constexpr std::array<const char*, 9> kKinds = {"forward",      "backward",     "optimizer",
-                                               "pp_send",      "grad_reduce",  "param_gather",
+constexpr std::array<const char*, 9> kKinds = {"forward",      "backward",       "optimizer",
+                                               "pp_send",      "grad_reduce",    "param_gather",
                                                "zero3_gather", "embedding_sync", "idle"};
 constexpr int kIdle = 8;
 
 int KindIndex(TaskCategory c) {
   switch (c) {
-    case TaskCategory::kForward: return 0;
-    case TaskCategory::kBackward: return 1;
-    case TaskCategory::kOptimizer: return 2;
-    case TaskCategory::kPpSend: return 3;
-    case TaskCategory::kGradReduce: return 4;
-    case TaskCategory::kParamGather: return 5;
-    case TaskCategory::kZero3Gather: return 6;
-    case TaskCategory::kEmbeddingSync: return 7;
-    case TaskCategory::kJoin: break;
+    case TaskCategory::kForward:
+      return 0;
+    case TaskCategory::kBackward:
+      return 1;
+    case TaskCategory::kOptimizer:
+      return 2;
+    case TaskCategory::kPpSend:
+      return 3;
+    case TaskCategory::kGradReduce:
+      return 4;
+    case TaskCategory::kParamGather:
+      return 5;
+    case TaskCategory::kZero3Gather:
+      return 6;
+    case TaskCategory::kEmbeddingSync:
+      return 7;
+    case TaskCategory::kJoin:
+      break;
   }
   return -1;
 }
 
 int64_t Nanos(SimTime t) { return t.picos() / 1000; }
-int64_t Nanos(Seconds s) { return static_cast<int64_t>(s.value() * 1e9 + 0.5); }
+int64_t Nanos(Seconds s) { return static_cast<int64_t>(std::llround(s.value() * 1e9)); }
 
 int StreamIndex(const Device& d, ResourceId s) {
   if (s == d.pp_next) return 1;
@@ -100,8 +110,11 @@ Json TimelineJson(const SimResult& r) {
     for (const Device& d : prog.devices) {
       if (shown(d) && d.coords.pp == stage) device = d.index;
     }
-    rows.push_back({{"label", "stage " + std::to_string(stage) + " " + kStreams[static_cast<size_t>(stream)]},
-                    {"stage", stage}, {"device", device}, {"stream", kStreams[static_cast<size_t>(stream)]}});
+    rows.push_back(
+        {{"label", "stage " + std::to_string(stage) + " " + kStreams[static_cast<size_t>(stream)]},
+         {"stage", stage},
+         {"device", device},
+         {"stream", kStreams[static_cast<size_t>(stream)]}});
   }
 
   Columns c;
@@ -149,13 +162,13 @@ Json TimelineJson(const SimResult& r) {
   for (int k = 0; k < kNumLinkClasses; ++k) links.push_back(Name(static_cast<LinkClass>(k)));
   Json kinds = Json::array();
   for (const char* k : kKinds) kinds.push_back(k);
-  Json tasks = {{"row", c.row},     {"start", c.start}, {"end", c.end},
-                {"kind", c.kind},   {"mb", c.mb},       {"chunk", c.chunk},
-                {"compute", c.compute}, {"recompute", c.recompute}, {"tp", c.tp},
-                {"cp", c.cp},       {"ep", c.ep},       {"bytes", c.bytes},
-                {"link", c.link}};
-  return {{"step_ns", step_ns}, {"kinds", kinds}, {"links", links}, {"rows", rows},
-          {"tasks", tasks}};
+  Json tasks = {
+      {"row", c.row},  {"start", c.start}, {"end", c.end},         {"kind", c.kind},
+      {"mb", c.mb},    {"chunk", c.chunk}, {"compute", c.compute}, {"recompute", c.recompute},
+      {"tp", c.tp},    {"cp", c.cp},       {"ep", c.ep},           {"bytes", c.bytes},
+      {"link", c.link}};
+  return {
+      {"step_ns", step_ns}, {"kinds", kinds}, {"links", links}, {"rows", rows}, {"tasks", tasks}};
 }
 
 Json MemoryJson(const Scenario& sc, const SimResult& r) {
@@ -166,28 +179,32 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
     const StageMemory& s = r.memory.stages[p];
     const DeviceStats* dev = nullptr;
     for (const DeviceStats& d : r.devices) {
-      if (d.coords.pp == static_cast<int64_t>(p) && (dev == nullptr || d.peak_memory > dev->peak_memory)) dev = &d;
+      if (d.coords.pp == static_cast<int64_t>(p) &&
+          (dev == nullptr || d.peak_memory > dev->peak_memory))
+        dev = &d;
     }
     if (dev == nullptr) continue;
     if (dev->device == r.worst_device) worst_stage = static_cast<int64_t>(p);
-    const Bytes buffers = s.zero3_buffers + s.recompute_buffer + s.loss_buffers + s.moe_buffers + s.comm_buffers;
+    const Bytes buffers =
+        s.zero3_buffers + s.recompute_buffer + s.loss_buffers + s.moe_buffers + s.comm_buffers;
     const Bytes counted = s.model_states() + dev->peak_activations + buffers + s.cuda_context;
     const Bytes fragmentation = dev->peak_memory - counted;
-    stages.push_back(
-        {{"stage", p},
-         {"device", dev->device},
-         {"total", dev->peak_memory.value()},
-         {"values", {s.weights.value(), s.gradients.value(), s.optimizer.value(),
-                     dev->peak_activations.value(), buffers.value(),
-                     (s.cuda_context + fragmentation).value()}},
-         {"detail", {{"zero3 gathered weights", s.zero3_buffers.value()},
-                     {"recompute buffer", s.recompute_buffer.value()},
-                     {"loss buffers", s.loss_buffers.value()},
-                     {"MoE dispatch buffers", s.moe_buffers.value()},
-                     {"communication buffers", s.comm_buffers.value()},
-                     {"CUDA context", s.cuda_context.value()},
-                     {"allocator fragmentation", fragmentation.value()},
-                     {"micro-batches in flight (closed form)", s.in_flight}}}});
+    stages.push_back({{"stage", p},
+                      {"device", dev->device},
+                      {"total", dev->peak_memory.value()},
+                      {"values",
+                       {s.weights.value(), s.gradients.value(), s.optimizer.value(),
+                        dev->peak_activations.value(), buffers.value(),
+                        (s.cuda_context + fragmentation).value()}},
+                      {"detail",
+                       {{"zero3 gathered weights", s.zero3_buffers.value()},
+                        {"recompute buffer", s.recompute_buffer.value()},
+                        {"loss buffers", s.loss_buffers.value()},
+                        {"MoE dispatch buffers", s.moe_buffers.value()},
+                        {"communication buffers", s.comm_buffers.value()},
+                        {"CUDA context", s.cuda_context.value()},
+                        {"allocator fragmentation", fragmentation.value()},
+                        {"micro-batches in flight (closed form)", s.in_flight}}}});
   }
   Json over = Json::object();
   const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
@@ -198,9 +215,12 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
     t_ns.push_back(Nanos(Seconds(sec)));
     bytes.push_back(DeviceMemoryAt(ws, Bytes(act), frag).value());
   }
-  over = {{"device", wd.device}, {"stage", wd.coords.pp},
+  over = {{"device", wd.device},
+          {"stage", wd.coords.pp},
           {"base", DeviceMemoryAt(ws, Bytes(0.0), frag).value()},
-          {"step_ns", Nanos(r.step_time)}, {"t_ns", t_ns}, {"bytes", bytes}};
+          {"step_ns", Nanos(r.step_time)},
+          {"t_ns", t_ns},
+          {"bytes", bytes}};
   return {{"capacity", sc.hardware.memory_capacity},
           {"parts", {"weights", "gradients", "optimizer", "activations", "buffers", "reserve"}},
           {"stages", stages},
@@ -243,7 +263,8 @@ Json ExposedJson(const SimResult& r) {
                   {"share", b.share}});
   }
   Json links = Json::array();
-  for (const auto& [name, s] : r.exposed_by_link) links.push_back({{"link", name}, {"exposed_s", s.value()}});
+  for (const auto& [name, s] : r.exposed_by_link)
+    links.push_back({{"link", name}, {"exposed_s", s.value()}});
   return {{"step_s", r.step_time.value()}, {"bottlenecks", bn}, {"by_link", links}};
 }
 

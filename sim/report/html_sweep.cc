@@ -26,17 +26,6 @@ double Round6(double v) {
   return std::strtod(buf, nullptr);
 }
 
-std::string Grouped(double v) {
-  if (std::fabs(v) < 1000.0) return FormatSig(v, 4);
-  std::string digits = std::to_string(static_cast<int64_t>(std::llround(std::fabs(v))));
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return v < 0 ? "-" + out : out;
-}
-
 // The front of points maximizing y and minimizing `x` (see ParetoFront).
 std::vector<size_t> Front(const std::vector<size_t>& candidates, const std::vector<double>& x,
                           const std::vector<double>& y) {
@@ -61,18 +50,24 @@ std::vector<size_t> Front(const std::vector<size_t>& candidates, const std::vect
 
 std::optional<double> RankValue(const SweepReportPoint& p, SweepRankBy by) {
   switch (by) {
-    case SweepRankBy::kTokensPerS: return -p.tokens_per_s;
-    case SweepRankBy::kTimeToTrain: return p.time_to_train_s;
-    case SweepRankBy::kCost: return p.cost;
+    case SweepRankBy::kTokensPerS:
+      return -p.tokens_per_s;
+    case SweepRankBy::kTimeToTrain:
+      return p.time_to_train_s;
+    case SweepRankBy::kCost:
+      return p.cost;
   }
   return std::nullopt;
 }
 
 const char* RankName(SweepRankBy by) {
   switch (by) {
-    case SweepRankBy::kTokensPerS: return "tokens/s";
-    case SweepRankBy::kTimeToTrain: return "time to train";
-    case SweepRankBy::kCost: return "cost";
+    case SweepRankBy::kTokensPerS:
+      return "tokens/s";
+    case SweepRankBy::kTimeToTrain:
+      return "time to train";
+    case SweepRankBy::kCost:
+      return "cost";
   }
   return "";
 }
@@ -90,9 +85,10 @@ std::string TopTable(const SweepReport& r, const std::vector<size_t>& top,
   }
   std::string out = "<table class=\"ranked\" id=\"top-table\"><thead><tr><th>#</th>";
   for (const std::string& k : r.input_keys) out += "<th>" + Esc(k) + "</th>";
-  out += "<th class=\"num\">GPUs</th><th class=\"num\">tokens/s</th><th class=\"num\">per GPU</th>"
-         "<th class=\"num\">MFU</th><th class=\"num\">step</th><th class=\"num\">peak memory</th>"
-         "<th class=\"num\">headroom</th>";
+  out +=
+      "<th class=\"num\">GPUs</th><th class=\"num\">tokens/s</th><th class=\"num\">per GPU</th>"
+      "<th class=\"num\">MFU</th><th class=\"num\">step</th><th class=\"num\">peak memory</th>"
+      "<th class=\"num\">headroom</th>";
   if (ttt) out += "<th class=\"num\">time to train</th>";
   if (cost) out += "<th class=\"num\">cost</th>";
   out += "<th>Pareto</th></tr></thead><tbody>\n";
@@ -108,17 +104,19 @@ std::string TopTable(const SweepReport& r, const std::vector<size_t>& top,
       out += "<td>" + Esc(k < p.inputs.size() ? p.inputs[k] : "") + "</td>";
     }
     out += "<td class=\"num\">" + std::to_string(p.gpus) + "</td>";
-    out += Td("tokens_per_s", p.tokens_per_s, Grouped(p.tokens_per_s));
-    out += Td("tokens_per_s_per_gpu", p.tokens_per_s_per_gpu, Grouped(p.tokens_per_s_per_gpu));
+    out += Td("tokens_per_s", p.tokens_per_s, GroupedNumber(p.tokens_per_s));
+    out +=
+        Td("tokens_per_s_per_gpu", p.tokens_per_s_per_gpu, GroupedNumber(p.tokens_per_s_per_gpu));
     out += Td("mfu", p.mfu, Percent(p.mfu));
     out += Td("step_time_s", p.step_time_s, FormatSeconds(Seconds(p.step_time_s)));
     out += Td("peak_memory_bytes", p.peak_memory_bytes, FormatBytes(Bytes(p.peak_memory_bytes)));
-    out += "<td class=\"num\">" + Esc(FormatBytes(Bytes(p.headroom_bytes()))) + "</td>";
+    out += "<td class=\"num\">" + Esc(FormatBytes(Bytes(p.HeadroomBytes()))) + "</td>";
     if (ttt) {
-      out += p.time_to_train_s ? Td("time_to_train_s", *p.time_to_train_s, FormatSeconds(Seconds(*p.time_to_train_s)))
+      out += p.time_to_train_s ? Td("time_to_train_s", *p.time_to_train_s,
+                                    FormatSeconds(Seconds(*p.time_to_train_s)))
                                : "<td></td>";
     }
-    if (cost) out += p.cost ? Td("cost", *p.cost, Grouped(*p.cost)) : "<td></td>";
+    if (cost) out += p.cost ? Td("cost", *p.cost, GroupedNumber(*p.cost)) : "<td></td>";
     std::string marks;
     if (on(front_gpus, i)) marks += "GPUs";
     if (on(front_room, i)) marks += std::string(marks.empty() ? "" : ", ") + "headroom";
@@ -172,7 +170,8 @@ Json Data(const SweepReport& r, const std::vector<size_t>& top, const std::vecto
       reason[i] = it->second;
     }
     if (!p.bottleneck.empty()) {
-      auto [it, added] = bottleneck_index.emplace(p.bottleneck, static_cast<int>(bottlenecks.size()));
+      auto [it, added] =
+          bottleneck_index.emplace(p.bottleneck, static_cast<int>(bottlenecks.size()));
       if (added) bottlenecks.push_back(p.bottleneck);
       bottleneck[i] = it->second;
     }
@@ -180,12 +179,26 @@ Json Data(const SweepReport& r, const std::vector<size_t>& top, const std::vecto
   std::vector<int64_t> distinct_gpus = gpus;
   std::sort(distinct_gpus.begin(), distinct_gpus.end());
   distinct_gpus.erase(std::unique(distinct_gpus.begin(), distinct_gpus.end()), distinct_gpus.end());
-  Json j = {{"title", r.title}, {"keys", r.input_keys}, {"values", values}, {"inputs", inputs},
-            {"gpus", gpus}, {"tokens_per_s", tps}, {"tokens_per_s_per_gpu", tps_gpu},
-            {"mfu", mfu}, {"step_time_s", step}, {"peak_bytes", peak}, {"capacity_bytes", cap},
-            {"feasible", feasible}, {"simulated", simulated}, {"reason", reason},
-            {"reasons", reasons}, {"bottleneck", bottleneck}, {"bottlenecks", bottlenecks},
-            {"front_gpus", fg}, {"front_headroom", fh}, {"top", top},
+  Json j = {{"title", r.title},
+            {"keys", r.input_keys},
+            {"values", values},
+            {"inputs", inputs},
+            {"gpus", gpus},
+            {"tokens_per_s", tps},
+            {"tokens_per_s_per_gpu", tps_gpu},
+            {"mfu", mfu},
+            {"step_time_s", step},
+            {"peak_bytes", peak},
+            {"capacity_bytes", cap},
+            {"feasible", feasible},
+            {"simulated", simulated},
+            {"reason", reason},
+            {"reasons", reasons},
+            {"bottleneck", bottleneck},
+            {"bottlenecks", bottlenecks},
+            {"front_gpus", fg},
+            {"front_headroom", fh},
+            {"top", top},
             {"default_x", distinct_gpus.size() > 1 ? "gpus" : "headroom"}};
   if (any_ttt) j["time_to_train_s"] = ttt;
   if (any_cost) j["cost"] = cost;
@@ -200,10 +213,11 @@ std::vector<size_t> ParetoFront(const std::vector<SweepReportPoint>& points, Par
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepReportPoint& p = points[i];
     if (!p.feasible) continue;
-    if (axes == ParetoAxes::kThroughputVsHeadroom && !p.has_memory()) continue;
+    if (axes == ParetoAxes::kThroughputVsHeadroom && !p.HasMemory()) continue;
     candidates.push_back(i);
     // Front() minimizes x: GPUs as they are, headroom negated.
-    x[i] = axes == ParetoAxes::kThroughputVsGpus ? static_cast<double>(p.gpus) : -p.headroom_bytes();
+    x[i] =
+        axes == ParetoAxes::kThroughputVsGpus ? static_cast<double>(p.gpus) : -p.HeadroomBytes();
     y[i] = p.tokens_per_s;
   }
   std::vector<size_t> front = Front(candidates, x, y);
@@ -244,11 +258,11 @@ std::string SweepHtml(const SweepReport& r) {
   std::string body = "<header><p class=\"kicker\">shardsim sweep</p><h1>" + Esc(r.title) +
                      "</h1><p class=\"sub\">" + Esc(r.description) + "</p></header>\n<main>\n";
   const auto count = [](std::string_view key, size_t v) {
-    return KeyedValue(key, std::to_string(v), Grouped(static_cast<double>(v)));
+    return KeyedValue(key, std::to_string(v), GroupedNumber(static_cast<double>(v)));
   };
   body += "<section id=\"verdict\" class=\"verdict " + std::string(feasible > 0 ? "ok" : "bad") +
-          "\"><strong>" + count("points.total", r.points.size()) + " points</strong>: " +
-          count("points.feasible", feasible) + " feasible, " +
+          "\"><strong>" + count("points.total", r.points.size()) +
+          " points</strong>: " + count("points.feasible", feasible) + " feasible, " +
           count("points.infeasible", r.points.size() - feasible) + " infeasible, " +
           count("points.simulated", simulated) + " simulated. ";
   if (!top.empty()) {
@@ -257,24 +271,27 @@ std::string SweepHtml(const SweepReport& r) {
     for (size_t k = 0; k < r.input_keys.size() && k < b.inputs.size(); ++k) {
       layout += (layout.empty() ? "" : ", ") + r.input_keys[k] + " " + b.inputs[k];
     }
-    body += "Best by " + std::string(RankName(r.rank_by)) + ": " +
-            KeyedValue("best.tokens_per_s", JsonNumber(b.tokens_per_s), Grouped(b.tokens_per_s)) +
-            " tokens/s on " + std::to_string(b.gpus) + " GPUs (" + Esc(layout) + ").";
+    body +=
+        "Best by " + std::string(RankName(r.rank_by)) + ": " +
+        KeyedValue("best.tokens_per_s", JsonNumber(b.tokens_per_s), GroupedNumber(b.tokens_per_s)) +
+        " tokens/s on " + std::to_string(b.gpus) + " GPUs (" + Esc(layout) + ").";
   } else {
     body += "No point is feasible.";
   }
   body += "</section>\n";
-  body += "<div class=\"two\"><section class=\"panel\" id=\"scatter\"><h2>Throughput of every point"
-          "</h2><p class=\"hint\">Blue: feasible; red, joined: the Pareto front; grey: infeasible "
-          "(hover for the reason; points never simulated sit on the strip below the axis). Click "
-          "a point for its layout.</p><div class=\"toolbar\"><label>x axis <select id=\"x-axis\">"
-          "<option value=\"gpus\">GPUs</option><option value=\"headroom\">memory headroom"
-          "</option></select></label><span class=\"view-label\" id=\"scatter-note\"></span></div>"
-          "<div class=\"chart\" id=\"chart-scatter\"></div><div class=\"legend\" "
-          "id=\"legend-scatter\"></div></section>\n";
-  body += "<section class=\"panel\" id=\"detail\"><h2>Selected point</h2><div class=\"detail\" "
-          "id=\"point-detail\"><p class=\"hint\">Click a point of the chart or a row of the table."
-          "</p></div></section></div>\n";
+  body +=
+      "<div class=\"two\"><section class=\"panel\" id=\"scatter\"><h2>Throughput of every point"
+      "</h2><p class=\"hint\">Blue: feasible; red, joined: the Pareto front; grey: infeasible "
+      "(hover for the reason; points never simulated sit on the strip below the axis). Click "
+      "a point for its layout.</p><div class=\"toolbar\"><label>x axis <select id=\"x-axis\">"
+      "<option value=\"gpus\">GPUs</option><option value=\"headroom\">memory headroom"
+      "</option></select></label><span class=\"view-label\" id=\"scatter-note\"></span></div>"
+      "<div class=\"chart\" id=\"chart-scatter\"></div><div class=\"legend\" "
+      "id=\"legend-scatter\"></div></section>\n";
+  body +=
+      "<section class=\"panel\" id=\"detail\"><h2>Selected point</h2><div class=\"detail\" "
+      "id=\"point-detail\"><p class=\"hint\">Click a point of the chart or a row of the table."
+      "</p></div></section></div>\n";
   body += "<section class=\"panel\" id=\"top\"><h2>Top " + std::to_string(top.size()) + " by " +
           RankName(r.rank_by) + "</h2>" + TopTable(r, top, fg, fh) + "</section>\n";
   body += "<section class=\"panel\" id=\"infeasible\"><h2>Infeasible points by reason</h2>";
@@ -284,12 +301,13 @@ std::string SweepHtml(const SweepReport& r) {
     body += "<ul class=\"reasons\">";
     for (const auto& [reason, n] : reasons) {
       body += "<li data-reason-count=\"" + std::to_string(n) + "\"><strong>" +
-              Esc(Grouped(static_cast<double>(n))) + "</strong> " + Esc(reason) + "</li>";
+              Esc(GroupedNumber(static_cast<double>(n))) + "</strong> " + Esc(reason) + "</li>";
     }
     body += "</ul>";
   }
-  body += "</section>\n</main>\n<footer>shardsim sweep report: self-contained, its scripts and "
-          "data are inline and nothing is fetched when it opens.</footer>\n";
+  body +=
+      "</section>\n</main>\n<footer>shardsim sweep report: self-contained, its scripts and "
+      "data are inline and nothing is fetched when it opens.</footer>\n";
   HtmlPage page;
   page.title = "shardsim sweep: " + r.title;
   page.kind = "sweep";

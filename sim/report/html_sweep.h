@@ -20,9 +20,9 @@ namespace shardsim {
 struct SweepReportPoint {
   std::vector<std::string> inputs;  // values of SweepReport::input_keys, as written ("8", "full")
   int64_t gpus = 0;
-  bool feasible = false;      // simulated and fits in memory
-  std::string reason;         // why not, when infeasible ("does not fit: 92.1 GiB of 79.0 GiB")
-  bool simulated = false;     // the outputs below are set (a point can be simulated and not fit)
+  bool feasible = false;   // simulated and fits in memory
+  std::string reason;      // why not, when infeasible ("does not fit: 92.1 GiB of 79.0 GiB")
+  bool simulated = false;  // the outputs below are set (a point can be simulated and not fit)
   double step_time_s = 0.0;
   double tokens_per_s = 0.0;
   double tokens_per_s_per_gpu = 0.0;
@@ -30,11 +30,11 @@ struct SweepReportPoint {
   double peak_memory_bytes = 0.0;  // simulated peak, or the memory check's estimate; 0: unknown
   double capacity_bytes = 0.0;     // memory per GPU
   std::optional<double> time_to_train_s;
-  std::optional<double> cost;      // of the whole run, when a price per GPU-hour was given
-  std::string bottleneck;          // the largest exposed cost in words, if known
+  std::optional<double> cost;  // of the whole run, when a price per GPU-hour was given
+  std::string bottleneck;      // the largest exposed cost in words, if known
 
-  bool has_memory() const { return peak_memory_bytes > 0.0 && capacity_bytes > 0.0; }
-  double headroom_bytes() const { return capacity_bytes - peak_memory_bytes; }
+  bool HasMemory() const { return peak_memory_bytes > 0.0 && capacity_bytes > 0.0; }
+  double HeadroomBytes() const { return capacity_bytes - peak_memory_bytes; }
 };
 
 enum class SweepRankBy { kTokensPerS, kTimeToTrain, kCost };
@@ -42,7 +42,7 @@ enum class SweepRankBy { kTokensPerS, kTimeToTrain, kCost };
 struct SweepReport {
   std::string title;        // the sweep's name or file
   std::string description;  // the base scenario in one line: model, hardware, what is swept
-  std::vector<std::string> input_keys;  // dotted keys the sweep varied ("parallel.tp")
+  std::vector<std::string> input_keys;   // dotted keys the sweep varied ("parallel.tp")
   std::vector<SweepReportPoint> points;  // in point order
   SweepRankBy rank_by = SweepRankBy::kTokensPerS;
   size_t top_k = 20;

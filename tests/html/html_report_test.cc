@@ -62,6 +62,14 @@ TEST(HtmlPage, NumbersAreWrittenAsTheJsonOutputWritesThem) {
             "<span data-key=\"mfu\" data-value=\"0.5\">50%&lt;</span>");
 }
 
+TEST(HtmlPage, GroupsWholeNumbersAndKeepsFourDigitsOfFractions) {
+  EXPECT_EQ(GroupedNumber(493914.2), "493,914");
+  EXPECT_EQ(GroupedNumber(1234567.0), "1,234,567");
+  EXPECT_EQ(GroupedNumber(12.0), "12");
+  EXPECT_EQ(GroupedNumber(964.66), "964.7");
+  EXPECT_EQ(GroupedNumber(-2500.0), "-2,500");
+}
+
 TEST(HtmlAssets, EveryAssetIsEmbeddedAsciiAndCannotEndItsElement) {
   for (const char* name : {"errors.js", "charts.js", "simulate.js", "sweep.js", "report.css"}) {
     const std::string_view text = HtmlAsset(name);
@@ -82,8 +90,8 @@ TEST(HtmlAssets, EveryAssetIsEmbeddedAsciiAndCannotEndItsElement) {
 // Nothing in a page refers to another file or to the network: no src/href attributes, no
 // stylesheet links, no CSS imports or url(), no fetch or XMLHttpRequest.
 void ExpectSelfContained(const std::string& html) {
-  for (const char* bad : {" src=", " href=", "<link", "@import", "fetch(", "XMLHttpRequest",
-                          "https://", "//cdn"}) {
+  for (const char* bad :
+       {" src=", " href=", "<link", "@import", "fetch(", "XMLHttpRequest", "https://", "//cdn"}) {
     EXPECT_EQ(html.find(bad), std::string::npos) << "found " << bad;
   }
   // url() only to an element of the page itself (a clip path: "url(#id)").
@@ -114,14 +122,15 @@ TEST(SimulateHtml, HeadlineValuesEqualTheJsonOutput) {
   for (const testing::Element& e : testing::ParseElements(html)) {
     if (e.Has("data-key")) values[e.Get("data-key")] = e.Get("data-value");
   }
-  for (const char* key : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu",
-                          "mfu", "hfu", "bubble_fraction", "peak_flops_per_gpu",
-                          "time_to_train_s", "gpu_hours"}) {
+  for (const char* key :
+       {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu",
+        "bubble_fraction", "peak_flops_per_gpu", "time_to_train_s", "gpu_hours"}) {
     ASSERT_TRUE(values.count(key)) << key;
     EXPECT_EQ(std::stod(values[key]), json[key].get<double>()) << key;
   }
   EXPECT_EQ(std::stod(values["memory.peak_bytes"]), json["memory"]["peak_bytes"].get<double>());
-  EXPECT_EQ(std::stod(values["memory.capacity_bytes"]), json["memory"]["capacity_bytes"].get<double>());
+  EXPECT_EQ(std::stod(values["memory.capacity_bytes"]),
+            json["memory"]["capacity_bytes"].get<double>());
   EXPECT_EQ(values["fits"], json["fits"].get<bool>() ? "true" : "false");
 }
 
@@ -217,14 +226,15 @@ SimResult WithBottleneck(const std::string& kind, const std::string& collective,
   r.step_time = Seconds(10.0);
   r.breakdown.compute = Seconds(7.0);
   if (!kind.empty()) {
-    r.bottlenecks.push_back(Bottleneck{kind, collective, resource, Seconds(exposed), exposed / 10.0});
+    r.bottlenecks.push_back(
+        Bottleneck{kind, collective, resource, Seconds(exposed), exposed / 10.0});
   }
   return r;
 }
 
 TEST(BottleneckInWords, NamesTheLargestExposedCost) {
-  EXPECT_EQ(BottleneckInWords(WithBottleneck("communication", "dp reduce_scatter",
-                                             "nic (inter-node)", 2.0)),
+  EXPECT_EQ(BottleneckInWords(
+                WithBottleneck("communication", "dp reduce_scatter", "nic (inter-node)", 2.0)),
             "Kernels take 7.00 s (70.0%) of the 10.0 s step; the bottleneck is dp reduce_scatter "
             "communication on nic (inter-node), exposed for 2.00 s (20.0%).");
   EXPECT_EQ(BottleneckInWords(WithBottleneck("pipeline_bubble", "", "pipeline", 1.5)),
@@ -236,6 +246,30 @@ TEST(BottleneckInWords, NamesTheLargestExposedCost) {
   EXPECT_EQ(BottleneckInWords(WithBottleneck("", "", "", 0.0)),
             "Kernels take 7.00 s (70.0%) of the 10.0 s step; nothing else is exposed: the step "
             "is compute-bound.");
+}
+
+// `simulate --html FILE`: the report is written beside the usual output, which it leaves as it
+// was; a layout that does not fit still gets its report (exit 1); an unwritable file is an error.
+TEST(SimulateCli, HtmlOptionWritesTheReportAndLeavesStdoutAlone) {
+  const std::string bin = SHARDSIM_BINARY, dir = testing::OutputDir();
+  const std::string scenario = std::string(SHARDSIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
+  const testing::CommandResult plain =
+      testing::RunCommand(bin + " simulate " + scenario + " --json");
+  const testing::CommandResult with =
+      testing::RunCommand(bin + " simulate " + scenario + " --json --html " + dir + "/cli.html");
+  EXPECT_EQ(with.rc, 0);
+  EXPECT_EQ(with.out, plain.out);
+  EXPECT_EQ(testing::ReadFile(dir + "/cli.html").rfind("<!DOCTYPE html>", 0), 0u);
+  const testing::CommandResult big =
+      testing::RunCommand(bin + " simulate " + SHARDSIM_SOURCE_DIR +
+                          "/tests/html/data/too_big.yaml --html " + dir + "/cli_too_big.html");
+  EXPECT_EQ(big.rc, 1);
+  EXPECT_NE(testing::ReadFile(dir + "/cli_too_big.html").find("Does not fit in memory"),
+            std::string::npos);
+  const testing::CommandResult bad =
+      testing::RunCommand(bin + " simulate " + scenario + " --html /nonexistent-dir/r.html 2>&1");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_EQ(bad.out, "error: --html: cannot write '/nonexistent-dir/r.html'\n");
 }
 
 }  // namespace

@@ -78,9 +78,9 @@ inline std::string FindChromium() {
 
 struct Rendered {
   bool ok = false;
-  std::string dom;     // the DOM after the page's scripts ran (--dump-dom)
-  std::string error;   // why not ok
-  double wall_s = 0;   // time the browser took, start to exit
+  std::string dom;    // the DOM after the page's scripts ran (--dump-dom)
+  std::string error;  // why not ok
+  double wall_s = 0;  // time the browser took, start to exit
 };
 
 // Opens file://`html_path``fragment` in headless Chromium with the flags of a sandbox-less CI
@@ -90,7 +90,8 @@ inline Rendered RenderInChromium(const std::string& chromium, const std::string&
                                  const std::string& fragment, const std::string& screenshot,
                                  int width, int height) {
   Rendered r;
-  std::string profile = (std::filesystem::temp_directory_path() / "shardsim-chromium-XXXXXX").string();
+  std::string profile =
+      (std::filesystem::temp_directory_path() / "shardsim-chromium-XXXXXX").string();
   if (mkdtemp(profile.data()) == nullptr) {
     r.error = "mkdtemp failed";
     return r;
@@ -99,8 +100,9 @@ inline Rendered RenderInChromium(const std::string& chromium, const std::string&
   std::string cmd = "timeout 120 " + Quote(chromium) +
                     " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
                     " --disable-background-networking --disable-component-update --disable-sync"
-                    " --hide-scrollbars --user-data-dir=" + Quote(profile) +
-                    " --window-size=" + std::to_string(width) + "," + std::to_string(height);
+                    " --hide-scrollbars --user-data-dir=" +
+                    Quote(profile) + " --window-size=" + std::to_string(width) + "," +
+                    std::to_string(height);
   if (!screenshot.empty()) cmd += " --screenshot=" + Quote(screenshot);
   cmd += " --dump-dom " + Quote(url) + " 2>" + Quote(profile + ".log");
   const auto t0 = std::chrono::steady_clock::now();
@@ -128,8 +130,9 @@ struct Element {
 };
 
 inline std::string Unescape(std::string s) {
-  const std::pair<const char*, const char*> kEntities[] = {
-      {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&nbsp;", " "}, {"&amp;", "&"}};
+  const std::pair<const char*, const char*> kEntities[] = {{"&lt;", "<"},    {"&gt;", ">"},
+                                                           {"&quot;", "\""}, {"&#39;", "'"},
+                                                           {"&nbsp;", " "},  {"&amp;", "&"}};
   for (const auto& [from, to] : kEntities) {
     for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + 1)) {
       s.replace(p, std::string(from).size(), to);

@@ -65,7 +65,7 @@
   }
   function percent(f) { return sig(f * 100, 3) + '%'; }
   function grouped(v) {
-    if (Math.abs(v) < 1000) return sig(v, 4);
+    if (Math.abs(v) < 1000 && v !== Math.floor(v)) return sig(v, 4);
     return Math.round(v).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   }
 

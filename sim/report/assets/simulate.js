@@ -88,10 +88,12 @@
         var y = top + T.row[i] * (rowH + gap), segs = segments(i), total = 0, j;
         for (j = 0; j < segs.length; j++) total += segs[j][1];
         var scale = total > 0 ? (e0 - s0) / total : 0, t = s0;
+        // A pixel of gap ends each task wide enough to spare it, so neighbours stay apart.
+        var xEnd = X(e0) - (X(e0) - X(s0) > 4 ? 1 : 0);
         for (j = 0; j < segs.length; j++) {
           var dur = total > 0 ? segs[j][1] * scale : e0 - s0;
           if (dur <= 0 && total > 0) continue;
-          var x0 = X(t), x1 = X(t + dur);
+          var x0 = X(t), x1 = Math.min(X(t + dur), xEnd);
           var r = document.createElementNS(SS.NS, 'rect');
           r.setAttribute('x', x0);
           r.setAttribute('y', y);

@@ -73,7 +73,7 @@
     var root = document.getElementById('chart-scatter');
     root.textContent = '';
     var n = d.gpus.length, mode = state.x;
-    var W = SS.width(root, 640), H = 380, left = 72, right = W - 14, top = 12;
+    var W = SS.width(root, 640), H = 380, left = 92, right = W - 14, top = 12;
     var plotH = H - top - 64, plotW = right - left, stripY = top + plotH + 40;
     var s = SS.svg(root, W, H, 'scatter');
     s.setAttribute('data-x', mode);
