@@ -80,33 +80,58 @@
       if (T.ep[i] > 0) parts.push(['ep', T.ep[i]]);
       return parts;
     }
+    // Tasks by row, then start: the order in which neighbours can be merged.
+    var order = [];
+    for (var o = 0; o < n; o++) order.push(o);
+    order.sort(function (a, b) { return T.row[a] - T.row[b] || T.start[a] - T.start[b]; });
     function draw() {
-      var frag = document.createDocumentFragment();
-      for (var i = 0; i < n; i++) {
-        var s0 = T.start[i], e0 = T.end[i];
+      var frag = document.createDocumentFragment(), last = null;
+      // Level of detail: a bar that would touch the previous bar of its row with the same kind
+      // extends it (data-n counts what it stands for), a task under 2 px is drawn as its main
+      // kind alone, and idle gaps under a pixel are not drawn, so a zoomed-out view of 100,000
+      // tasks stays a few thousand rects.
+      function emit(kind, x0, x1, row, i) {
+        if (kind === 'idle' && x1 - x0 < 1) return;  // the row's band shows through
+        if (last && last.row === row && last.kind === kind && x0 - last.x1 < 1) {
+          last.x1 = Math.max(last.x1, x1);
+          last.n++;
+          return;
+        }
+        flushBar();
+        last = {kind: kind, x0: x0, x1: x1, row: row, i: i, n: 1};
+      }
+      function flushBar() {
+        if (!last) return;
+        var r = document.createElementNS(SS.NS, 'rect');
+        r.setAttribute('x', last.x0.toFixed(2));
+        r.setAttribute('y', top + last.row * (rowH + gap));
+        r.setAttribute('width', Math.max(last.x1 - last.x0, 0.6).toFixed(2));
+        r.setAttribute('height', rowH);
+        r.setAttribute('class', 'k-' + last.kind);
+        r.setAttribute('data-kind', last.kind);
+        r.setAttribute('data-i', last.i);
+        if (last.n > 1) r.setAttribute('data-n', last.n);
+        frag.appendChild(r);
+        last = null;
+      }
+      for (var o = 0; o < n; o++) {
+        var i = order[o], s0 = T.start[i], e0 = T.end[i];
         if (e0 < view.lo || s0 > view.hi) continue;
-        var y = top + T.row[i] * (rowH + gap), segs = segments(i), total = 0, j;
+        var xs = X(s0), xe = X(e0), segs, total = 0, j;
+        segs = xe - xs < 2 ? [[kinds[T.kind[i]], e0 - s0]] : segments(i);
         for (j = 0; j < segs.length; j++) total += segs[j][1];
         var scale = total > 0 ? (e0 - s0) / total : 0, t = s0;
         // A pixel of gap ends each task wide enough to spare it, so neighbours stay apart.
-        var xEnd = X(e0) - (X(e0) - X(s0) > 4 ? 1 : 0);
+        var xEnd = xe - (xe - xs > 4 ? 1 : 0);
         for (j = 0; j < segs.length; j++) {
           var dur = total > 0 ? segs[j][1] * scale : e0 - s0;
           if (dur <= 0 && total > 0) continue;
-          var x0 = X(t), x1 = Math.min(X(t + dur), xEnd);
-          var r = document.createElementNS(SS.NS, 'rect');
-          r.setAttribute('x', x0);
-          r.setAttribute('y', y);
-          r.setAttribute('width', Math.max(x1 - x0, 0.6));
-          r.setAttribute('height', rowH);
-          r.setAttribute('class', 'k-' + segs[j][0]);
-          r.setAttribute('data-kind', segs[j][0]);
-          r.setAttribute('data-i', i);
-          frag.appendChild(r);
+          emit(segs[j][0], X(t), Math.min(X(t + dur), xEnd), T.row[i], i);
           t += dur;
           if (total === 0) break;
         }
       }
+      flushBar();
       bars.textContent = '';
       bars.appendChild(frag);
       axis.textContent = '';
@@ -183,6 +208,8 @@
       var i = Number(e.target.getAttribute('data-i'));
       if (!(i >= 0)) return;
       var k = kinds[T.kind[i]], lines = [rows[T.row[i]].label + ': ' + KIND_LABEL[k]];
+      var merged = Number(e.target.getAttribute('data-n') || 1);
+      if (merged > 1) lines.push(merged + ' bars merged at this zoom; zoom in to see them apart. The first:');
       if (T.mb[i] >= 0) lines.push('micro-batch ' + T.mb[i] + ', chunk ' + T.chunk[i]);
       lines.push('from ' + SS.seconds(T.start[i] * 1e-9) + ' for ' +
                  SS.seconds((T.end[i] - T.start[i]) * 1e-9));
