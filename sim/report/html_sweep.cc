@@ -83,7 +83,8 @@ std::string TopTable(const SweepReport& r, const std::vector<size_t>& top,
     ttt = ttt || r.points[i].time_to_train_s.has_value();
     cost = cost || r.points[i].cost.has_value();
   }
-  std::string out = "<table class=\"ranked\" id=\"top-table\"><thead><tr><th>#</th>";
+  std::string out =
+      "<div class=\"table-scroll\"><table class=\"ranked\" id=\"top-table\"><thead><tr><th>#</th>";
   for (const std::string& k : r.input_keys) out += "<th>" + Esc(k) + "</th>";
   out +=
       "<th class=\"num\">GPUs</th><th class=\"num\">tokens/s</th><th class=\"num\">per GPU</th>"
@@ -122,7 +123,7 @@ std::string TopTable(const SweepReport& r, const std::vector<size_t>& top,
     if (on(front_room, i)) marks += std::string(marks.empty() ? "" : ", ") + "headroom";
     out += "<td>" + marks + "</td></tr>\n";
   }
-  return out + "</tbody></table>\n";
+  return out + "</tbody></table></div>\n";
 }
 
 Json Data(const SweepReport& r, const std::vector<size_t>& top, const std::vector<size_t>& fg,
@@ -216,8 +217,7 @@ std::vector<size_t> ParetoFront(const std::vector<SweepReportPoint>& points, Par
     if (axes == ParetoAxes::kThroughputVsHeadroom && !p.HasMemory()) continue;
     candidates.push_back(i);
     // Front() minimizes x: GPUs as they are, headroom negated.
-    x[i] =
-        axes == ParetoAxes::kThroughputVsGpus ? static_cast<double>(p.gpus) : -p.HeadroomBytes();
+    x[i] = axes == ParetoAxes::kThroughputVsGpus ? static_cast<double>(p.gpus) : -p.HeadroomBytes();
     y[i] = p.tokens_per_s;
   }
   std::vector<size_t> front = Front(candidates, x, y);

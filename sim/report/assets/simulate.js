@@ -29,8 +29,8 @@
       SS.el('rect', {x: x, y: 2, width: Math.max(w, 0.5), height: 26, 'class': 'k-' + p.part,
                      'data-part': p.part, 'data-seconds': p.seconds}, s);
       if (w > 90) {
-        SS.text(s, x + 6, 19, p.label + ' ' + SS.percent(p.seconds / d.step_s),
-                {fill: '#fff', style: 'fill:#fff'});
+        var ink = p.part === 'idle' ? '#1f2430' : '#fff';
+        SS.text(s, x + 6, 19, p.label + ' ' + SS.percent(p.seconds / d.step_s), {style: 'fill:' + ink});
       }
       x += w;
     });

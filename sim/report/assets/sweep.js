@@ -176,6 +176,7 @@
       var t0 = performance.now();
       state.x = sel.value;
       scatter(d);
+      document.body.getBoundingClientRect();
       document.body.setAttribute('data-switch-ms', (performance.now() - t0).toFixed(1));
     });
     var table = document.getElementById('top-table');
