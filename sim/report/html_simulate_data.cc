@@ -284,7 +284,8 @@ std::string SimulateReportData(const Scenario& sc, const SimResult& r) {
   if (!r.devices.empty()) j["memory"] = MemoryJson(sc, r);
   j["breakdown"] = BreakdownJson(r);
   j["exposed"] = ExposedJson(r);
-  return j.dump();
+  // Names come from users' files: bytes that are not UTF-8 become U+FFFD instead of throwing.
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace shardsim

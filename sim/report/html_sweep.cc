@@ -48,7 +48,7 @@ std::vector<size_t> Front(const std::vector<size_t>& candidates, const std::vect
   return front;
 }
 
-std::optional<double> RankValue(const SweepReportPoint& p, SweepRankBy by) {
+std::optional<double> RankValue(const SweepHtmlPoint& p, SweepRankBy by) {
   switch (by) {
     case SweepRankBy::kTokensPerS:
       return -p.tokens_per_s;
@@ -76,7 +76,7 @@ std::string Td(std::string_view key, double value, const std::string& text) {
   return "<td class=\"num\">" + KeyedValue(key, JsonNumber(value), text) + "</td>";
 }
 
-std::string TopTable(const SweepReport& r, const std::vector<size_t>& top,
+std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
                      const std::vector<size_t>& front_gpus, const std::vector<size_t>& front_room) {
   bool ttt = false, cost = false;
   for (size_t i : top) {
@@ -98,7 +98,7 @@ std::string TopTable(const SweepReport& r, const std::vector<size_t>& top,
   };
   for (size_t rank = 0; rank < top.size(); ++rank) {
     const size_t i = top[rank];
-    const SweepReportPoint& p = r.points[i];
+    const SweepHtmlPoint& p = r.points[i];
     out += "<tr data-i=\"" + std::to_string(i) + "\" data-rank=\"" + std::to_string(rank + 1) +
            "\"><td>" + std::to_string(rank + 1) + "</td>";
     for (size_t k = 0; k < r.input_keys.size(); ++k) {
@@ -126,7 +126,7 @@ std::string TopTable(const SweepReport& r, const std::vector<size_t>& top,
   return out + "</tbody></table></div>\n";
 }
 
-Json Data(const SweepReport& r, const std::vector<size_t>& top, const std::vector<size_t>& fg,
+Json Data(const SweepHtmlInput& r, const std::vector<size_t>& top, const std::vector<size_t>& fg,
           const std::vector<size_t>& fh) {
   const size_t n = r.points.size();
   Json values = Json::array(), inputs = Json::array();
@@ -151,7 +151,7 @@ Json Data(const SweepReport& r, const std::vector<size_t>& top, const std::vecto
   Json peak = Json::array(), cap = Json::array(), ttt = Json::array(), cost = Json::array();
   bool any_ttt = false, any_cost = false;
   for (size_t i = 0; i < n; ++i) {
-    const SweepReportPoint& p = r.points[i];
+    const SweepHtmlPoint& p = r.points[i];
     gpus[i] = p.gpus;
     feasible[i] = p.feasible ? 1 : 0;
     simulated[i] = p.simulated ? 1 : 0;
@@ -208,11 +208,11 @@ Json Data(const SweepReport& r, const std::vector<size_t>& top, const std::vecto
 
 }  // namespace
 
-std::vector<size_t> ParetoFront(const std::vector<SweepReportPoint>& points, ParetoAxes axes) {
+std::vector<size_t> ParetoFront(const std::vector<SweepHtmlPoint>& points, ParetoAxes axes) {
   std::vector<size_t> candidates;
   std::vector<double> x(points.size()), y(points.size());
   for (size_t i = 0; i < points.size(); ++i) {
-    const SweepReportPoint& p = points[i];
+    const SweepHtmlPoint& p = points[i];
     if (!p.feasible) continue;
     if (axes == ParetoAxes::kThroughputVsHeadroom && !p.HasMemory()) continue;
     candidates.push_back(i);
@@ -225,7 +225,7 @@ std::vector<size_t> ParetoFront(const std::vector<SweepReportPoint>& points, Par
   return front;
 }
 
-std::vector<size_t> RankPoints(const SweepReport& r) {
+std::vector<size_t> RankPoints(const SweepHtmlInput& r) {
   std::vector<size_t> order;
   for (size_t i = 0; i < r.points.size(); ++i) {
     if (r.points[i].feasible) order.push_back(i);
@@ -240,13 +240,13 @@ std::vector<size_t> RankPoints(const SweepReport& r) {
   return order;
 }
 
-std::string SweepHtml(const SweepReport& r) {
+std::string SweepHtml(const SweepHtmlInput& r) {
   const std::vector<size_t> top = RankPoints(r);
   const std::vector<size_t> fg = ParetoFront(r.points, ParetoAxes::kThroughputVsGpus);
   const std::vector<size_t> fh = ParetoFront(r.points, ParetoAxes::kThroughputVsHeadroom);
   size_t feasible = 0, simulated = 0;
   std::map<std::string, size_t> by_reason;
-  for (const SweepReportPoint& p : r.points) {
+  for (const SweepHtmlPoint& p : r.points) {
     feasible += p.feasible ? 1 : 0;
     simulated += p.simulated ? 1 : 0;
     if (!p.feasible) ++by_reason[p.reason];
@@ -266,7 +266,7 @@ std::string SweepHtml(const SweepReport& r) {
           count("points.infeasible", r.points.size() - feasible) + " infeasible, " +
           count("points.simulated", simulated) + " simulated. ";
   if (!top.empty()) {
-    const SweepReportPoint& b = r.points[top.front()];
+    const SweepHtmlPoint& b = r.points[top.front()];
     std::string layout;
     for (size_t k = 0; k < r.input_keys.size() && k < b.inputs.size(); ++k) {
       layout += (layout.empty() ? "" : ", ") + r.input_keys[k] + " " + b.inputs[k];
@@ -312,7 +312,7 @@ std::string SweepHtml(const SweepReport& r) {
   page.title = "shardsim sweep: " + r.title;
   page.kind = "sweep";
   page.body = std::move(body);
-  page.data_json = Data(r, top, fg, fh).dump();
+  page.data_json = Data(r, top, fg, fh).dump(-1, ' ', false, Json::error_handler_t::replace);
   page.scripts = {"charts.js", "sweep.js"};
   return RenderHtmlPage(page);
 }

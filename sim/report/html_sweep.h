@@ -3,9 +3,16 @@
 // their reason on hover, the top-k table, the infeasible points grouped by reason, and the layout
 // of any point on a click. One self-contained file like the simulate report (html_report.h).
 //
-// The sweep (sim/sweep, a higher module) fills a SweepReport from its results: one point per
+// The sweep (sim/sweep, a higher module) fills a SweepHtmlInput from its results: one point per
 // evaluated scenario, in point order, with the inputs it varied and the outputs of simulate. The
-// report ranks the points and finds the fronts itself, so it needs nothing else of the sweep.
+// report ranks the points and finds the fronts of its two charts itself (2-D: throughput vs GPUs,
+// throughput vs headroom; the sweep's own front is 3-D), so it needs nothing else of the sweep.
+// From a sweep result row (sim/sweep/rows.h, Row): inputs = row.inputs; gpus = kGpus;
+// feasible = status ok; simulated = status ok or no_fit; reason = row.reason (e.g. "does not
+// fit: ..."); step_time_s, tokens_per_s, tokens_per_s_per_gpu, mfu = kStepTime, kTokensPerS,
+// kTokensPerSPerGpu, kMfu; peak_memory_bytes = kPeakMemory when known (pruned points may carry
+// the memory check's estimate); capacity_bytes = kMemoryCapacity; time_to_train_s =
+// kTimeToTrain; cost from the price per GPU-hour; bottleneck = row.bottleneck.
 #ifndef SHARDSIM_REPORT_HTML_SWEEP_H_
 #define SHARDSIM_REPORT_HTML_SWEEP_H_
 
@@ -17,8 +24,9 @@
 
 namespace shardsim {
 
-struct SweepReportPoint {
-  std::vector<std::string> inputs;  // values of SweepReport::input_keys, as written ("8", "full")
+struct SweepHtmlPoint {
+  std::vector<std::string>
+      inputs;  // values of SweepHtmlInput::input_keys, as written ("8", "full")
   int64_t gpus = 0;
   bool feasible = false;   // simulated and fits in memory
   std::string reason;      // why not, when infeasible ("does not fit: 92.1 GiB of 79.0 GiB")
@@ -39,11 +47,11 @@ struct SweepReportPoint {
 
 enum class SweepRankBy { kTokensPerS, kTimeToTrain, kCost };
 
-struct SweepReport {
+struct SweepHtmlInput {
   std::string title;        // the sweep's name or file
   std::string description;  // the base scenario in one line: model, hardware, what is swept
-  std::vector<std::string> input_keys;   // dotted keys the sweep varied ("parallel.tp")
-  std::vector<SweepReportPoint> points;  // in point order
+  std::vector<std::string> input_keys;  // dotted keys the sweep varied ("parallel.tp")
+  std::vector<SweepHtmlPoint> points;   // in point order
   SweepRankBy rank_by = SweepRankBy::kTokensPerS;
   size_t top_k = 20;
 };
@@ -55,13 +63,13 @@ enum class ParetoAxes { kThroughputVsGpus, kThroughputVsHeadroom };
 // Indices of the feasible points that no other feasible point dominates (at least as good on
 // both axes, better on one), ordered by the x axis. Equal points are all on the front. Points
 // without a memory estimate take no part in kThroughputVsHeadroom.
-std::vector<size_t> ParetoFront(const std::vector<SweepReportPoint>& points, ParetoAxes axes);
+std::vector<size_t> ParetoFront(const std::vector<SweepHtmlPoint>& points, ParetoAxes axes);
 
 // Indices of the feasible points, best first by `rank_by` (tokens/s descending, time to train or
 // cost ascending; points without the figure last; ties in point order), at most `top_k`.
-std::vector<size_t> RankPoints(const SweepReport& report);
+std::vector<size_t> RankPoints(const SweepHtmlInput& report);
 
-std::string SweepHtml(const SweepReport& report);
+std::string SweepHtml(const SweepHtmlInput& report);
 
 }  // namespace shardsim
 

@@ -220,7 +220,8 @@ TEST(BrowserSimulate, QuickstartRendersWithTheJsonFiguresAndEveryChart) {
 }
 
 // Layouts the quickstart does not have: no pipeline with ZeRO-3 gathers, full recompute and
-// context parallelism; and a layout that does not fit (exit 1, but the report is written).
+// context parallelism; a layout that does not fit (exit 1, but the report is written); experts
+// with their all-to-alls; one GPU with no communication at all.
 class BrowserSimulateScenarios : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(BrowserSimulateScenarios, RendersWithoutErrorsAndEveryChartHasContent) {
@@ -238,9 +239,15 @@ TEST_P(BrowserSimulateScenarios, RendersWithoutErrorsAndEveryChartHasContent) {
   const std::vector<Element> all = testing::ParseElements(page.dom);
   ExpectCleanRender(all, true);
   if (::testing::Test::HasFailure()) FAIL() << ErrorsText(page.dom);
-  for (const char* chart : {"chart-breakdown", "chart-timeline", "chart-memory-stages",
-                            "chart-memory-time", "chart-communication"}) {
-    EXPECT_GT(testing::Within(page.dom, all, chart, "class").size(), 3u) << chart;
+  // Every chart has content: its data-bearing elements, or its message that there is nothing.
+  const std::pair<const char*, const char*> kCharts[] = {
+      {"chart-breakdown", "data-part"},        {"chart-timeline", "data-kind"},
+      {"chart-memory-stages", "data-part"},    {"chart-memory-time", "data-series"},
+      {"chart-communication", "data-exposed"}, {"chart-links", "data-exposed"}};
+  for (const auto& [chart, attr] : kCharts) {
+    const size_t n = testing::Within(page.dom, all, chart, attr).size() +
+                     testing::Within(page.dom, all, chart, "data-empty").size();
+    EXPECT_GT(n, 0u) << chart;
   }
   EXPECT_GT(testing::Within(page.dom, all, "chart-timeline", "data-kind", "forward").size(), 0u);
   const std::vector<Element> worst =
@@ -259,11 +266,13 @@ TEST_P(BrowserSimulateScenarios, RendersWithoutErrorsAndEveryChartHasContent) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, BrowserSimulateScenarios,
                          ::testing::Values("tests/html/data/zero3_full.yaml",
-                                           "tests/html/data/too_big.yaml"));
+                                           "tests/html/data/too_big.yaml",
+                                           "tests/html/data/moe_ep.yaml",
+                                           "tests/html/data/one_gpu.yaml"));
 
 TEST(BrowserSweep, SmallRealSweepShowsEveryPointTheFrontAndTheTable) {
   REQUIRE_CHROMIUM(chromium);
-  const SweepReport report = testing::SmallRealSweep();
+  const SweepHtmlInput report = testing::SmallRealSweep();
   ASSERT_FALSE(report.points.empty());
   const std::string html = testing::OutputDir() + "/sweep.html",
                     png = testing::OutputDir() + "/sweep.png";
@@ -277,7 +286,7 @@ TEST(BrowserSweep, SmallRealSweepShowsEveryPointTheFrontAndTheTable) {
   if (::testing::Test::HasFailure()) FAIL() << ErrorsText(dom);
 
   size_t feasible = 0;
-  for (const SweepReportPoint& p : report.points) feasible += p.feasible;
+  for (const SweepHtmlPoint& p : report.points) feasible += p.feasible;
   const std::vector<size_t> front = ParetoFront(report.points, ParetoAxes::kThroughputVsGpus);
   // The scatter (x = GPUs: the sweep has several GPU counts) has every point.
   const std::vector<Element> pts = testing::Within(dom, all, "chart-scatter", "data-i");
@@ -319,7 +328,7 @@ TEST(BrowserSweep, SmallRealSweepShowsEveryPointTheFrontAndTheTable) {
 // file size and the drawing times (figures for docs/html.md; no timing is asserted here).
 TEST(BrowserSweep, TenThousandPoints) {
   REQUIRE_CHROMIUM(chromium);
-  const SweepReport report = testing::SyntheticSweep(10000);
+  const SweepHtmlInput report = testing::SyntheticSweep(10000);
   const std::string html = testing::OutputDir() + "/sweep_10000.html";
   testing::WriteFile(html, SweepHtml(report));
   const size_t size = testing::ReadFile(html).size();
@@ -330,7 +339,7 @@ TEST(BrowserSweep, TenThousandPoints) {
   ExpectCleanRender(all, true);
   if (::testing::Test::HasFailure()) FAIL() << ErrorsText(page.dom);
   size_t shown = 0;
-  for (const SweepReportPoint& p : report.points) shown += p.gpus > 0;
+  for (const SweepHtmlPoint& p : report.points) shown += p.gpus > 0;
   EXPECT_EQ(testing::Within(page.dom, all, "chart-scatter", "data-i").size(), shown);
   const Element* body = Body(all);
   std::printf(

@@ -18,8 +18,8 @@ namespace {
 using Json = nlohmann::json;
 constexpr double kGiB = 1073741824.0;
 
-SweepReportPoint Point(int64_t gpus, double tokens_per_s, double peak_gib, bool feasible = true) {
-  SweepReportPoint p;
+SweepHtmlPoint Point(int64_t gpus, double tokens_per_s, double peak_gib, bool feasible = true) {
+  SweepHtmlPoint p;
   p.inputs = {std::to_string(gpus)};
   p.gpus = gpus;
   p.feasible = feasible;
@@ -41,7 +41,7 @@ SweepReportPoint Point(int64_t gpus, double tokens_per_s, double peak_gib, bool 
 //   5: 64 GPUs 900       infeasible: takes no part
 //   6: 64 GPUs 600       front
 TEST(ParetoFront, ThroughputVsGpus) {
-  const std::vector<SweepReportPoint> pts = {
+  const std::vector<SweepHtmlPoint> pts = {
       Point(8, 100, 10), Point(8, 90, 70),          Point(16, 250, 20), Point(16, 250, 30),
       Point(32, 240, 5), Point(64, 900, 90, false), Point(64, 600, 40)};
   EXPECT_EQ(ParetoFront(pts, ParetoAxes::kThroughputVsGpus), (std::vector<size_t>{0, 2, 3, 6}));
@@ -51,14 +51,14 @@ TEST(ParetoFront, ThroughputVsGpus) {
 //   headroom: 0: 70, 1: 10, 2: 60, 3: 50, 4: 75, 6: 40 GiB.  Front: 6 (fastest, 600), 2 (250 at
 //   60 GiB beats 3), 0 (100 at 70), 4 (240 at 75 GiB dominates 0!) -> 0 is off.
 TEST(ParetoFront, ThroughputVsHeadroom) {
-  const std::vector<SweepReportPoint> pts = {
+  const std::vector<SweepHtmlPoint> pts = {
       Point(8, 100, 10), Point(8, 90, 70),          Point(16, 250, 20), Point(16, 250, 30),
       Point(32, 240, 5), Point(64, 900, 90, false), Point(64, 600, 40)};
   EXPECT_EQ(ParetoFront(pts, ParetoAxes::kThroughputVsHeadroom), (std::vector<size_t>{6, 2, 4}));
 }
 
 TEST(ParetoFront, PointsWithoutAMemoryFigureTakeNoPartInTheHeadroomFront) {
-  std::vector<SweepReportPoint> pts = {Point(8, 100, 10), Point(8, 200, 10)};
+  std::vector<SweepHtmlPoint> pts = {Point(8, 100, 10), Point(8, 200, 10)};
   pts[1].peak_memory_bytes = 0;  // unknown
   EXPECT_EQ(ParetoFront(pts, ParetoAxes::kThroughputVsHeadroom), (std::vector<size_t>{0}));
   EXPECT_EQ(ParetoFront(pts, ParetoAxes::kThroughputVsGpus), (std::vector<size_t>{1}));
@@ -66,7 +66,7 @@ TEST(ParetoFront, PointsWithoutAMemoryFigureTakeNoPartInTheHeadroomFront) {
 }
 
 TEST(RankPoints, BestFirstFeasibleOnlyTiesInPointOrder) {
-  SweepReport r;
+  SweepHtmlInput r;
   r.points = {Point(8, 100, 10), Point(8, 300, 10), Point(8, 900, 90, false), Point(8, 300, 10),
               Point(8, 200, 10)};
   r.top_k = 3;
@@ -78,7 +78,7 @@ TEST(RankPoints, BestFirstFeasibleOnlyTiesInPointOrder) {
 }
 
 TEST(SweepHtml, TableRowsCarryExactValuesAndReasonsAreGroupedAndEscaped) {
-  SweepReport r;
+  SweepHtmlInput r;
   r.title = "t<1>";
   r.input_keys = {"gpus"};
   r.points = {Point(8, 100.5, 10), Point(16, 300.25, 10), Point(16, 900, 90, false),
@@ -105,11 +105,22 @@ TEST(SweepHtml, TableRowsCarryExactValuesAndReasonsAreGroupedAndEscaped) {
   EXPECT_EQ(d["reasons"][d["reason"][3].get<size_t>()], "invalid <layout>");
 }
 
+TEST(SweepHtml, TextThatIsNotUtf8DoesNotThrow) {
+  SweepHtmlInput r;
+  r.title = "bad \xff byte";
+  r.input_keys = {"k"};
+  r.points = {Point(8, 100, 10, false)};
+  r.points[0].reason = "reason \xfe";
+  std::string html;
+  EXPECT_NO_THROW(html = SweepHtml(r));
+  EXPECT_EQ(Json::parse(testing::DataBlock(html))["reasons"][0], "reason \xef\xbf\xbd");
+}
+
 TEST(SweepHtml, SmallRealSweepHasFeasibleAndInfeasiblePoints) {
-  const SweepReport r = testing::SmallRealSweep();
+  const SweepHtmlInput r = testing::SmallRealSweep();
   ASSERT_EQ(r.points.size(), 180u);
   size_t feasible = 0, invalid = 0, too_big = 0;
-  for (const SweepReportPoint& p : r.points) {
+  for (const SweepHtmlPoint& p : r.points) {
     feasible += p.feasible;
     invalid += !p.simulated;
     too_big += p.simulated && !p.feasible;

@@ -19,8 +19,8 @@ namespace shardsim::testing {
 // Llama-3-8B on 8 to 128 H100s (tests/html/data/sweep_base.yaml): every gpus x tp x pp x
 // recompute, dp = gpus / (tp * pp). Layouts the loader rejects and layouts that do not fit are
 // infeasible with the loader's message or the memory they need as the reason.
-inline SweepReport SmallRealSweep() {
-  SweepReport report;
+inline SweepHtmlInput SmallRealSweep() {
+  SweepHtmlInput report;
   report.title = "llama3-8b on H100: GPUs x layout x recompute";
   report.description =
       "llama3-8b, h100-sxm (dgx-h100), seq 8192, global batch 256; gpus 8-128, "
@@ -43,7 +43,7 @@ inline SweepReport SmallRealSweep() {
           (void)doc.Set("parallel.pp", std::to_string(pp));
           (void)doc.Set("parallel.dp", std::to_string(dp));
           (void)doc.Set("training.recompute", rc);
-          SweepReportPoint p;
+          SweepHtmlPoint p;
           p.inputs = {std::to_string(gpus), std::to_string(tp), std::to_string(pp),
                       std::to_string(dp), rc};
           p.gpus = gpus;
@@ -82,8 +82,8 @@ inline SweepReport SmallRealSweep() {
 // that grows with GPUs and falls with pipeline depth and recompute, memory that falls with
 // sharding), about a third infeasible for one of four reasons. Deterministic. Its figures mean
 // nothing: it measures the size and drawing time of the report, not the simulator.
-inline SweepReport SyntheticSweep(size_t n) {
-  SweepReport report;
+inline SweepHtmlInput SyntheticSweep(size_t n) {
+  SweepHtmlInput report;
   report.title = "synthetic sweep of " + std::to_string(n) + " points";
   report.description = "synthetic points (tests/html/sweep_points.h) to measure the report";
   report.input_keys = {"gpus",
@@ -110,7 +110,7 @@ inline SweepReport SyntheticSweep(size_t n) {
     const int64_t zero = static_cast<int64_t>((i / 280) % 4);
     const int64_t mb = int64_t{1} << ((i / 1120) % 3);
     const int64_t rc = static_cast<int64_t>((i / 3360) % 3);
-    SweepReportPoint p;
+    SweepHtmlPoint p;
     p.inputs = {std::to_string(gpus), std::to_string(tp), std::to_string(pp), std::to_string(cp),
                 std::to_string(zero), std::to_string(mb), kRecompute[rc]};
     p.gpus = gpus;
