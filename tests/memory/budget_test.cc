@@ -107,6 +107,7 @@ TEST(Budget, AgreesWithH200Measurements) {
     t.recompute = r["recompute"] == "full" ? Recompute::kFull : Recompute::kNone;
     t.flash_attention = cfg["flash"];
     t.fused_kernels = false;
+    t.fused_loss = false;
     ParallelSpec p;
     auto b = EstimateMemory(m, t, p, H200());
     ASSERT_TRUE(b.ok()) << b.status().ToString();
