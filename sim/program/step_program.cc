@@ -8,6 +8,7 @@
 
 #include "sim/hardware/op_cost.h"
 #include "sim/memory/budget.h"
+#include "sim/model/recompute.h"
 #include "sim/parallel/stages.h"
 #include "sim/schedule/schedule.h"
 
@@ -386,7 +387,12 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
     info.layer = static_cast<int32_t>(l);
     info.parts = parts;
     info.recompute = recompute;
-    const Bytes acts = LayerActivationBytes(ops, sc_.training.recompute);
+    Bytes acts = LayerActivationBytes(ops, sc_.training.recompute);
+    // The embedding's and the head's saved tensors live with the first and last layer tasks.
+    if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0)) acts += Sum(g_.embedding).saved;
+    if (w.head && (backward ? idx == 0 : idx + 1 == layers.size())) {
+      acts += Sum(g_.head).saved + Sum(g_.mtp).saved;
+    }
     info.activation_delta = backward ? Bytes(0) - acts : acts;
     const TaskId t = Add(info, d.compute, SimTime::FromSeconds(parts.total()));
     if (have_gather) Dep(gather, t);
@@ -486,8 +492,11 @@ Status Builder::Finish(const Device& d) {
     Dep(bwd_.at(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)}), f);
     waits_[d.index].push_back(f);
   }
-  // The optimizer step over the local shard (ZeRO-1+ shards it over dp x cp), memory-bound:
-  // fused Adam moves kAdamBytesPerParam per parameter (+2 writing the 16-bit copy).
+  // The optimizer step over the local shard (ZeRO-1+ shards it over dp x cp), memory-bound,
+  // as Megatron-LM's optimizer runs it: zero the gradient buffer for the next step, the
+  // gradient norm for clipping (one read of the gradients), fp16's unscale and inf check (one
+  // more), fused Adam (kAdamBytesPerParam: weight, gradient, m, v read; weight, m, v written),
+  // and the copy of the fp32 master weights into the 16-bit ones (4 read + 2 written).
   int64_t dense = 0, expert = 0;
   for (const ChunkWork& w : chunks) {
     dense += w.dense_params;
@@ -498,7 +507,11 @@ Status Builder::Finish(const Device& d) {
     expert /= std::max<int64_t>(1, layout_.GroupSize(CommGroup::kExpertGrad));
   }
   const bool adam = sc_.training.optimizer == Optimizer::kAdam;
-  const double per_param = (adam ? kAdamBytesPerParam : 20.0) + (mem_.weight_bytes_per_param < 4.0 ? 2.0 : 0.0);
+  const double grad = BytesOf(sc_.training.grad_dtype);
+  const bool master = mem_.weight_bytes_per_param < 4.0;
+  const double per_param = (adam ? kAdamBytesPerParam : 20.0) + 2.0 * grad +
+                           (sc_.training.precision == DType::kFp16 ? grad : 0.0) +
+                           (master ? 6.0 : 0.0);
   TaskInfo oi;
   oi.category = TaskCategory::kOptimizer;
   oi.device = d.index;
