@@ -1,5 +1,4 @@
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "sim/base/units.h"
@@ -15,15 +14,6 @@ namespace {
 std::string Esc(std::string_view s) { return HtmlEscape(s); }
 std::string Num(double v) { return JsonNumber(v); }
 std::string I(int64_t v) { return std::to_string(v); }
-
-// 4.0386e18 -> "4.039e18"
-std::string Sci(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  std::string s = buf;
-  const size_t e = s.find("e+");
-  return e == std::string::npos ? s : s.substr(0, e) + "e" + s.substr(e + 2);
-}
 
 std::string Row(std::string_view name, std::string_view value) {
   return "<tr><th>" + Esc(name) + "</th><td>" + Esc(value) + "</td></tr>\n";
@@ -181,8 +171,8 @@ std::string Inputs(const Scenario& sc, const SimResult& r) {
       "<li>FLOPs: model FLOPs count the matmuls with attention as the full s x s square, "
       "backward 2x forward, no recompute (Megatron-LM / PaLM convention); HFU adds the "
       "recompute forward. Per step: model " +
-      Sci(r.flops.model_per_step) + ", hardware " + Sci(r.flops.hardware_per_step) + ", 6·N·D " +
-      Sci(r.flops.six_nd) + " (" +
+      FormatSci(r.flops.model_per_step) + ", hardware " + FormatSci(r.flops.hardware_per_step) +
+      ", 6·N·D " + FormatSci(r.flops.six_nd) + " (" +
       Esc(Percent(r.flops.six_nd > 0 ? r.flops.model_per_step / r.flops.six_nd - 1.0 : 0.0)) +
       " apart)</li>\n";
   auto table = [](const char* title, const std::string& rows) {
