@@ -70,6 +70,25 @@ TEST(HtmlPage, GroupsWholeNumbersAndKeepsFourDigitsOfFractions) {
   EXPECT_EQ(GroupedNumber(-2500.0), "-2,500");
 }
 
+// The tests' own DOM reader (tests/html/html_test_util.h).
+TEST(HtmlTestUtil, ReadsTagsAndAttributesAsASerializedDomWritesThem) {
+  const std::string dom =
+      R"(<div id="box" hidden data-x="1 &gt; 0" data-y="a>b"><span data-key="k">t &amp; u</span>)"
+      R"(<br/><script>if (a<b) { x = "<i>"; }</script><p class="c">x</p></div><p id="out"></p>)";
+  const std::vector<testing::Element> all = testing::ParseElements(dom);
+  ASSERT_EQ(all.size(), 6u);
+  EXPECT_EQ(all[0].tag, "div");
+  EXPECT_TRUE(all[0].Has("hidden"));
+  EXPECT_EQ(all[0].Get("data-x"), "1 > 0");
+  EXPECT_EQ(all[0].Get("data-y"), "a>b");
+  EXPECT_EQ(testing::TextAfter(dom, all[1]), "t & u");
+  EXPECT_EQ(all[2].tag, "br");
+  EXPECT_EQ(all[3].tag, "script");  // its text is skipped: no <b> or <i> elements
+  EXPECT_EQ(all[4].Get("class"), "c");
+  EXPECT_EQ(testing::Within(dom, all, "box", "class").size(), 1u);
+  EXPECT_EQ(testing::Within(dom, all, "box", "id").size(), 0u);  // #out is outside
+}
+
 TEST(HtmlAssets, EveryAssetIsEmbeddedAsciiAndCannotEndItsElement) {
   for (const char* name : {"errors.js", "charts.js", "simulate.js", "sweep.js", "report.css"}) {
     const std::string_view text = HtmlAsset(name);

@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -121,7 +120,8 @@ inline Rendered RenderInChromium(const std::string& chromium, const std::string&
 struct Element {
   std::string tag;
   std::map<std::string, std::string> attrs;
-  size_t offset = 0;  // where it starts in the DOM text
+  size_t offset = 0;   // where its start tag begins in the DOM text
+  size_t content = 0;  // just after its start tag
   bool Has(const std::string& a) const { return attrs.count(a) > 0; }
   std::string Get(const std::string& a) const {
     auto it = attrs.find(a);
@@ -144,27 +144,49 @@ inline std::string Unescape(std::string s) {
 // Every start tag outside <script> and <style> elements.
 inline std::vector<Element> ParseElements(const std::string& dom) {
   std::vector<Element> out;
-  static const std::regex kAttr(R"attr(([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*"([^"]*)")?)attr");
   size_t i = 0;
   while ((i = dom.find('<', i)) != std::string::npos) {
     if (i + 1 >= dom.size() || !std::isalpha(static_cast<unsigned char>(dom[i + 1]))) {
       ++i;
       continue;
     }
-    size_t end = dom.find('>', i);
-    if (end == std::string::npos) break;
     size_t name_end = i + 1;
-    while (name_end < end && !std::isspace(static_cast<unsigned char>(dom[name_end])) &&
+    while (name_end < dom.size() && !std::isspace(static_cast<unsigned char>(dom[name_end])) &&
            dom[name_end] != '/' && dom[name_end] != '>') {
       ++name_end;
     }
     Element e;
     e.tag = dom.substr(i + 1, name_end - i - 1);
     e.offset = i;
-    const std::string attrs = dom.substr(name_end, end - name_end);
-    for (std::sregex_iterator it(attrs.begin(), attrs.end(), kAttr), stop; it != stop; ++it) {
-      e.attrs[(*it)[1].str()] = Unescape((*it)[2].str());
+    // Attributes up to the '>' that is outside quotes: name, or name="value" (a serialized DOM
+    // always quotes with "). No regex: libstdc++'s recurses per character and overflows on long
+    // SVG path data.
+    size_t a = name_end;
+    while (a < dom.size() && dom[a] != '>') {
+      if (std::isspace(static_cast<unsigned char>(dom[a])) || dom[a] == '/') {
+        ++a;
+        continue;
+      }
+      const size_t name_start = a;
+      while (a < dom.size() && dom[a] != '=' && dom[a] != '>' && dom[a] != '/' &&
+             !std::isspace(static_cast<unsigned char>(dom[a]))) {
+        ++a;
+      }
+      std::string value;
+      if (a + 1 < dom.size() && dom[a] == '=' && dom[a + 1] == '"') {
+        const size_t close = dom.find('"', a + 2);
+        if (close == std::string::npos) return out;
+        value = dom.substr(a + 2, close - a - 2);
+        e.attrs[dom.substr(name_start, a - name_start)] = Unescape(value);
+        a = close + 1;
+      } else {
+        e.attrs[dom.substr(name_start, a - name_start)] = "";
+        if (a < dom.size() && dom[a] == '=') ++a;  // not from a serializer; move on
+      }
     }
+    const size_t end = a;
+    if (end >= dom.size()) break;
+    e.content = end + 1;
     out.push_back(e);
     i = end + 1;
     if (e.tag == "script" || e.tag == "style") {
@@ -178,8 +200,7 @@ inline std::vector<Element> ParseElements(const std::string& dom) {
 
 // The text between the end of the start tag of `e` and the next '<'.
 inline std::string TextAfter(const std::string& dom, const Element& e) {
-  const size_t start = dom.find('>', e.offset) + 1;
-  return Unescape(dom.substr(start, dom.find('<', start) - start));
+  return Unescape(dom.substr(e.content, dom.find('<', e.content) - e.content));
 }
 
 // Elements with `attr` (and, if `value` is not empty, attr == value) inside the element whose
@@ -194,7 +215,7 @@ inline std::vector<Element> Within(const std::string& dom, const std::vector<Ele
   if (box == nullptr) return {};
   // Find the close tag matching the container's start tag.
   const std::string open = "<" + box->tag, close = "</" + box->tag + ">";
-  size_t pos = dom.find('>', box->offset) + 1, end = dom.size();
+  size_t pos = box->content, end = dom.size();
   for (int depth = 1; depth > 0;) {
     const size_t o = dom.find(open, pos), c = dom.find(close, pos);
     if (c == std::string::npos) break;
