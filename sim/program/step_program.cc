@@ -105,10 +105,16 @@ class Builder {
   StepProgram prog_;
   ScheduleShape shape_;
   std::vector<std::vector<ChunkWork>> chunks_;  // [pp rank][chunk]
-  std::map<Key, TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
-  std::map<Key, TaskId> send_next_, send_prev_;
-  std::map<int32_t, std::vector<TaskId>> waits_;      // device -> comm tasks the optimizer waits for
-  std::map<Key, TaskId> gather_;                      // (device, chunk, 0) -> ZeRO-1/2 gather
+  // Flat tables indexed by Slot(device, chunk, micro-batch): the first and last compute task of
+  // each forward and backward (a backward split into gradient buckets has several).
+  size_t Slot(const Key& k) const {
+    return (static_cast<size_t>(k.device) * static_cast<size_t>(shape_.virtual_stages) +
+            static_cast<size_t>(k.chunk)) * static_cast<size_t>(prog_.microbatches) +
+           static_cast<size_t>(k.mb);
+  }
+  std::vector<TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
+  std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
+  std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather
   std::map<std::string, std::vector<TaskId>> joins_;  // instance -> member flows
   std::map<std::string, TaskId> join_task_;
 };
@@ -227,7 +233,8 @@ Status Builder::BuildDevice(const Device& d) {
       info.op = CollectiveOp::kAllGather;
       info.bytes = bytes;
       const TaskId t = AddComm(info, d.gather, d, *ag);
-      gather_[Key{d.index, static_cast<int32_t>(c), 0}] = Joined("ag " + dev + std::to_string(c), t);
+      gather_[Slot(Key{d.index, static_cast<int32_t>(c), 0}) / static_cast<size_t>(prog_.microbatches)] =
+          Joined("ag " + dev + std::to_string(c), t);
     }
   }
 
@@ -280,7 +287,7 @@ Status Builder::BuildDevice(const Device& d) {
         const TaskId f = AddComm(ci, d.grad, d, *c);
         // Without overlap the reduction waits for the whole backward pass (the last piece).
         Dep(t, f);
-        waits_[d.index].push_back(Joined("rs " + dev + std::to_string(it.chunk) + "/" + std::to_string(k), f));
+        waits_[static_cast<size_t>(d.index)].push_back(Joined("rs " + dev + std::to_string(it.chunk) + "/" + std::to_string(k), f));
       }
       if (reduce_here && w.expert_params > 0 && layout_.GroupSize(CommGroup::kExpertGrad) > 1) {
         const Bytes eg(static_cast<double>(w.expert_params) * grad_bytes);
@@ -296,7 +303,7 @@ Status Builder::BuildDevice(const Device& d) {
         ci.bytes = eg;
         const TaskId f = AddComm(ci, d.grad, d, *c);
         Dep(last, f);
-        waits_[d.index].push_back(Joined("ers " + dev + std::to_string(it.chunk), f));
+        waits_[static_cast<size_t>(d.index)].push_back(Joined("ers " + dev + std::to_string(it.chunk), f));
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
       if (backward && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
@@ -312,18 +319,18 @@ Status Builder::BuildDevice(const Device& d) {
         ci.bytes = grads;
         const TaskId f = AddComm(ci, d.grad, d, *c);
         Dep(last, f);
-        waits_[d.index].push_back(Joined("rs2 " + dev + std::to_string(it.chunk) + "/" +
+        waits_[static_cast<size_t>(d.index)].push_back(Joined("rs2 " + dev + std::to_string(it.chunk) + "/" +
                                              std::to_string(it.microbatch), f));
       }
     }
     if (!backward) {
-      auto ag = gather_.find(Key{d.index, it.chunk, 0});
-      if (ag != gather_.end() && it.microbatch == 0) Dep(ag->second, first);
-      fwd_first_[key] = first;
-      fwd_[key] = last;
+      const TaskId ag = gather_[Slot(Key{d.index, it.chunk, 0}) / static_cast<size_t>(prog_.microbatches)];
+      if (ag.valid() && it.microbatch == 0) Dep(ag, first);
+      fwd_first_[Slot(key)] = first;
+      fwd_[Slot(key)] = last;
     } else {
-      bwd_first_[key] = first;
-      bwd_[key] = last;
+      bwd_first_[Slot(key)] = first;
+      bwd_[Slot(key)] = last;
     }
   }
   return Status::Ok();
@@ -414,7 +421,7 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
       ri.bytes = bytes;
       const TaskId f = AddComm(ri, d.grad, d, *c);
       Dep(t, f);
-      waits_[d.index].push_back(Joined("z3rs " + std::to_string(d.coords.pp) + "/" +
+      waits_[static_cast<size_t>(d.index)].push_back(Joined("z3rs " + std::to_string(d.coords.pp) + "/" +
                                            std::to_string(it.chunk) + "/" +
                                            std::to_string(it.microbatch) + "/" + std::to_string(l),
                                        f));
@@ -451,18 +458,18 @@ Status Builder::LinkPipeline() {
         const bool has_next = r < p - 1 || it.chunk < v - 1;
         if (!has_next) continue;
         const TaskId s = AddComm(info, d.pp_next, d, next);
-        Dep(fwd_.at(key), s);
+        Dep(fwd_[Slot(key)], s);
         const int32_t to = device_at(d, r < p - 1 ? r + 1 : 0);
         const int32_t chunk = r < p - 1 ? it.chunk : it.chunk + 1;
-        Dep(s, fwd_first_.at(Key{to, chunk, it.microbatch}));
+        Dep(s, fwd_first_[Slot(Key{to, chunk, it.microbatch})]);
       } else {
         const bool has_prev = r > 0 || it.chunk > 0;
         if (!has_prev) continue;
         const TaskId s = AddComm(info, d.pp_prev, d, prev);
-        Dep(bwd_.at(key), s);
+        Dep(bwd_[Slot(key)], s);
         const int32_t to = device_at(d, r > 0 ? r - 1 : p - 1);
         const int32_t chunk = r > 0 ? it.chunk : it.chunk - 1;
-        Dep(s, bwd_first_.at(Key{to, chunk, it.microbatch}));
+        Dep(s, bwd_first_[Slot(Key{to, chunk, it.microbatch})]);
       }
     }
   }
@@ -489,8 +496,8 @@ Status Builder::Finish(const Device& d) {
     info.bytes = bytes;
     const TaskId f = AddComm(info, d.grad, d, *c);
     const int32_t chunk = r == 0 ? 0 : static_cast<int32_t>(chunks.size() - 1);
-    Dep(bwd_.at(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)}), f);
-    waits_[d.index].push_back(f);
+    Dep(bwd_[Slot(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)})], f);
+    waits_[static_cast<size_t>(d.index)].push_back(f);
   }
   // The optimizer step over the local shard (ZeRO-1+ shards it over dp x cp), memory-bound,
   // as Megatron-LM's optimizer runs it: zero the gradient buffer for the next step, the
@@ -517,7 +524,7 @@ Status Builder::Finish(const Device& d) {
   oi.device = d.index;
   oi.parts.compute = hw_.OptimizerStep(dense + expert, per_param);
   const TaskId opt = Add(oi, d.compute, SimTime::FromSeconds(oi.parts.compute));
-  for (TaskId w : waits_[d.index]) Dep(w, opt);
+  for (TaskId w : waits_[static_cast<size_t>(d.index)]) Dep(w, opt);
   // ZeRO-1/2 without overlap: gather the updated parameters before the step ends.
   if ((zero == 1 || zero == 2) && !sc_.parallel.overlap_param_gather &&
       layout_.GroupSize(CommGroup::kGrad) > 1) {
@@ -547,6 +554,14 @@ Result<StepProgram> Builder::Build() {
                          prog_.microbatches};
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
   MakeDevices();
+  const size_t slots = prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages) *
+                       static_cast<size_t>(prog_.microbatches);
+  fwd_.assign(slots, TaskId());
+  bwd_.assign(slots, TaskId());
+  fwd_first_.assign(slots, TaskId());
+  bwd_first_.assign(slots, TaskId());
+  gather_.assign(prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages), TaskId());
+  waits_.assign(prog_.devices.size(), {});
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(BuildDevice(d));
   SHARDSIM_RETURN_IF_ERROR(LinkPipeline());
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(Finish(d));
