@@ -78,6 +78,26 @@ class Builder {
   }
   void Dep(TaskId before, TaskId after) { prog_.engine.AddDependency(before, after); }
 
+  // A collective of `bytes` in group `grp` of device `d`, on `stream`, after `after` (if valid).
+  Result<TaskId> AddCollective(const Device& d, TaskCategory category, CommGroup grp,
+                               CollectiveOp op, Bytes bytes, ResourceId stream, TaskId after,
+                               int32_t chunk, int32_t microbatch = 0, int32_t layer = -1) {
+    Result<CommTime> c = Cost(grp, op, bytes, d);
+    if (!c.ok()) return c.status();
+    TaskInfo info;
+    info.category = category;
+    info.device = d.index;
+    info.chunk = chunk;
+    info.microbatch = microbatch;
+    info.layer = layer;
+    info.group = grp;
+    info.op = op;
+    info.bytes = bytes;
+    const TaskId t = AddComm(info, stream, d, *c);
+    if (after.valid()) Dep(after, t);
+    return t;
+  }
+
   Result<CommTime> Cost(CommGroup grp, CollectiveOp op, Bytes size, const Device& d) const {
     Result<CollectiveCost> c = layout_.Cost(grp, op, size, d.coords);
     if (!c.ok()) return c.status();
@@ -223,18 +243,12 @@ Status Builder::BuildDevice(const Device& d) {
   if ((zero == 1 || zero == 2) && sc_.parallel.overlap_param_gather && layout_.GroupSize(CommGroup::kGrad) > 1) {
     for (size_t c = 0; c < chunks.size(); ++c) {
       const Bytes bytes(static_cast<double>(chunks[c].dense_params) * weight_bytes);
-      Result<CommTime> ag = Cost(CommGroup::kGrad, CollectiveOp::kAllGather, bytes, d);
-      if (!ag.ok()) return ag.status();
-      TaskInfo info;
-      info.category = TaskCategory::kParamGather;
-      info.device = d.index;
-      info.chunk = static_cast<int32_t>(c);
-      info.group = CommGroup::kGrad;
-      info.op = CollectiveOp::kAllGather;
-      info.bytes = bytes;
-      const TaskId t = AddComm(info, d.gather, d, *ag);
+      Result<TaskId> t = AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad,
+                                       CollectiveOp::kAllGather, bytes, d.gather, TaskId(),
+                                       static_cast<int32_t>(c));
+      if (!t.ok()) return t.status();
       gather_[Slot(Key{d.index, static_cast<int32_t>(c), 0}) / static_cast<size_t>(prog_.microbatches)] =
-          Joined("ag " + dev + std::to_string(c), t);
+          Joined("ag " + dev + std::to_string(c), *t);
     }
   }
 
@@ -274,53 +288,32 @@ Status Builder::BuildDevice(const Device& d) {
         last = t;
         if (!reduce_here) continue;
         const Bytes bucket = grads / static_cast<double>(buckets);
-        const CollectiveOp op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-        Result<CommTime> c = Cost(CommGroup::kGrad, op, bucket, d);
-        if (!c.ok()) return c.status();
-        TaskInfo ci;
-        ci.category = TaskCategory::kGradReduce;
-        ci.device = d.index;
-        ci.chunk = it.chunk;
-        ci.group = CommGroup::kGrad;
-        ci.op = op;
-        ci.bytes = bucket;
-        const TaskId f = AddComm(ci, d.grad, d, *c);
         // Without overlap the reduction waits for the whole backward pass (the last piece).
-        Dep(t, f);
-        waits_[static_cast<size_t>(d.index)].push_back(Joined("rs " + dev + std::to_string(it.chunk) + "/" + std::to_string(k), f));
+        Result<TaskId> f = AddCollective(
+            d, TaskCategory::kGradReduce, CommGroup::kGrad,
+            zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, bucket, d.grad, t,
+            it.chunk);
+        if (!f.ok()) return f.status();
+        waits_[static_cast<size_t>(d.index)].push_back(
+            Joined("rs " + dev + std::to_string(it.chunk) + "/" + std::to_string(k), *f));
       }
       if (reduce_here && w.expert_params > 0 && layout_.GroupSize(CommGroup::kExpertGrad) > 1) {
         const Bytes eg(static_cast<double>(w.expert_params) * grad_bytes);
-        const CollectiveOp op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-        Result<CommTime> c = Cost(CommGroup::kExpertGrad, op, eg, d);
-        if (!c.ok()) return c.status();
-        TaskInfo ci;
-        ci.category = TaskCategory::kGradReduce;
-        ci.device = d.index;
-        ci.chunk = it.chunk;
-        ci.group = CommGroup::kExpertGrad;
-        ci.op = op;
-        ci.bytes = eg;
-        const TaskId f = AddComm(ci, d.grad, d, *c);
-        Dep(last, f);
-        waits_[static_cast<size_t>(d.index)].push_back(Joined("ers " + dev + std::to_string(it.chunk), f));
+        Result<TaskId> f = AddCollective(
+            d, TaskCategory::kGradReduce, CommGroup::kExpertGrad,
+            zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, eg, d.grad, last,
+            it.chunk);
+        if (!f.ok()) return f.status();
+        waits_[static_cast<size_t>(d.index)].push_back(Joined("ers " + dev + std::to_string(it.chunk), *f));
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
       if (backward && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
-        Result<CommTime> c = Cost(CommGroup::kGrad, CollectiveOp::kReduceScatter, grads, d);
-        if (!c.ok()) return c.status();
-        TaskInfo ci;
-        ci.category = TaskCategory::kGradReduce;
-        ci.device = d.index;
-        ci.chunk = it.chunk;
-        ci.microbatch = it.microbatch;
-        ci.group = CommGroup::kGrad;
-        ci.op = CollectiveOp::kReduceScatter;
-        ci.bytes = grads;
-        const TaskId f = AddComm(ci, d.grad, d, *c);
-        Dep(last, f);
-        waits_[static_cast<size_t>(d.index)].push_back(Joined("rs2 " + dev + std::to_string(it.chunk) + "/" +
-                                             std::to_string(it.microbatch), f));
+        Result<TaskId> f = AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
+                                         CollectiveOp::kReduceScatter, grads, d.grad, last,
+                                         it.chunk, it.microbatch);
+        if (!f.ok()) return f.status();
+        waits_[static_cast<size_t>(d.index)].push_back(Joined(
+            "rs2 " + dev + std::to_string(it.chunk) + "/" + std::to_string(it.microbatch), *f));
       }
     }
     if (!backward) {
@@ -364,27 +357,18 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
       params += Sum(g_.head).params + Sum(g_.mtp).params;
     }
     TaskId gather;
-    bool have_gather = false;
     if (gathered) {
       const Bytes bytes(static_cast<double>(params) * weight_bytes);
-      Result<CommTime> c = Cost(CommGroup::kGrad, CollectiveOp::kAllGather, bytes, d);
-      if (!c.ok()) return c.status();
-      TaskInfo gi;
-      gi.category = TaskCategory::kZero3Gather;
-      gi.device = d.index;
-      gi.chunk = it.chunk;
-      gi.microbatch = it.microbatch;
-      gi.layer = static_cast<int32_t>(l);
-      gi.group = CommGroup::kGrad;
-      gi.op = CollectiveOp::kAllGather;
-      gi.bytes = bytes;
-      gather = AddComm(gi, d.gather, d, *c);
+      Result<TaskId> g = AddCollective(d, TaskCategory::kZero3Gather, CommGroup::kGrad,
+                                       CollectiveOp::kAllGather, bytes, d.gather, TaskId(),
+                                       it.chunk, it.microbatch, static_cast<int32_t>(l));
+      if (!g.ok()) return g.status();
       // Two gathered layers at most: this gather waits for the layer two back to finish.
-      if (computed.size() >= 2) Dep(computed[computed.size() - 2], gather);
+      if (computed.size() >= 2) Dep(computed[computed.size() - 2], *g);
       gather = Joined("z3ag " + std::to_string(d.coords.pp) + "/" + std::to_string(it.chunk) + "/" +
                           std::to_string(it.microbatch) + "/" + std::to_string(backward) + "/" +
-                          std::to_string(l), gather);
-      have_gather = true;
+                          std::to_string(l),
+                      *g);
     }
     TaskInfo info;
     info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
@@ -402,29 +386,20 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
     }
     info.activation_delta = backward ? Bytes(0) - acts : acts;
     const TaskId t = Add(info, d.compute, SimTime::FromSeconds(parts.total()));
-    if (have_gather) Dep(gather, t);
+    if (gather.valid()) Dep(gather, t);
     computed.push_back(t);
     if (idx == 0) *first = t;
     *last = t;
     if (backward && gathered) {
       const Bytes bytes(static_cast<double>(params) * grad_bytes);
-      Result<CommTime> c = Cost(CommGroup::kGrad, CollectiveOp::kReduceScatter, bytes, d);
-      if (!c.ok()) return c.status();
-      TaskInfo ri;
-      ri.category = TaskCategory::kGradReduce;
-      ri.device = d.index;
-      ri.chunk = it.chunk;
-      ri.microbatch = it.microbatch;
-      ri.layer = static_cast<int32_t>(l);
-      ri.group = CommGroup::kGrad;
-      ri.op = CollectiveOp::kReduceScatter;
-      ri.bytes = bytes;
-      const TaskId f = AddComm(ri, d.grad, d, *c);
-      Dep(t, f);
-      waits_[static_cast<size_t>(d.index)].push_back(Joined("z3rs " + std::to_string(d.coords.pp) + "/" +
-                                           std::to_string(it.chunk) + "/" +
-                                           std::to_string(it.microbatch) + "/" + std::to_string(l),
-                                       f));
+      Result<TaskId> f = AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
+                                       CollectiveOp::kReduceScatter, bytes, d.grad, t, it.chunk,
+                                       it.microbatch, static_cast<int32_t>(l));
+      if (!f.ok()) return f.status();
+      waits_[static_cast<size_t>(d.index)].push_back(
+          Joined("z3rs " + std::to_string(d.coords.pp) + "/" + std::to_string(it.chunk) + "/" +
+                     std::to_string(it.microbatch) + "/" + std::to_string(l),
+                 *f));
     }
   }
   return Status::Ok();
@@ -486,18 +461,12 @@ Status Builder::Finish(const Device& d) {
   if (sc_.model.tied_embeddings && p > 1 && (r == 0 || r == p - 1)) {
     const int64_t rows = (sc_.model.vocab_size + sc_.parallel.tp - 1) / sc_.parallel.tp;
     const Bytes bytes(static_cast<double>(rows * sc_.model.hidden_size) * BytesOf(sc_.training.grad_dtype));
-    Result<CommTime> c = Cost(CommGroup::kEmbedding, CollectiveOp::kAllReduce, bytes, d);
-    if (!c.ok()) return c.status();
-    TaskInfo info;
-    info.category = TaskCategory::kEmbeddingSync;
-    info.device = d.index;
-    info.group = CommGroup::kEmbedding;
-    info.op = CollectiveOp::kAllReduce;
-    info.bytes = bytes;
-    const TaskId f = AddComm(info, d.grad, d, *c);
     const int32_t chunk = r == 0 ? 0 : static_cast<int32_t>(chunks.size() - 1);
-    Dep(bwd_[Slot(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)})], f);
-    waits_[static_cast<size_t>(d.index)].push_back(f);
+    Result<TaskId> f = AddCollective(
+        d, TaskCategory::kEmbeddingSync, CommGroup::kEmbedding, CollectiveOp::kAllReduce, bytes,
+        d.grad, bwd_[Slot(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)})], chunk);
+    if (!f.ok()) return f.status();
+    waits_[static_cast<size_t>(d.index)].push_back(*f);
   }
   // The optimizer step over the local shard (ZeRO-1+ shards it over dp x cp), memory-bound,
   // as Megatron-LM's optimizer runs it: zero the gradient buffer for the next step, the
@@ -530,17 +499,10 @@ Status Builder::Finish(const Device& d) {
       layout_.GroupSize(CommGroup::kGrad) > 1) {
     for (size_t c = 0; c < chunks.size(); ++c) {
       const Bytes bytes(static_cast<double>(chunks[c].dense_params) * mem_.weight_bytes_per_param);
-      Result<CommTime> ag = Cost(CommGroup::kGrad, CollectiveOp::kAllGather, bytes, d);
-      if (!ag.ok()) return ag.status();
-      TaskInfo info;
-      info.category = TaskCategory::kParamGather;
-      info.device = d.index;
-      info.chunk = static_cast<int32_t>(c);
-      info.group = CommGroup::kGrad;
-      info.op = CollectiveOp::kAllGather;
-      info.bytes = bytes;
-      const TaskId t = AddComm(info, d.gather, d, *ag);
-      Dep(opt, t);
+      Result<TaskId> t = AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad,
+                                       CollectiveOp::kAllGather, bytes, d.gather, opt,
+                                       static_cast<int32_t>(c));
+      if (!t.ok()) return t.status();
     }
   }
   return Status::Ok();
@@ -565,10 +527,16 @@ Result<StepProgram> Builder::Build() {
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(BuildDevice(d));
   SHARDSIM_RETURN_IF_ERROR(LinkPipeline());
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(Finish(d));
-  prog_.engine.SetTaskNamer([tasks = prog_.tasks](TaskId t) {
+  // Engine errors (a deadlock) name tasks by what they are and the rank they run on.
+  std::vector<RankCoords> ranks;
+  for (const Device& d : prog_.devices) ranks.push_back(d.coords);
+  prog_.engine.SetTaskNamer([tasks = prog_.tasks, ranks](TaskId t) {
     const TaskInfo& i = (*tasks)[static_cast<size_t>(t.v)];
-    return std::string(Name(i.category)) + " device " + std::to_string(i.device) + " chunk " +
-           std::to_string(i.chunk) + " mb " + std::to_string(i.microbatch);
+    const RankCoords& c = ranks[static_cast<size_t>(i.device)];
+    return std::string(Name(i.category)) + " of chunk " + std::to_string(i.chunk) +
+           ", micro-batch " + std::to_string(i.microbatch) + " on rank (pp " +
+           std::to_string(c.pp) + ", dp " + std::to_string(c.dp) + ", cp " +
+           std::to_string(c.cp) + ")";
   });
   return std::move(prog_);
 }
