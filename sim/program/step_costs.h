@@ -55,10 +55,10 @@ CommTime ToCommTime(const CollectiveCost& c);
 // One expert all-to-all (the dispatch of a MoE layer; its combine moves the same bytes back), for
 // one micro-batch, as the busiest rank of an EP group sees it.
 struct EpAllToAll {
-  Bytes size;               // nccl-tests size: T * top_k * h * activation bytes * load factor
-  Bytes sent_per_rank;      // of it, what leaves the GPU: size * (ep - 1) / ep
+  Bytes size;                 // nccl-tests size: T * top_k * h * activation bytes * load factor
+  Bytes sent_per_rank;        // of it, what leaves the GPU: size * (ep - 1) / ep
   Bytes cross_node_per_rank;  // what crosses its node's NICs (node-limited routing caps it)
-  Seconds time;             // alpha-beta on the slowest link class the group crosses
+  Seconds time;               // alpha-beta on the slowest link class the group crosses
   LinkClass bottleneck = LinkClass::kNvlink;
 };
 

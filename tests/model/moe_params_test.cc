@@ -63,9 +63,8 @@ TEST(MoeParams, PublishedCountsFromHuggingFaceConfigs) {
   // DeepSeek-V3: 61 layers (3 dense), MLA, 1 shared + 256 routed experts of 2048, top-8.
   const double ds_total = Row("deepseek-v3", "total (main model, no MTP)", ds.total, 671e9,
                               "arXiv 2412.19437; README_WEIGHTS");
-  const double ds_activated =
-      Row("deepseek-v3", "activated (no input embedding)", ds.active_compute, 36.6e9,
-          "README_WEIGHTS (36.6B)");
+  const double ds_activated = Row("deepseek-v3", "activated (no input embedding)",
+                                  ds.active_compute, 36.6e9, "README_WEIGHTS (36.6B)");
   Row("deepseek-v3", "activated (no input embedding)", ds.active_compute, 37e9,
       "arXiv 2412.19437 abstract (37B)");
   Row("deepseek-v3", "active incl. embedding table", ds.active, 37e9,
