@@ -254,6 +254,17 @@ struct Pricer {
         b.tp_comm_total += mtp.tp_comm_total * static_cast<double>(sc.model.mtp_depth);
       }
     }
+    if (!g.mtp.empty()) {
+      // Each MTP module's transformer block routes its tokens like a decoder layer: its expert
+      // all-to-alls, hidden behind that block's share of the modules' compute.
+      const double depth = static_cast<double>(sc.model.mtp_depth);
+      BlockCost mtp;
+      mtp.fwd.compute = OpsTime(g.mtp, false, hw) / depth;
+      mtp.bwd.compute = OpsTime(g.mtp, true, hw) / depth;
+      SHARDSIM_RETURN_IF_ERROR(LayerEp(g.mtp, mtp));
+      b.fwd.ep += mtp.fwd.ep * depth;
+      b.bwd.ep += mtp.bwd.ep * depth;
+    }
     return b;
   }
 };

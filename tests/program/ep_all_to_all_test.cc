@@ -195,6 +195,24 @@ TEST(EpAllToAll, ExposureWithAndWithoutOverlap) {
   }
 }
 
+// A multi-token-prediction module's block routes its tokens too: its all-to-alls are priced
+// with the head, one layer's worth per module.
+TEST(EpAllToAll, MtpBlocksPayTheirAllToAll) {
+  for (int64_t depth : {0, 1, 2}) {
+    Scenario sc = Moe(64, 64, 64);
+    sc.model.mtp_depth = depth;
+    auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
+    auto layout = Layout::Make(sc);
+    ASSERT_TRUE(g.ok() && layout.ok());
+    const OpCostModel hw(sc.hardware);
+    auto costs = PriceStep(sc, *g, *layout, hw);
+    ASSERT_TRUE(costs.ok()) << costs.status().ToString();
+    const double t = costs->ep.time.value();
+    EXPECT_DOUBLE_EQ(costs->head.fwd.ep.value(), 2 * t * static_cast<double>(depth)) << depth;
+    EXPECT_DOUBLE_EQ(costs->head.bwd.ep.value(), 2 * t * static_cast<double>(depth)) << depth;
+  }
+}
+
 // Every ep that divides the experts and dp * cp is a valid layout, including groups that span
 // context-parallel ranks (ep > dp); others are refused with the key to change.
 TEST(EpAllToAll, EveryValidEpIsAccepted) {
