@@ -183,6 +183,12 @@ std::string FormatSig(double v, int digits) {
   return buf;
 }
 
+std::string FormatSci(double v) {
+  if (v == 0.0 || !std::isfinite(v)) return FormatSig(v);
+  const int exponent = static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  return FormatSig(v / std::pow(10.0, exponent), 3) + "e" + std::to_string(exponent);
+}
+
 namespace {
 std::string Scaled(double v, const std::array<std::pair<double, std::string_view>, 6>& steps,
                    std::string_view unit) {

@@ -128,6 +128,7 @@ std::string FormatSeconds(Seconds s);           // "1.23 s", "456 ms", "12.0 us"
 std::string FormatRate(double per_second, std::string_view unit);  // "989 TFLOP/s", "450 GB/s"
 std::string FormatCount(double n);              // "70.6 B", "1.02 M"
 std::string FormatSig(double v, int digits = 3);  // plain number, `digits` significant digits
+std::string FormatSci(double v);                  // "4.04e18": FLOP counts
 
 }  // namespace shardsim
 

@@ -113,6 +113,12 @@ Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
   att.PositiveNumber("seq_half", &hw.attention_seq_half);
   att.PositiveNumber("seq_half_causal", &hw.attention_seq_half_causal);
   att.PositiveNumber("head_dim_half", &hw.attention_head_dim_half);
+  {
+    MapReader f2 = att.Sub("flash2");
+    f2.Fraction("fwd_efficiency", &hw.attention_flash2_fwd_efficiency);
+    f2.Fraction("bwd_efficiency", &hw.attention_flash2_bwd_efficiency);
+    f2.Finish();
+  }
   att.Finish();
 
   MapReader me = r.Sub("memory_efficiency");

@@ -14,8 +14,10 @@ namespace {
 const std::vector<DType> kPrecisions = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8};
 const std::vector<DType> kGradDTypes = {DType::kFp32, DType::kBf16, DType::kFp16};
 const std::vector<Optimizer> kOptimizers = {Optimizer::kAdam, Optimizer::kSgd};
+const std::vector<AttentionKernel> kAttentionKernels = {AttentionKernel::kFused,
+                                                         AttentionKernel::kFlash2};
 const std::vector<Recompute> kRecomputes = {Recompute::kNone, Recompute::kSelective,
-                                            Recompute::kFull};
+                                            Recompute::kSelectiveOps, Recompute::kFull};
 const std::vector<PipelineSchedule> kSchedules = {
     PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B};
 
@@ -45,6 +47,8 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
   tr.Enum("recompute", &t->recompute, kRecomputes);
   tr.Bool("flash_attention", &t->flash_attention);
   tr.Bool("fused_kernels", &t->fused_kernels);
+  tr.Enum("attention_kernel", &t->attention_kernel, kAttentionKernels);
+  tr.Bool("fused_loss", &t->fused_loss);
   double tokens = 0.0;
   if (tr.Quantity("tokens", Dimension::kCount, &tokens)) t->tokens = tokens;
   tr.Finish();

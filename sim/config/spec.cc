@@ -53,7 +53,16 @@ const char* Name(Recompute v) {
   switch (v) {
     case Recompute::kNone: return "none";
     case Recompute::kSelective: return "selective";
+    case Recompute::kSelectiveOps: return "selective_ops";
     case Recompute::kFull: return "full";
+  }
+  return "?";
+}
+
+const char* Name(AttentionKernel v) {
+  switch (v) {
+    case AttentionKernel::kFused: return "fused";
+    case AttentionKernel::kFlash2: return "flash2";
   }
   return "?";
 }

@@ -25,7 +25,10 @@ enum class Activation { kGelu, kRelu, kSwiglu, kGeglu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionEmbedding { kRope, kLearned, kAlibi, kNone };
 enum class Optimizer { kAdam, kSgd };
-enum class Recompute { kNone, kSelective, kFull };
+enum class Recompute { kNone, kSelective, kSelectiveOps, kFull };
+// Which fused attention kernel: Transformer Engine / cuDNN's (what Megatron-LM and NeMo run on
+// Hopper), or FlashAttention-2 (PyTorch SDPA's flash backend). Unfused attention: flash_attention false.
+enum class AttentionKernel { kFused, kFlash2 };
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
 enum class LinkKind { kNvSwitch, kNvLink, kPcie, kInfiniBand, kRoce, kEthernet };
 enum class FabricKind { kNone, kFatTree, kRailOptimized, kClos };
@@ -37,6 +40,7 @@ const char* Name(NormKind v);
 const char* Name(PositionEmbedding v);
 const char* Name(Optimizer v);
 const char* Name(Recompute v);
+const char* Name(AttentionKernel v);
 const char* Name(PipelineSchedule v);
 const char* Name(LinkKind v);
 const char* Name(FabricKind v);
@@ -156,6 +160,9 @@ struct HardwareSpec {
   double attention_seq_half = 229;         // attention.seq_half
   double attention_seq_half_causal = 727;  // attention.seq_half_causal
   double attention_head_dim_half = 55;     // attention.head_dim_half
+  // attention.flash2.{fwd,bwd}_efficiency: FlashAttention-2's maxima (0: same as the fused kernel).
+  double attention_flash2_fwd_efficiency = 0.0;
+  double attention_flash2_bwd_efficiency = 0.0;
   // memory-bound kernels: fraction of HBM bandwidth reached, per kernel class.
   double mem_eff_elementwise = 0.86;       // memory_efficiency.elementwise
   double mem_eff_norm = 0.63;              // memory_efficiency.norm
@@ -212,6 +219,10 @@ struct TrainingSpec {
   // training.fused_kernels: Megatron/Transformer-Engine fused kernels (a fused SwiGLU saves only
   // its input); false = PyTorch eager (gate, up, silu and product each saved separately).
   bool fused_kernels = true;
+  AttentionKernel attention_kernel = AttentionKernel::kFused;  // training.attention_kernel
+  // training.fused_loss: a fused cross-entropy that works in place (Megatron-LM's vocab-parallel
+  // one); false = PyTorch's (fp32 copy, log-softmax and its gradients materialized).
+  bool fused_loss = true;
   std::optional<double> tokens;              // training.tokens: total tokens to train
 };
 

@@ -52,7 +52,8 @@ double FullFlops(const AttentionShape& s) {
 
 }  // namespace
 
-OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, Bytes bytes) const {
+OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, Bytes bytes,
+                                MemClass softmax) const {
   OpCost c;
   if (pass == Pass::kBackwardWeight || s.batch_heads <= 0 || s.seq_q <= 0 || s.seq_kv <= 0 ||
       s.head_dim <= 0) {
@@ -83,6 +84,9 @@ OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, B
     const double dh = hw_.attention_head_dim_half;
     c.attention_max =
         pass == Pass::kForward ? hw_.attention_fwd_efficiency : hw_.attention_bwd_efficiency;
+    const double flash2 = pass == Pass::kForward ? hw_.attention_flash2_fwd_efficiency
+                                                 : hw_.attention_flash2_bwd_efficiency;
+    if (s.flash2 && flash2 > 0.0) c.attention_max = flash2;
     c.attention_head_dim_factor =
         std::min(1.0, (d / (d + dh)) / (kRefHeadDim / (kRefHeadDim + dh)));
     const double skv = static_cast<double>(s.seq_kv);
@@ -114,7 +118,7 @@ OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, B
     ++gemms;
   }
   const double softmax_bytes = std::max(0.0, traffic - gemm_bytes);
-  c.bandwidth_efficiency = hw_.mem_eff_softmax;
+  c.bandwidth_efficiency = MemEfficiency(softmax);
   const double bw = hw_.memory_bandwidth * c.bandwidth_efficiency;
   c.compute = Seconds(gemm_time);
   c.memory = bw > 0.0 ? Seconds(softmax_bytes / bw) : Seconds(0.0);
@@ -129,7 +133,7 @@ OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, B
 
 OpCost OpCostModel::CostAttention(const Op& op, Pass pass) const {
   const PassCost& pc = op.cost(pass);
-  OpCost c = Attention(op.attention, pass, op.dtype, pc.bytes);
+  OpCost c = Attention(op.attention, pass, op.dtype, pc.bytes, op.mem_class);
   if (c.source == CostSource::kNone || pc.flops.value() <= 0.0) return c;
   // The op's FLOPs are authoritative (e.g. MLA's separate qk/v widths, CP's local queries): keep
   // the model's efficiency and rescale the compute term to them.

@@ -145,8 +145,16 @@ OpCost OpCostModel::Cost(const Op& op, Pass pass) const {
     case OpKind::kMatmul: {
       const MatmulShape s = PassShape(op.matmul, pass);
       OpCost c = Matmul(s.m, s.n, s.k, s.batch, op.dtype, pc.bytes);
-      if (c.source != CostSource::kNone) return c;
-      break;  // a matmul op without a shape: price its bytes below
+      if (c.source == CostSource::kNone) break;  // no shape: price its bytes below
+      // FP8 training runs the backward GEMMs with the split (full-precision) accumulator
+      // (Transformer Engine; torchao's default), 1.1-1.2x slower than the fast accumulation
+      // the forward uses and the calibration measured (pytorch/ao#2377): the middle, 1.15x.
+      if (op.dtype == DType::kFp8 && pass != Pass::kForward) {
+        c.compute = c.compute * kFp8SplitAccumulatorSlowdown;
+        c.efficiency /= kFp8SplitAccumulatorSlowdown;
+        c.time = std::max(c.compute, c.memory) + c.overhead;
+      }
+      return c;
     }
     case OpKind::kAttention:
       return CostAttention(op, pass);

@@ -76,8 +76,10 @@ class OpCostModel {
   // (half when causal and fused: the kernel skips masked blocks), backward 2.5x for the fused
   // kernel (it recomputes the scores; Dao 2023, FlashAttention-2 §3.2) and 2x unfused.
   // `bytes` > 0 overrides the HBM traffic (Q, K, V, O; unfused: plus the s x s scores).
+  // `softmax` is the kernel class of the unfused path's softmax: kNorm for a fused single-pass
+  // kernel (Megatron-LM's scaled-masked-softmax), kSoftmax for a framework's generic one.
   OpCost Attention(const AttentionShape& shape, Pass pass, DType dtype,
-                   Bytes bytes = Bytes(0.0)) const;
+                   Bytes bytes = Bytes(0.0), MemClass softmax = MemClass::kSoftmax) const;
   // A memory-bound kernel class moving `bytes` in `kernels` launches.
   OpCost MemoryBound(Bytes bytes, MemClass cls, int kernels = 1) const;
   // One optimizer step over `params_local` parameters, each moving `bytes_per_param` bytes
@@ -101,6 +103,10 @@ class OpCostModel {
 // (7 x 4 bytes; PyTorch's fused AdamW, bench/h200/results/membound.csv `adamw_fused`). A
 // Megatron distributed optimizer also writes the bf16 copy of the weight (+2 bytes).
 inline constexpr double kAdamBytesPerParam = 28.0;
+
+// Backward fp8 GEMMs accumulate at full precision (split accumulator): 1.1-1.2x slower than the
+// fast accumulation of the forward (pytorch/ao#2377 benchmark); OpCostModel::Cost applies 1.15.
+inline constexpr double kFp8SplitAccumulatorSlowdown = 1.15;
 
 OpCost CostOf(const Op& op, Pass pass, const HardwareSpec& hw);
 OpCost MatmulCost(int64_t m, int64_t n, int64_t k, int64_t batch, DType dtype,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/model/op_graph.h"
+#include "sim/model/recompute.h"
 #include "sim/parallel/stages.h"
 
 namespace shardsim {
@@ -37,12 +38,6 @@ ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_
   s.gradients = Bytes(params * grad_bytes / (zero_stage >= 2 ? shards : 1.0));
   s.optimizer = Bytes(params * optimizer_bytes / (zero_stage >= 1 ? shards : 1.0));
   return s;
-}
-
-Bytes LayerActivationBytes(const LayerOps& layer, Recompute r) {
-  if (r == Recompute::kFull) return layer.input_bytes;
-  const OpTotals t = Sum(layer.ops);
-  return r == Recompute::kSelective ? t.saved - t.saved_selective_dropped : t.saved;
 }
 
 namespace {

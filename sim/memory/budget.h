@@ -75,11 +75,6 @@ struct ModelStateBytes {
 ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_bytes,
                                 double optimizer_bytes, int zero_stage, double shards);
 
-// Activation bytes one layer keeps per micro-batch under a recompute mode: every op's saved
-// tensors (none), minus what selective recompute drops, or the layer input alone (full).
-struct LayerOps;
-Bytes LayerActivationBytes(const LayerOps& layer, Recompute recompute);
-
 Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
                                     const ParallelSpec& parallel, const HardwareSpec& hardware);
 

@@ -2,6 +2,7 @@
 
 #include "sim/model/op_graph.h"
 #include "sim/model/params.h"
+#include "sim/model/recompute.h"
 
 namespace shardsim {
 
@@ -29,12 +30,13 @@ Result<FlopsSummary> SummarizeFlops(const ModelSpec& model, const TrainingSpec& 
   };
   for (const Op& op : g->embedding) executed += executed_of(op);
   for (int64_t i = 0; i < g->num_layers(); ++i) {
+    int matmul = 0;
     for (const Op& op : g->layer(i).ops) {
       const double m = op.model_fwd_flops.value();
       (op.kind == OpKind::kAttention ? f.fwd_attention : f.fwd_layer_matmuls) += m;
       executed += executed_of(op);
-      const bool redo = training.recompute == Recompute::kFull ||
-                        (training.recompute == Recompute::kSelective && op.kind == OpKind::kAttention);
+      const bool redo = Recomputes(training.recompute, op, matmul);
+      if (op.kind == OpKind::kMatmul) ++matmul;
       if (redo) {
         recompute += m;
         recompute_executed += op.fwd.flops.value();

@@ -22,6 +22,9 @@ void AppendMha(const Ctx& c, std::vector<Op>& ops) {
   ops.push_back(MatmulOp(c, "attn.qkv", TpSplit::kColumn, c.tokens, (q_heads + 2 * kv_heads) * d,
                          h, 1, m.qkv_bias, ActBytes(c, D(c.norm_tokens) * D(h)),
                          "column-parallel q/k/v; saves its input (the norm output)"));
+  if (m.position_embedding == PositionEmbedding::kRope) {
+    ops.push_back(RopeOp(c, "attn.rope", q_heads + kv_heads, d));
+  }
   ops.push_back(AttentionOp(c, "attn.core", q_heads, kv_heads, d, d));
   ops.push_back(MatmulOp(c, "attn.out", TpSplit::kRow, c.tokens, h, q_heads * d, 1, m.bias,
                          ActBytes(c, D(c.tokens) * D(q_heads) * D(d)),
@@ -60,6 +63,8 @@ void AppendMla(const Ctx& c, std::vector<Op>& ops) {
                          heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, false,
                          ActBytes(c, D(c.tokens) * D(a.kv_lora_rank)),
                          "key/value up-projection; saves the latent kv"));
+  // Decoupled RoPE: the rope dims of every query head and of the one shared key.
+  ops.push_back(RopeOp(c, "attn.rope", heads + 1, a.qk_rope_head_dim));
   ops.push_back(AttentionOp(c, "attn.core", heads, heads, qk, a.v_head_dim));
   ops.push_back(MatmulOp(c, "attn.out", TpSplit::kRow, c.tokens, h, heads * a.v_head_dim, 1,
                          false, ActBytes(c, D(c.tokens) * D(heads) * D(a.v_head_dim)),

@@ -14,6 +14,7 @@ const char* Name(OpKind v) {
     case OpKind::kRouter: return "router";
     case OpKind::kPermute: return "permute";
     case OpKind::kLoss: return "loss";
+    case OpKind::kCast: return "cast";
   }
   return "?";
 }

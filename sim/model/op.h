@@ -26,6 +26,7 @@ enum class OpKind {
   kRouter,      // MoE gate: softmax / top-k over the experts
   kPermute,     // MoE token permutation before / after the experts (local gather/scatter)
   kLoss,        // softmax cross-entropy over the vocabulary
+  kCast,        // fp8 training: quantizing a GEMM operand (cast + transpose), memory-bound
 };
 
 // The class of memory-bound kernel an op is; selects the achieved-bandwidth efficiency.
@@ -66,6 +67,7 @@ struct AttentionShape {
   int64_t v_head_dim = 0;
   bool causal = true;
   bool flash = true;
+  bool flash2 = false;  // FlashAttention-2 rather than the cuDNN / TE fused kernel
 };
 
 // FLOPs and HBM bytes (read + written) of one pass of an op, for one micro-batch on one device.

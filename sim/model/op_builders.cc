@@ -69,6 +69,14 @@ Op NormOp(const Ctx& c, std::string name, int64_t tokens, int64_t width, bool sa
   op.bwd_input.flops = Flops((layernorm ? 8.0 : 6.0) * e);
   op.fwd.bytes = Bytes(2.0 * c.act_bytes * e);        // read x, write y
   op.bwd_input.bytes = Bytes(3.0 * c.act_bytes * e);  // read x and dy, write dx (dgamma fused)
+  if (!layernorm && !c.options.fused_kernels) {
+    // RMSNorm written as PyTorch ops (x.float(), pow, mean, x * rsqrt, type_as, * weight: six
+    // kernels) moves 4 act + 28 bytes per element forward instead of 2 act; its autograd
+    // backward about twice that. F.layer_norm is one kernel even in eager mode.
+    op.fwd.bytes = Bytes((4.0 * c.act_bytes + 28.0) * e);
+    op.bwd_input.bytes = op.fwd.bytes * 2.0;
+    op.kernels = 6;
+  }
   op.params = width * (layernorm && with_bias ? 2 : 1);
   // The per-row fp32 statistics (mean, rstd) are under 0.1% of the layer and not counted.
   op.saved = saves_input ? Bytes(c.act_bytes * e) : Bytes(0);
@@ -112,6 +120,11 @@ Op ActivationOp(const Ctx& c, std::string name, int64_t tokens, int64_t width, T
     op.bwd_input.flops = Flops(10.0 * e);
     op.fwd.bytes = Bytes(3.0 * c.act_bytes * e);        // gate, up -> product
     op.bwd_input.bytes = Bytes(5.0 * c.act_bytes * e);  // gate, up, dy -> dgate, dup
+    if (!c.options.fused_kernels) {
+      // Eager: silu(gate) is written and read back by the product (5 instead of 3 passes).
+      op.fwd.bytes = Bytes(5.0 * c.act_bytes * e);
+      op.bwd_input.bytes = Bytes(8.0 * c.act_bytes * e);
+    }
     // A fused SwiGLU/GeGLU (Megatron-LM bias_swiglu, Transformer Engine) saves its 2w-wide
     // input and recomputes the rest; PyTorch eager keeps gate, up and act(gate) (3w).
     op.saved = Bytes((c.options.fused_kernels ? 2.0 : 3.0) * c.act_bytes * e);
@@ -130,6 +143,26 @@ Op ActivationOp(const Ctx& c, std::string name, int64_t tokens, int64_t width, T
   return op;
 }
 
+Op RopeOp(const Ctx& c, std::string name, int64_t heads, int64_t rope_dim) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::kActivation;
+  op.mem_class = MemClass::kElementwise;
+  op.tp_split = TpSplit::kHeads;
+  op.dtype = c.options.precision;
+  const double e = D(c.tokens) * D(heads) * D(rope_dim);
+  // Rotary embedding of q and k (Su et al. 2021): fused, one read and one write; PyTorch eager
+  // (complex multiply in fp32: float(), mul, type_as) moves 2 act + 16 bytes per element.
+  const double per = c.options.fused_kernels ? 2.0 * c.act_bytes : 2.0 * c.act_bytes + 16.0;
+  op.fwd.bytes = Bytes(per * e);
+  op.bwd_input.bytes = Bytes(per * e);
+  op.fwd.flops = Flops(3.0 * e);
+  op.bwd_input.flops = Flops(3.0 * e);
+  op.kernels = c.options.fused_kernels ? 1 : 3;
+  op.note = "rotary position embedding of q and k; saves nothing (its outputs are saved by the core)";
+  return op;
+}
+
 Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads, int64_t qk_dim,
                int64_t v_dim) {
   const GraphOptions& o = c.options;
@@ -138,13 +171,17 @@ Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::kAttention;
-  op.mem_class = MemClass::kSoftmax;
+  // Unfused attention's softmax: Megatron-LM's fused scale-mask-softmax is one pass over each
+  // row, like a norm kernel; a framework's generic softmax is slower (bench/h200: 27% of HBM
+  // bandwidth for PyTorch's, against 56-63% for norms).
+  op.mem_class = o.fused_kernels ? MemClass::kNorm : MemClass::kSoftmax;
   op.tp_split = TpSplit::kHeads;
   op.dtype = o.precision == DType::kFp8 ? DType::kBf16 : o.precision;  // attention stays bf16
   const int64_t b = o.micro_batch;
   const int64_t s_q = o.seq_len / o.cp;  // local queries; with CP each device attends over all
   const int64_t s_kv = o.seq_len;        // keys, passed around the ring (Liu et al. 2023)
-  op.attention = AttentionShape{b * q_heads, s_q, s_kv, qk_dim, v_dim, true, flash};
+  op.attention = AttentionShape{b * q_heads, s_q, s_kv, qk_dim, v_dim, true, flash,
+                                 flash && o.attention_kernel == AttentionKernel::kFlash2};
   const double s2 = D(b) * D(q_heads) * D(s_q) * D(s_kv);  // score elements
   // Scores QK^T (2·s_q·s_kv·d) and context PV (2·s_q·s_kv·d_v) per head: 4·s²·d per head for
   // MHA, i.e. 4·s²·h per layer per sequence (Narayanan 2021 eq. 3). Model FLOPs count the full

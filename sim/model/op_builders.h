@@ -49,6 +49,9 @@ Op ResidualOp(const Ctx& c, std::string name, int64_t tokens, int64_t width);
 // [tokens x 2*width] (gate and up); output [tokens x width].
 Op ActivationOp(const Ctx& c, std::string name, int64_t tokens, int64_t width, TpSplit split);
 
+// Rotary embedding applied to `heads` q and k heads of `rope_dim` dimensions each.
+Op RopeOp(const Ctx& c, std::string name, int64_t heads, int64_t rope_dim);
+
 // The attention core over local heads. `q_heads`/`kv_heads` are per device; `qk_dim`/`v_dim`
 // per head.
 Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads, int64_t qk_dim,

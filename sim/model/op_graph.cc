@@ -18,6 +18,8 @@ GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& p
   o.precision = training.precision;
   o.flash_attention = training.flash_attention;
   o.fused_kernels = training.fused_kernels;
+  o.attention_kernel = training.attention_kernel;
+  o.fused_loss = training.fused_loss;
   o.tp = parallel.tp;
   o.cp = parallel.cp;
   o.ep = parallel.ep;
@@ -72,6 +74,36 @@ bool IsMoeLayer(const ModelSpec& m, int64_t i) {
   return (i - e.first_dense_layers) % freq == 0;
 }
 
+// FP8 training (Transformer Engine, Micikevicius et al. 2022, arXiv 2209.05433): each GEMM of a
+// layer quantizes its input to fp8 with a transposed copy for the weight gradient (read 2 bytes,
+// write 1 + 1) and, in backward, the incoming gradient likewise; weights are cast once per step
+// (TE's is_first_microbatch caching) and not counted. One memory-bound kernel each.
+void AddFp8Casts(const Ctx& c, std::vector<Op>& ops) {
+  std::vector<Op> out;
+  out.reserve(ops.size() * 2);
+  for (Op& op : ops) {
+    if (op.kind == OpKind::kMatmul && op.dtype == DType::kFp8) {
+      Op cast;
+      cast.name = op.name + ".fp8_cast";
+      cast.kind = OpKind::kCast;
+      cast.mem_class = MemClass::kElementwise;
+      cast.tp_split = op.tp_split;
+      cast.dtype = DType::kBf16;
+      const double b = D(op.matmul.batch);
+      const double in = D(op.matmul.m) * D(op.matmul.k) * b;
+      const double grad = D(op.matmul.m) * D(op.matmul.n) * b;
+      cast.fwd.bytes = Bytes((c.act_bytes + 2.0) * in);
+      cast.fwd.flops = Flops(in);
+      cast.bwd_input.bytes = Bytes((c.act_bytes + 2.0) * grad);
+      cast.bwd_input.flops = Flops(grad);
+      cast.note = "fp8 cast + transpose of the GEMM input (forward) and gradient (backward)";
+      out.push_back(std::move(cast));
+    }
+    out.push_back(std::move(op));
+  }
+  ops = std::move(out);
+}
+
 LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
   const ModelSpec& m = c.model;
   const int64_t h = m.hidden_size;
@@ -105,6 +137,7 @@ LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
     }
     ops.push_back(model_internal::ResidualOp(c, "mlp.residual", c.norm_tokens, h));
   }
+  if (c.matmul_dtype == DType::kFp8) AddFp8Casts(c, ops);
   if (!prefix.empty()) {
     for (Op& op : ops) op.name = prefix + op.name;
   }
@@ -180,9 +213,9 @@ void AppendHead(const Ctx& c, const std::string& prefix, bool head_params,
   loss.bwd_input.bytes = Bytes((c.act_bytes + 4.0) * e);
   loss.saved = Bytes(4.0 * e);
   // Transient in backward: the fp32 gradient of the logits and its 16-bit copy for the head's
-  // backward (fused); PyTorch eager holds two fp32 gradients (of the log-softmax output and of
-  // its input) — 8 bytes per logit, as measured on the H200 (bench/h200/results/train.json).
-  loss.output = Bytes((c.options.fused_kernels ? 4.0 + c.act_bytes : 8.0) * e);
+  // backward (fused); PyTorch's holds two fp32 gradients (of the log-softmax output and of its
+  // input) — 8 bytes per logit, as measured on the H200 (bench/h200/results/train.json).
+  loss.output = Bytes((c.options.fused_loss ? 4.0 + c.act_bytes : 8.0) * e);
   loss.note = "fp32 softmax cross-entropy; saves the fp32 softmax";
   loss.kernels = 3;
   ops.push_back(loss);

@@ -26,6 +26,8 @@ struct GraphOptions {
   DType precision = DType::kBf16;
   bool flash_attention = true;
   bool fused_kernels = true;
+  AttentionKernel attention_kernel = AttentionKernel::kFused;
+  bool fused_loss = true;
   int64_t tp = 1;            // tensor-parallel degree t
   int64_t cp = 1;            // context-parallel degree: each device holds s / cp tokens
   int64_t ep = 1;            // expert-parallel degree

@@ -10,50 +10,84 @@
 namespace shardsim {
 namespace {
 
-// Walks the critical path, attributing each stretch to what it was: the reference device's own
-// compute (split by the parts its tasks are made of), another rank's compute (pipeline bubble),
-// or a transfer (by its kind).
-Breakdown Attribute(const StepProgram& prog, const RunResult& run, int32_t reference,
+// Splits the step as the reference device (the one with the most work) lived it: its own tasks
+// count by their parts (compute, recompute, exposed TP/CP/EP); each idle gap before one of its
+// tasks goes to what released that task — a transfer (up to its duration; the rest of the wait
+// is the pipeline) or another rank's compute (pipeline bubble); the tail after its last task
+// follows the critical path. The parts sum to the step time.
+Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device& ref,
                     std::map<LinkClass, Seconds>& by_link) {
   Breakdown b;
-  for (const CriticalStep& step : run.critical_path()) {
-    const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(step.task))];
-    const Seconds d = (step.end - step.start).seconds();
+  const auto info = [&](TaskId t) -> const TaskInfo& {
+    return (*prog.tasks)[static_cast<size_t>(prog.engine.label(t))];
+  };
+  const auto comm = [&](const TaskInfo& t, Seconds d) {
     switch (t.category) {
-      case TaskCategory::kForward:
-      case TaskCategory::kBackward: {
-        if (t.device != reference) {
-          b.bubble += d;
-          break;
-        }
-        const double total = t.parts.total().value();
-        const double f = total > 0.0 ? d.value() / total : 0.0;
-        b.compute += (t.parts.compute - t.recompute) * f;
-        b.recompute += t.recompute * f;
-        b.tp += t.parts.tp * f;
-        b.cp += t.parts.cp * f;
-        b.ep += t.parts.ep * f;
-        break;
-      }
-      case TaskCategory::kOptimizer:
-        b.optimizer += d;
-        break;
-      case TaskCategory::kPpSend:
-        b.pp += d;
-        by_link[t.link] += d;
-        break;
+      case TaskCategory::kPpSend: b.pp += d; break;
       case TaskCategory::kGradReduce:
-      case TaskCategory::kEmbeddingSync:
-        b.dp += d;
-        by_link[t.link] += d;
-        break;
+      case TaskCategory::kEmbeddingSync: b.dp += d; break;
       case TaskCategory::kParamGather:
-      case TaskCategory::kZero3Gather:
-        b.gather += d;
-        by_link[t.link] += d;
-        break;
-      case TaskCategory::kJoin:
-        break;
+      case TaskCategory::kZero3Gather: b.gather += d; break;
+      default: return false;
+    }
+    by_link[t.link] += d;
+    return true;
+  };
+  // A wait released by task `t`: a transfer accounts for (at most) its own duration, the rest
+  // of the wait (and waits on other ranks' compute) is the pipeline bubble. Joins (every-rank
+  // mode) pass through to the member that released them.
+  const auto wait = [&](TaskId t, Seconds gap) {
+    while (info(t).category == TaskCategory::kJoin && run.released_by(t) == Release::kDependency) {
+      t = run.released_by_task(t);
+    }
+    const TaskInfo& i = info(t);
+    const Seconds dur = (run.end(t) - run.start(t)).seconds();
+    const Seconds c = std::min(gap, dur);
+    if (comm(i, c)) {
+      b.bubble += gap - c;
+    } else if (i.category == TaskCategory::kOptimizer) {
+      b.optimizer += gap;
+    } else {
+      b.bubble += gap;
+    }
+  };
+  SimTime at = SimTime::Zero();
+  for (TaskId t : run.StreamTasks(ref.compute)) {
+    const Seconds gap = (run.start(t) - at).seconds();
+    if (gap.value() > 0.0) {
+      if (run.released_by(t) == Release::kDependency) {
+        wait(run.released_by_task(t), gap);
+      } else {
+        b.bubble += gap;
+      }
+    }
+    const TaskInfo& i = info(t);
+    const Seconds d = (run.end(t) - run.start(t)).seconds();
+    if (i.category == TaskCategory::kOptimizer) {
+      b.optimizer += d;
+    } else {
+      const double total = i.parts.total().value();
+      const double f = total > 0.0 ? d.value() / total : 0.0;
+      b.compute += (i.parts.compute - i.recompute) * f;
+      b.recompute += i.recompute * f;
+      b.tp += i.parts.tp * f;
+      b.cp += i.parts.cp * f;
+      b.ep += i.parts.ep * f;
+    }
+    at = run.end(t);
+  }
+  // The tail: whatever on the critical path runs after the reference device's last task.
+  for (const CriticalStep& step : run.critical_path()) {
+    if (step.end <= at) continue;
+    const SimTime from = std::max(step.start, at);
+    const Seconds d = (step.end - from).seconds();
+    const TaskInfo& i = info(step.task);
+    if (!comm(i, d)) {
+      if (i.category == TaskCategory::kOptimizer) {
+        b.optimizer += d;
+      } else {
+        b.bubble += d;
+      }
     }
   }
   return b;
@@ -146,8 +180,18 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   Stats(*program, *result, r);
   for (const DeviceStats& d : r.devices) {
     if (d.busy > r.devices[static_cast<size_t>(r.reference_device)].busy) r.reference_device = d.device;
-    if (d.busy.value() > 0.0) {
-      r.bubble_fraction = std::max(r.bubble_fraction, (d.last_backward_end - d.busy).value() / d.busy.value());
+  }
+  // The pipeline bubble of the busiest rank: its compute stream's idle time up to its last
+  // backward, over its busy time (DESIGN.md §5: (p-1)/m for 1F1B, (p-1)/(v·m) interleaved).
+  {
+    const DeviceStats& d = r.devices[static_cast<size_t>(r.reference_device)];
+    Seconds busy_before;
+    for (TaskId id : result->StreamTasks(program->devices[static_cast<size_t>(d.device)].compute)) {
+      const TaskInfo& ti = (*program->tasks)[static_cast<size_t>(program->engine.label(id))];
+      if (ti.category != TaskCategory::kOptimizer) busy_before += (result->end(id) - result->start(id)).seconds();
+    }
+    if (busy_before.value() > 0.0) {
+      r.bubble_fraction = (d.last_backward_end - busy_before).value() / busy_before.value();
     }
   }
   // Memory at the simulated peak: the closed-form stage budget with its activations replaced by
@@ -166,7 +210,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   r.fits = r.peak_memory.value() <= sc.hardware.memory_capacity;
 
   std::map<LinkClass, Seconds> by_link;
-  r.breakdown = Attribute(*program, *result, r.reference_device, by_link);
+  r.breakdown = Attribute(*program, *result, program->devices[static_cast<size_t>(r.reference_device)], by_link);
   // In-layer communication: the link class its group's collective is bound by.
   const RankCoords at{};
   const Bytes probe(1e8);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/hardware/op_cost.h"
+#include "sim/model/recompute.h"
 
 namespace shardsim {
 
@@ -176,19 +177,19 @@ struct Pricer {
     SHARDSIM_RETURN_IF_ERROR(LayerTp(layer.ops, b));
     SHARDSIM_RETURN_IF_ERROR(LayerCp(layer.ops, b));
     SHARDSIM_RETURN_IF_ERROR(LayerEp(layer.ops, b));
-    // Recompute re-runs forward work inside the backward pass: the whole layer with its
-    // collectives (full), or the attention core (selective, Korthikanti 2022 §5).
-    switch (sc.training.recompute) {
-      case Recompute::kFull:
-        b.recompute = b.fwd;
-        break;
-      case Recompute::kSelective:
-        for (const Op& op : layer.ops) {
-          if (op.kind == OpKind::kAttention) b.recompute.compute += hw.Cost(op, Pass::kForward).time;
+    // Recompute re-runs forward work inside the backward pass (sim/model/recompute.h): the
+    // whole layer with its collectives (full), the attention core (selective), or the ops the
+    // op-level policy did not keep (selective_ops).
+    if (sc.training.recompute == Recompute::kFull) {
+      b.recompute = b.fwd;
+    } else {
+      int matmul = 0;
+      for (const Op& op : layer.ops) {
+        if (Recomputes(sc.training.recompute, op, matmul)) {
+          b.recompute.compute += hw.Cost(op, Pass::kForward).time;
         }
-        break;
-      case Recompute::kNone:
-        break;
+        if (op.kind == OpKind::kMatmul) ++matmul;
+      }
     }
     b.bwd += b.recompute;
     return b;

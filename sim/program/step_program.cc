@@ -8,6 +8,7 @@
 
 #include "sim/hardware/op_cost.h"
 #include "sim/memory/budget.h"
+#include "sim/model/recompute.h"
 #include "sim/parallel/stages.h"
 #include "sim/schedule/schedule.h"
 
@@ -77,6 +78,26 @@ class Builder {
   }
   void Dep(TaskId before, TaskId after) { prog_.engine.AddDependency(before, after); }
 
+  // A collective of `bytes` in group `grp` of device `d`, on `stream`, after `after` (if valid).
+  Result<TaskId> AddCollective(const Device& d, TaskCategory category, CommGroup grp,
+                               CollectiveOp op, Bytes bytes, ResourceId stream, TaskId after,
+                               int32_t chunk, int32_t microbatch = 0, int32_t layer = -1) {
+    Result<CommTime> c = Cost(grp, op, bytes, d);
+    if (!c.ok()) return c.status();
+    TaskInfo info;
+    info.category = category;
+    info.device = d.index;
+    info.chunk = chunk;
+    info.microbatch = microbatch;
+    info.layer = layer;
+    info.group = grp;
+    info.op = op;
+    info.bytes = bytes;
+    const TaskId t = AddComm(info, stream, d, *c);
+    if (after.valid()) Dep(after, t);
+    return t;
+  }
+
   Result<CommTime> Cost(CommGroup grp, CollectiveOp op, Bytes size, const Device& d) const {
     Result<CollectiveCost> c = layout_.Cost(grp, op, size, d.coords);
     if (!c.ok()) return c.status();
@@ -104,10 +125,16 @@ class Builder {
   StepProgram prog_;
   ScheduleShape shape_;
   std::vector<std::vector<ChunkWork>> chunks_;  // [pp rank][chunk]
-  std::map<Key, TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
-  std::map<Key, TaskId> send_next_, send_prev_;
-  std::map<int32_t, std::vector<TaskId>> waits_;      // device -> comm tasks the optimizer waits for
-  std::map<Key, TaskId> gather_;                      // (device, chunk, 0) -> ZeRO-1/2 gather
+  // Flat tables indexed by Slot(device, chunk, micro-batch): the first and last compute task of
+  // each forward and backward (a backward split into gradient buckets has several).
+  size_t Slot(const Key& k) const {
+    return (static_cast<size_t>(k.device) * static_cast<size_t>(shape_.virtual_stages) +
+            static_cast<size_t>(k.chunk)) * static_cast<size_t>(prog_.microbatches) +
+           static_cast<size_t>(k.mb);
+  }
+  std::vector<TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
+  std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
+  std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather
   std::map<std::string, std::vector<TaskId>> joins_;  // instance -> member flows
   std::map<std::string, TaskId> join_task_;
 };
@@ -216,17 +243,12 @@ Status Builder::BuildDevice(const Device& d) {
   if ((zero == 1 || zero == 2) && sc_.parallel.overlap_param_gather && layout_.GroupSize(CommGroup::kGrad) > 1) {
     for (size_t c = 0; c < chunks.size(); ++c) {
       const Bytes bytes(static_cast<double>(chunks[c].dense_params) * weight_bytes);
-      Result<CommTime> ag = Cost(CommGroup::kGrad, CollectiveOp::kAllGather, bytes, d);
-      if (!ag.ok()) return ag.status();
-      TaskInfo info;
-      info.category = TaskCategory::kParamGather;
-      info.device = d.index;
-      info.chunk = static_cast<int32_t>(c);
-      info.group = CommGroup::kGrad;
-      info.op = CollectiveOp::kAllGather;
-      info.bytes = bytes;
-      const TaskId t = AddComm(info, d.gather, d, *ag);
-      gather_[Key{d.index, static_cast<int32_t>(c), 0}] = Joined("ag " + dev + std::to_string(c), t);
+      Result<TaskId> t = AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad,
+                                       CollectiveOp::kAllGather, bytes, d.gather, TaskId(),
+                                       static_cast<int32_t>(c));
+      if (!t.ok()) return t.status();
+      gather_[Slot(Key{d.index, static_cast<int32_t>(c), 0}) / static_cast<size_t>(prog_.microbatches)] =
+          Joined("ag " + dev + std::to_string(c), *t);
     }
   }
 
@@ -266,63 +288,42 @@ Status Builder::BuildDevice(const Device& d) {
         last = t;
         if (!reduce_here) continue;
         const Bytes bucket = grads / static_cast<double>(buckets);
-        const CollectiveOp op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-        Result<CommTime> c = Cost(CommGroup::kGrad, op, bucket, d);
-        if (!c.ok()) return c.status();
-        TaskInfo ci;
-        ci.category = TaskCategory::kGradReduce;
-        ci.device = d.index;
-        ci.chunk = it.chunk;
-        ci.group = CommGroup::kGrad;
-        ci.op = op;
-        ci.bytes = bucket;
-        const TaskId f = AddComm(ci, d.grad, d, *c);
         // Without overlap the reduction waits for the whole backward pass (the last piece).
-        Dep(t, f);
-        waits_[d.index].push_back(Joined("rs " + dev + std::to_string(it.chunk) + "/" + std::to_string(k), f));
+        Result<TaskId> f = AddCollective(
+            d, TaskCategory::kGradReduce, CommGroup::kGrad,
+            zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, bucket, d.grad, t,
+            it.chunk);
+        if (!f.ok()) return f.status();
+        waits_[static_cast<size_t>(d.index)].push_back(
+            Joined("rs " + dev + std::to_string(it.chunk) + "/" + std::to_string(k), *f));
       }
       if (reduce_here && w.expert_params > 0 && layout_.GroupSize(CommGroup::kExpertGrad) > 1) {
         const Bytes eg(static_cast<double>(w.expert_params) * grad_bytes);
-        const CollectiveOp op = zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter;
-        Result<CommTime> c = Cost(CommGroup::kExpertGrad, op, eg, d);
-        if (!c.ok()) return c.status();
-        TaskInfo ci;
-        ci.category = TaskCategory::kGradReduce;
-        ci.device = d.index;
-        ci.chunk = it.chunk;
-        ci.group = CommGroup::kExpertGrad;
-        ci.op = op;
-        ci.bytes = eg;
-        const TaskId f = AddComm(ci, d.grad, d, *c);
-        Dep(last, f);
-        waits_[d.index].push_back(Joined("ers " + dev + std::to_string(it.chunk), f));
+        Result<TaskId> f = AddCollective(
+            d, TaskCategory::kGradReduce, CommGroup::kExpertGrad,
+            zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, eg, d.grad, last,
+            it.chunk);
+        if (!f.ok()) return f.status();
+        waits_[static_cast<size_t>(d.index)].push_back(Joined("ers " + dev + std::to_string(it.chunk), *f));
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
       if (backward && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
-        Result<CommTime> c = Cost(CommGroup::kGrad, CollectiveOp::kReduceScatter, grads, d);
-        if (!c.ok()) return c.status();
-        TaskInfo ci;
-        ci.category = TaskCategory::kGradReduce;
-        ci.device = d.index;
-        ci.chunk = it.chunk;
-        ci.microbatch = it.microbatch;
-        ci.group = CommGroup::kGrad;
-        ci.op = CollectiveOp::kReduceScatter;
-        ci.bytes = grads;
-        const TaskId f = AddComm(ci, d.grad, d, *c);
-        Dep(last, f);
-        waits_[d.index].push_back(Joined("rs2 " + dev + std::to_string(it.chunk) + "/" +
-                                             std::to_string(it.microbatch), f));
+        Result<TaskId> f = AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
+                                         CollectiveOp::kReduceScatter, grads, d.grad, last,
+                                         it.chunk, it.microbatch);
+        if (!f.ok()) return f.status();
+        waits_[static_cast<size_t>(d.index)].push_back(Joined(
+            "rs2 " + dev + std::to_string(it.chunk) + "/" + std::to_string(it.microbatch), *f));
       }
     }
     if (!backward) {
-      auto ag = gather_.find(Key{d.index, it.chunk, 0});
-      if (ag != gather_.end() && it.microbatch == 0) Dep(ag->second, first);
-      fwd_first_[key] = first;
-      fwd_[key] = last;
+      const TaskId ag = gather_[Slot(Key{d.index, it.chunk, 0}) / static_cast<size_t>(prog_.microbatches)];
+      if (ag.valid() && it.microbatch == 0) Dep(ag, first);
+      fwd_first_[Slot(key)] = first;
+      fwd_[Slot(key)] = last;
     } else {
-      bwd_first_[key] = first;
-      bwd_[key] = last;
+      bwd_first_[Slot(key)] = first;
+      bwd_[Slot(key)] = last;
     }
   }
   return Status::Ok();
@@ -356,27 +357,18 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
       params += Sum(g_.head).params + Sum(g_.mtp).params;
     }
     TaskId gather;
-    bool have_gather = false;
     if (gathered) {
       const Bytes bytes(static_cast<double>(params) * weight_bytes);
-      Result<CommTime> c = Cost(CommGroup::kGrad, CollectiveOp::kAllGather, bytes, d);
-      if (!c.ok()) return c.status();
-      TaskInfo gi;
-      gi.category = TaskCategory::kZero3Gather;
-      gi.device = d.index;
-      gi.chunk = it.chunk;
-      gi.microbatch = it.microbatch;
-      gi.layer = static_cast<int32_t>(l);
-      gi.group = CommGroup::kGrad;
-      gi.op = CollectiveOp::kAllGather;
-      gi.bytes = bytes;
-      gather = AddComm(gi, d.gather, d, *c);
+      Result<TaskId> g = AddCollective(d, TaskCategory::kZero3Gather, CommGroup::kGrad,
+                                       CollectiveOp::kAllGather, bytes, d.gather, TaskId(),
+                                       it.chunk, it.microbatch, static_cast<int32_t>(l));
+      if (!g.ok()) return g.status();
       // Two gathered layers at most: this gather waits for the layer two back to finish.
-      if (computed.size() >= 2) Dep(computed[computed.size() - 2], gather);
+      if (computed.size() >= 2) Dep(computed[computed.size() - 2], *g);
       gather = Joined("z3ag " + std::to_string(d.coords.pp) + "/" + std::to_string(it.chunk) + "/" +
                           std::to_string(it.microbatch) + "/" + std::to_string(backward) + "/" +
-                          std::to_string(l), gather);
-      have_gather = true;
+                          std::to_string(l),
+                      *g);
     }
     TaskInfo info;
     info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
@@ -386,32 +378,28 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
     info.layer = static_cast<int32_t>(l);
     info.parts = parts;
     info.recompute = recompute;
-    const Bytes acts = LayerActivationBytes(ops, sc_.training.recompute);
+    Bytes acts = LayerActivationBytes(ops, sc_.training.recompute);
+    // The embedding's and the head's saved tensors live with the first and last layer tasks.
+    if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0)) acts += Sum(g_.embedding).saved;
+    if (w.head && (backward ? idx == 0 : idx + 1 == layers.size())) {
+      acts += Sum(g_.head).saved + Sum(g_.mtp).saved;
+    }
     info.activation_delta = backward ? Bytes(0) - acts : acts;
     const TaskId t = Add(info, d.compute, SimTime::FromSeconds(parts.total()));
-    if (have_gather) Dep(gather, t);
+    if (gather.valid()) Dep(gather, t);
     computed.push_back(t);
     if (idx == 0) *first = t;
     *last = t;
     if (backward && gathered) {
       const Bytes bytes(static_cast<double>(params) * grad_bytes);
-      Result<CommTime> c = Cost(CommGroup::kGrad, CollectiveOp::kReduceScatter, bytes, d);
-      if (!c.ok()) return c.status();
-      TaskInfo ri;
-      ri.category = TaskCategory::kGradReduce;
-      ri.device = d.index;
-      ri.chunk = it.chunk;
-      ri.microbatch = it.microbatch;
-      ri.layer = static_cast<int32_t>(l);
-      ri.group = CommGroup::kGrad;
-      ri.op = CollectiveOp::kReduceScatter;
-      ri.bytes = bytes;
-      const TaskId f = AddComm(ri, d.grad, d, *c);
-      Dep(t, f);
-      waits_[d.index].push_back(Joined("z3rs " + std::to_string(d.coords.pp) + "/" +
-                                           std::to_string(it.chunk) + "/" +
-                                           std::to_string(it.microbatch) + "/" + std::to_string(l),
-                                       f));
+      Result<TaskId> f = AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
+                                       CollectiveOp::kReduceScatter, bytes, d.grad, t, it.chunk,
+                                       it.microbatch, static_cast<int32_t>(l));
+      if (!f.ok()) return f.status();
+      waits_[static_cast<size_t>(d.index)].push_back(
+          Joined("z3rs " + std::to_string(d.coords.pp) + "/" + std::to_string(it.chunk) + "/" +
+                     std::to_string(it.microbatch) + "/" + std::to_string(l),
+                 *f));
     }
   }
   return Status::Ok();
@@ -445,18 +433,18 @@ Status Builder::LinkPipeline() {
         const bool has_next = r < p - 1 || it.chunk < v - 1;
         if (!has_next) continue;
         const TaskId s = AddComm(info, d.pp_next, d, next);
-        Dep(fwd_.at(key), s);
+        Dep(fwd_[Slot(key)], s);
         const int32_t to = device_at(d, r < p - 1 ? r + 1 : 0);
         const int32_t chunk = r < p - 1 ? it.chunk : it.chunk + 1;
-        Dep(s, fwd_first_.at(Key{to, chunk, it.microbatch}));
+        Dep(s, fwd_first_[Slot(Key{to, chunk, it.microbatch})]);
       } else {
         const bool has_prev = r > 0 || it.chunk > 0;
         if (!has_prev) continue;
         const TaskId s = AddComm(info, d.pp_prev, d, prev);
-        Dep(bwd_.at(key), s);
+        Dep(bwd_[Slot(key)], s);
         const int32_t to = device_at(d, r > 0 ? r - 1 : p - 1);
         const int32_t chunk = r > 0 ? it.chunk : it.chunk - 1;
-        Dep(s, bwd_first_.at(Key{to, chunk, it.microbatch}));
+        Dep(s, bwd_first_[Slot(Key{to, chunk, it.microbatch})]);
       }
     }
   }
@@ -473,21 +461,18 @@ Status Builder::Finish(const Device& d) {
   if (sc_.model.tied_embeddings && p > 1 && (r == 0 || r == p - 1)) {
     const int64_t rows = (sc_.model.vocab_size + sc_.parallel.tp - 1) / sc_.parallel.tp;
     const Bytes bytes(static_cast<double>(rows * sc_.model.hidden_size) * BytesOf(sc_.training.grad_dtype));
-    Result<CommTime> c = Cost(CommGroup::kEmbedding, CollectiveOp::kAllReduce, bytes, d);
-    if (!c.ok()) return c.status();
-    TaskInfo info;
-    info.category = TaskCategory::kEmbeddingSync;
-    info.device = d.index;
-    info.group = CommGroup::kEmbedding;
-    info.op = CollectiveOp::kAllReduce;
-    info.bytes = bytes;
-    const TaskId f = AddComm(info, d.grad, d, *c);
     const int32_t chunk = r == 0 ? 0 : static_cast<int32_t>(chunks.size() - 1);
-    Dep(bwd_.at(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)}), f);
-    waits_[d.index].push_back(f);
+    Result<TaskId> f = AddCollective(
+        d, TaskCategory::kEmbeddingSync, CommGroup::kEmbedding, CollectiveOp::kAllReduce, bytes,
+        d.grad, bwd_[Slot(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)})], chunk);
+    if (!f.ok()) return f.status();
+    waits_[static_cast<size_t>(d.index)].push_back(*f);
   }
-  // The optimizer step over the local shard (ZeRO-1+ shards it over dp x cp), memory-bound:
-  // fused Adam moves kAdamBytesPerParam per parameter (+2 writing the 16-bit copy).
+  // The optimizer step over the local shard (ZeRO-1+ shards it over dp x cp), memory-bound,
+  // as Megatron-LM's optimizer runs it: zero the gradient buffer for the next step, the
+  // gradient norm for clipping (one read of the gradients), fp16's unscale and inf check (one
+  // more), fused Adam (kAdamBytesPerParam: weight, gradient, m, v read; weight, m, v written),
+  // and the copy of the fp32 master weights into the 16-bit ones (4 read + 2 written).
   int64_t dense = 0, expert = 0;
   for (const ChunkWork& w : chunks) {
     dense += w.dense_params;
@@ -498,29 +483,26 @@ Status Builder::Finish(const Device& d) {
     expert /= std::max<int64_t>(1, layout_.GroupSize(CommGroup::kExpertGrad));
   }
   const bool adam = sc_.training.optimizer == Optimizer::kAdam;
-  const double per_param = (adam ? kAdamBytesPerParam : 20.0) + (mem_.weight_bytes_per_param < 4.0 ? 2.0 : 0.0);
+  const double grad = BytesOf(sc_.training.grad_dtype);
+  const bool master = mem_.weight_bytes_per_param < 4.0;
+  const double per_param = (adam ? kAdamBytesPerParam : 20.0) + 2.0 * grad +
+                           (sc_.training.precision == DType::kFp16 ? grad : 0.0) +
+                           (master ? 6.0 : 0.0);
   TaskInfo oi;
   oi.category = TaskCategory::kOptimizer;
   oi.device = d.index;
   oi.parts.compute = hw_.OptimizerStep(dense + expert, per_param);
   const TaskId opt = Add(oi, d.compute, SimTime::FromSeconds(oi.parts.compute));
-  for (TaskId w : waits_[d.index]) Dep(w, opt);
+  for (TaskId w : waits_[static_cast<size_t>(d.index)]) Dep(w, opt);
   // ZeRO-1/2 without overlap: gather the updated parameters before the step ends.
   if ((zero == 1 || zero == 2) && !sc_.parallel.overlap_param_gather &&
       layout_.GroupSize(CommGroup::kGrad) > 1) {
     for (size_t c = 0; c < chunks.size(); ++c) {
       const Bytes bytes(static_cast<double>(chunks[c].dense_params) * mem_.weight_bytes_per_param);
-      Result<CommTime> ag = Cost(CommGroup::kGrad, CollectiveOp::kAllGather, bytes, d);
-      if (!ag.ok()) return ag.status();
-      TaskInfo info;
-      info.category = TaskCategory::kParamGather;
-      info.device = d.index;
-      info.chunk = static_cast<int32_t>(c);
-      info.group = CommGroup::kGrad;
-      info.op = CollectiveOp::kAllGather;
-      info.bytes = bytes;
-      const TaskId t = AddComm(info, d.gather, d, *ag);
-      Dep(opt, t);
+      Result<TaskId> t = AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad,
+                                       CollectiveOp::kAllGather, bytes, d.gather, opt,
+                                       static_cast<int32_t>(c));
+      if (!t.ok()) return t.status();
     }
   }
   return Status::Ok();
@@ -534,13 +516,27 @@ Result<StepProgram> Builder::Build() {
                          prog_.microbatches};
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
   MakeDevices();
+  const size_t slots = prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages) *
+                       static_cast<size_t>(prog_.microbatches);
+  fwd_.assign(slots, TaskId());
+  bwd_.assign(slots, TaskId());
+  fwd_first_.assign(slots, TaskId());
+  bwd_first_.assign(slots, TaskId());
+  gather_.assign(prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages), TaskId());
+  waits_.assign(prog_.devices.size(), {});
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(BuildDevice(d));
   SHARDSIM_RETURN_IF_ERROR(LinkPipeline());
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(Finish(d));
-  prog_.engine.SetTaskNamer([tasks = prog_.tasks](TaskId t) {
+  // Engine errors (a deadlock) name tasks by what they are and the rank they run on.
+  std::vector<RankCoords> ranks;
+  for (const Device& d : prog_.devices) ranks.push_back(d.coords);
+  prog_.engine.SetTaskNamer([tasks = prog_.tasks, ranks](TaskId t) {
     const TaskInfo& i = (*tasks)[static_cast<size_t>(t.v)];
-    return std::string(Name(i.category)) + " device " + std::to_string(i.device) + " chunk " +
-           std::to_string(i.chunk) + " mb " + std::to_string(i.microbatch);
+    const RankCoords& c = ranks[static_cast<size_t>(i.device)];
+    return std::string(Name(i.category)) + " of chunk " + std::to_string(i.chunk) +
+           ", micro-batch " + std::to_string(i.microbatch) + " on rank (pp " +
+           std::to_string(c.pp) + ", dp " + std::to_string(c.dp) + ", cp " +
+           std::to_string(c.cp) + ")";
   });
   return std::move(prog_);
 }

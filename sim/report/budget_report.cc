@@ -78,7 +78,7 @@ void AddFlops(const Scenario& sc, const BudgetReport& r, std::string& out) {
   out += "\nFLOPs (model FLOPs: matmuls, attention as the full s x s square; backward = 2x forward)\n";
   TextTable t({"", "per token", "per step"});
   auto row = [&](const std::string& name, double per_token) {
-    t.AddRow({name, FormatSig(per_token, 4), FormatSig(per_token * tokens, 4)});
+    t.AddRow({name, FormatSci(per_token), FormatSci(per_token * tokens)});
   };
   row("forward", f.model_fwd_per_token);
   row("  layer matmuls", f.fwd_layer_matmuls);
@@ -87,9 +87,9 @@ void AddFlops(const Scenario& sc, const BudgetReport& r, std::string& out) {
   if (f.fwd_mtp > 0) row("  multi-token prediction", f.fwd_mtp);
   row("backward", f.model_bwd_per_token);
   row("recompute (" + std::string(Name(sc.training.recompute)) + ")", f.recompute_per_token);
-  t.AddRow({"model FLOPs (MFU basis)", "", FormatSig(f.model_per_step, 4)});
-  t.AddRow({"hardware FLOPs (HFU basis)", "", FormatSig(f.hardware_per_step, 4)});
-  t.AddRow({"6·N·D (N = " + FormatCount(f.params_6nd) + ")", "", FormatSig(f.six_nd, 4)});
+  t.AddRow({"model FLOPs (MFU basis)", "", FormatSci(f.model_per_step)});
+  t.AddRow({"hardware FLOPs (HFU basis)", "", FormatSci(f.hardware_per_step)});
+  t.AddRow({"6·N·D (N = " + FormatCount(f.params_6nd) + ")", "", FormatSci(f.six_nd)});
   out += t.ToString();
   const SixNdGap g = ExplainSixNd(sc.model, f, r.params);
   const double six = 6.0 * f.params_6nd;
@@ -239,8 +239,8 @@ std::string ExplainOps(const OpGraph& g) {
               std::to_string(a.seq_kv) + ", d " + std::to_string(a.head_dim) +
               (a.flash ? ", flash" : "");
     }
-    t.AddRow({op.name, Name(op.kind), Name(op.tp_split), shape, FormatSig(op.fwd.flops.value(), 3),
-              FormatSig((op.bwd_input.flops + op.bwd_weight.flops).value(), 3),
+    t.AddRow({op.name, Name(op.kind), Name(op.tp_split), shape, FormatSci(op.fwd.flops.value()),
+              FormatSci((op.bwd_input.flops + op.bwd_weight.flops).value()),
               FormatBytes(op.fwd.bytes), FormatCount(static_cast<double>(op.params)),
               FormatBytes(op.saved), op.note});
   };

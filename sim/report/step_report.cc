@@ -56,7 +56,7 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
                                   (r.fits ? " (fits)" : " (DOES NOT FIT)")});
   if (r.time_to_train_s) {
     head.AddRow({"time to train", FormatSeconds(Seconds(*r.time_to_train_s)) + ", " +
-                                      FormatSig(*r.gpu_hours, 4) + " GPU-hours"});
+                                      FormatCount(*r.gpu_hours) + " GPU-hours"});
   }
   out += head.ToString();
   out += "\nWhere the step goes (critical path of pipeline rank " +
@@ -73,8 +73,10 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
     }
     out += bt.ToString();
   }
-  out += "\nFLOPs: model " + FormatSig(r.flops.model_per_step, 4) + " per step (matmuls, attention as the full s x s square), hardware " +
-         FormatSig(r.flops.hardware_per_step, 4) + " (with recompute); 6·N·D " + FormatSig(r.flops.six_nd, 4) + "\n";
+  out += "\nFLOPs per step: model " + FormatSci(r.flops.model_per_step) +
+         " (matmuls, attention as the full s x s square), hardware " +
+         FormatSci(r.flops.hardware_per_step) + " (with recompute), 6·N·D " +
+         FormatSci(r.flops.six_nd) + "\n";
   return out;
 }
 

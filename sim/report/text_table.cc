@@ -35,7 +35,9 @@ std::string TextTable::ToString() const {
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s + "\n";
   };
-  std::string out = line(header_);
+  bool header = false;
+  for (const std::string& h : header_) header = header || !h.empty();
+  std::string out = header ? line(header_) : std::string();
   for (const auto& row : rows_) {
     if (row.size() == 1 && !row[0].empty() && row[0][0] == '\x01') {
       out += indent_ + row[0].substr(1) + "\n";

@@ -1,7 +1,6 @@
 // End-to-end tests of `shardsim comm`: output contract (DESIGN.md §4), nccl-tests table layout,
 // exit codes and error messages.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -11,28 +10,14 @@
 #include <string>
 
 #include "sim/config/loader.h"
+#include "tests/cli/run_cli.h"
 #include "tests/topology/test_specs.h"
 
 namespace shardsim {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-CliRun Shardsim(const std::string& args) {
-  const std::string cmd = std::string(SHARDSIM_BINARY) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using testing::CliRun;
+using testing::Shardsim;
 
 TEST(CommCli, JsonHasTheContractKeys) {
   const CliRun r = Shardsim("comm --topology dgx-h100 --gpus 8 --op all_reduce --size 1GiB --json");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "sim/model/flops.h"
 #include "tests/model/test_models.h"
 
 namespace shardsim {
@@ -84,8 +85,9 @@ TEST(Budget, AgreesWithH200Measurements) {
   std::ifstream in(std::string(SHARDSIM_SOURCE_DIR) + "/bench/h200/results/train.json");
   ASSERT_TRUE(in.good());
   const nlohmann::json runs = nlohmann::json::parse(in);
-  std::printf("%-12s %5s %3s %-5s | %9s %9s %6s | %9s %9s %6s\n", "model", "seq", "mb", "recomp",
-              "act pred", "act meas", "err", "peak pred", "peak meas", "err");
+  std::printf("%-12s %5s %3s %-5s | %9s %9s %6s | %9s %9s %6s | %9s %9s %6s\n", "model", "seq",
+              "mb", "recomp", "act pred", "act meas", "err", "peak pred", "peak meas", "err",
+              "FLOPs pred", "counted", "err");
   int checked = 0;
   for (const auto& r : runs) {
     const auto& cfg = r["cfg"];
@@ -107,6 +109,7 @@ TEST(Budget, AgreesWithH200Measurements) {
     t.recompute = r["recompute"] == "full" ? Recompute::kFull : Recompute::kNone;
     t.flash_attention = cfg["flash"];
     t.fused_kernels = false;
+    t.fused_loss = false;
     ParallelSpec p;
     auto b = EstimateMemory(m, t, p, H200());
     ASSERT_TRUE(b.ok()) << b.status().ToString();
@@ -119,10 +122,23 @@ TEST(Budget, AgreesWithH200Measurements) {
     const double peak_pred = (s.model_states() + s.activations + s.loss_buffers + s.recompute_buffer).value();
     const double act_err = act_pred / act_meas - 1.0;
     const double peak_err = peak_pred / peak_meas - 1.0;
-    std::printf("%-12s %5d %3d %-5s | %8.2fG %8.2fG %+5.1f%% | %8.2fG %8.2fG %+5.1f%%\n",
+    // FLOPs against torch.utils.flop_counter: it counts matmuls (2mnk per pass) and SDPA as the
+    // full square forward and 2.5x that backward for flash (the scores are recomputed), so
+    // budget's hardware FLOPs plus half a forward of the attention term.
+    auto f = SummarizeFlops(m, t);
+    ASSERT_TRUE(f.ok());
+    const double flops_pred =
+        f->hardware_per_step +
+        (t.flash_attention ? 0.5 * f->fwd_attention * static_cast<double>(f->tokens_per_step) : 0.0);
+    const double counted = r["counted_flops"].is_null() ? NAN : r["counted_flops"].get<double>();
+    const double flops_err = flops_pred / counted - 1.0;
+    std::printf("%-12s %5d %3d %-5s | %8.2fG %8.2fG %+5.1f%% | %8.2fG %8.2fG %+5.1f%% | %9.3g %9.3g %+5.1f%%\n",
                 name.c_str(), static_cast<int>(t.seq_len), static_cast<int>(t.micro_batch),
                 Name(t.recompute), act_pred / gib, act_meas / gib, act_err * 100, peak_pred / gib,
-                peak_meas / gib, peak_err * 100);
+                peak_meas / gib, peak_err * 100, flops_pred, counted, flops_err * 100);
+    if (!std::isnan(counted)) {
+      EXPECT_NEAR(flops_err, 0.0, 0.01) << name;
+    }
     EXPECT_NEAR(s.model_states().value() / static_meas, 1.0, 0.01) << name;
     if (!t.flash_attention) continue;  // see below
     EXPECT_NEAR(act_err, 0.0, 0.03) << name << " seq " << t.seq_len;

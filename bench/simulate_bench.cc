@@ -1,0 +1,76 @@
+// One training step end to end (op graph, costs, layout, task graph, engine run, report data),
+// for the scenarios of issue 4, and the simulation cost against the data-parallel degree (it
+// must not grow: the representative pipeline stands for every replica). Also `budget` on the
+// largest library model (issue 2).
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "sim/config/loader.h"
+#include "sim/program/simulate.h"
+#include "sim/report/budget_report.h"
+
+namespace shardsim {
+namespace {
+
+Scenario Load(const std::string& file) {
+  auto sc = LoadScenario(std::string(SHARDSIM_SOURCE_DIR) + "/" + file, LoadOptions{});
+  if (!sc.ok()) {
+    std::fprintf(stderr, "%s\n", sc.status().ToString().c_str());
+    std::abort();
+  }
+  return *sc;
+}
+
+void RunScenario(benchmark::State& state, const std::string& file) {
+  const Scenario sc = Load(file);
+  int64_t tasks = 0;
+  for (auto _ : state) {
+    auto r = Simulate(sc);
+    if (!r.ok()) state.SkipWithError(r.status().message().c_str());
+    tasks = r->tasks;
+    benchmark::DoNotOptimize(r->step_time);
+  }
+  state.counters["tasks"] = static_cast<double>(tasks);
+  state.counters["scenarios/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
+                                                     benchmark::Counter::kIsRate);
+}
+
+void BM_Llama3_70B_H100x1024(benchmark::State& s) { RunScenario(s, "scenarios/llama3-70b-h100x1024.yaml"); }
+void BM_Llama3_405B_H100x16384(benchmark::State& s) { RunScenario(s, "scenarios/llama3-405b-h100x16k.yaml"); }
+void BM_Gpt3_175B_A100x1024(benchmark::State& s) { RunScenario(s, "scenarios/gpt3-175b-a100x1024.yaml"); }
+BENCHMARK(BM_Llama3_70B_H100x1024)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Llama3_405B_H100x16384)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Gpt3_175B_A100x1024)->Unit(benchmark::kMillisecond);
+
+// Llama-3-70B, TP8 PP4, 32 micro-batches per step, DP from 8 to 2,048 (256 to 65,536 GPUs).
+void BM_DpScaling(benchmark::State& state) {
+  Scenario sc = Load("scenarios/llama3-70b-h100x1024.yaml");
+  const int64_t dp = state.range(0);
+  sc.parallel.dp = dp;
+  sc.gpus = dp * 32;
+  sc.training.global_batch = 32 * dp;
+  sc.topology.max_nodes = 0;
+  for (auto _ : state) {
+    auto r = Simulate(sc);
+    if (!r.ok()) state.SkipWithError(r.status().message().c_str());
+    benchmark::DoNotOptimize(r->step_time);
+  }
+  state.counters["gpus"] = static_cast<double>(sc.gpus);
+}
+BENCHMARK(BM_DpScaling)->RangeMultiplier(4)->Range(8, 2048)->Unit(benchmark::kMillisecond);
+
+void BM_BudgetLargestModel(benchmark::State& state) {
+  Scenario sc = Load("scenarios/llama3-405b-h100x16k.yaml");
+  for (auto _ : state) {
+    auto r = BuildBudget(sc);
+    if (!r.ok()) state.SkipWithError(r.status().message().c_str());
+    benchmark::DoNotOptimize(r->params.total);
+  }
+}
+BENCHMARK(BM_BudgetLargestModel)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace shardsim
+
+BENCHMARK_MAIN();

@@ -1,0 +1,48 @@
+#include "sim/model/recompute.h"
+
+namespace shardsim {
+
+bool Recomputes(Recompute r, const Op& op, int matmul_ordinal) {
+  switch (r) {
+    case Recompute::kNone:
+      return false;
+    case Recompute::kSelective:
+      return op.kind == OpKind::kAttention;
+    case Recompute::kSelectiveOps:
+      if (op.kind == OpKind::kAttention || op.kind == OpKind::kPermute) return false;
+      if (op.kind == OpKind::kMatmul) return matmul_ordinal % 2 == 1;  // see LayerActivationBytes
+      return true;  // pointwise ops, norms, casts
+    case Recompute::kFull:
+      return true;
+  }
+  return false;
+}
+
+Bytes LayerActivationBytes(const LayerOps& layer, Recompute r) {
+  switch (r) {
+    case Recompute::kNone: {
+      return Sum(layer.ops).saved;
+    }
+    case Recompute::kSelective: {
+      const OpTotals t = Sum(layer.ops);
+      return t.saved - t.saved_selective_dropped;
+    }
+    case Recompute::kSelectiveOps: {
+      // The layer input, the attention output, and every other matmul output. Frameworks run
+      // q, k, v and gate, up as separate matmuls where this graph fuses them, so "every other"
+      // is taken as half of the matmul output bytes (and half their forward time recomputed,
+      // see Recomputes); the attention's own inputs are rebuilt by the recompute.
+      Bytes kept = layer.input_bytes;
+      for (const Op& op : layer.ops) {
+        if (op.kind == OpKind::kAttention) kept += op.output;
+        if (op.kind == OpKind::kMatmul) kept += op.output * 0.5;
+      }
+      return kept;
+    }
+    case Recompute::kFull:
+      return layer.input_bytes;
+  }
+  return Bytes(0);
+}
+
+}  // namespace shardsim

@@ -1,0 +1,31 @@
+// What each activation-recompute mode keeps from a layer's forward and what it runs again in
+// backward — the one place the modes are defined (memory, FLOPs and time all read it).
+//
+//   none            every op keeps what its backward needs (Korthikanti 2022 §4.1)
+//   selective       Megatron-LM: the attention core's score/softmax/dropout tensors are dropped
+//                   and the core re-run in backward (Korthikanti 2022 §5)
+//   selective_ops   PyTorch op-level selective checkpointing (torchtitan's default `selective`
+//                   policy): the layer keeps its input, the attention output and every other
+//                   matmul output (the 1st, 3rd, ... in forward order); backward re-runs the
+//                   other matmuls and every pointwise op (norms, activations, rope, residuals)
+//   full            only the layer input is kept; the whole forward runs again (Chen et al. 2016)
+#ifndef SHARDSIM_MODEL_RECOMPUTE_H_
+#define SHARDSIM_MODEL_RECOMPUTE_H_
+
+#include "sim/base/units.h"
+#include "sim/config/spec.h"
+#include "sim/model/op.h"
+#include "sim/model/op_graph.h"
+
+namespace shardsim {
+
+// Whether `op` (the `matmul_ordinal`-th matmul of its layer when it is one, 0-based) runs again
+// in backward under `r`.
+bool Recomputes(Recompute r, const Op& op, int matmul_ordinal);
+
+// Activation bytes one layer keeps per micro-batch, on this device, under `r`.
+Bytes LayerActivationBytes(const LayerOps& layer, Recompute r);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_MODEL_RECOMPUTE_H_

@@ -1,0 +1,128 @@
+// End-to-end tests of `shardsim budget` and `shardsim simulate`: the JSON contract of DESIGN.md
+// §4, exit codes (0 ok, 1 does not fit, 2 bad input), error messages with file:line:col, the
+// trace file, and byte-identical output from run to run.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/cli/run_cli.h"
+
+namespace shardsim {
+namespace {
+
+using testing::Shardsim;
+
+const std::string kSource = SHARDSIM_SOURCE_DIR;
+
+std::string Quickstart() { return kSource + "/scenarios/quickstart.yaml"; }
+
+std::string TempFile(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(BudgetCli, JsonHasTheContractKeys) {
+  const auto r = Shardsim("budget " + Quickstart() + " --json", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"total", "active", "embedding", "non_embedding"}) EXPECT_TRUE(j["params"].contains(k)) << k;
+  for (const char* k : {"per_step", "six_nd", "hardware_per_step"}) EXPECT_TRUE(j["flops"].contains(k)) << k;
+  for (const char* k : {"weights", "gradients", "optimizer", "activations", "total"}) {
+    EXPECT_TRUE(j["memory"]["per_device"].contains(k)) << k;
+  }
+  EXPECT_EQ(j["params"]["total"], 70553706496);  // Llama 3 70B
+  EXPECT_EQ(j["params"]["active"], j["params"]["total"]);
+}
+
+TEST(BudgetCli, ExplainPrintsThePerOpTable) {
+  const auto r = Shardsim("budget " + Quickstart() + " --explain", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Per-op table"), std::string::npos);
+  EXPECT_NE(r.out.find("attn.qkv"), std::string::npos);
+  EXPECT_NE(r.out.find("Korthikanti"), std::string::npos);
+}
+
+TEST(SimulateCli, JsonHasTheContractKeys) {
+  const auto r = Shardsim("simulate " + Quickstart() + " --json", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu",
+                        "mfu", "hfu", "bubble_fraction", "fits", "bottlenecks"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  EXPECT_TRUE(j["memory"].contains("peak_bytes"));
+  EXPECT_TRUE(j["memory"].contains("breakdown"));
+  EXPECT_GT(j["mfu"].get<double>(), 0.0);
+  EXPECT_LT(j["mfu"].get<double>(), 1.0);
+  const auto& b = j["bottlenecks"];
+  ASSERT_FALSE(b.empty());
+  for (const char* k : {"kind", "collective", "resource", "exposed_s", "share"}) EXPECT_TRUE(b[0].contains(k)) << k;
+  for (size_t i = 1; i < b.size(); ++i) EXPECT_GE(b[i - 1]["exposed_s"].get<double>(), b[i]["exposed_s"].get<double>());
+  // tokens/s is the batch's tokens over the step time.
+  EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 1024.0 * 8192.0, 1e-3);
+}
+
+TEST(SimulateCli, SameInputSameBytes) {
+  const auto a = Shardsim("simulate " + Quickstart() + " --json", false);
+  const auto b = Shardsim("simulate " + Quickstart() + " --json", false);
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(SimulateCli, TraceIsChromeTraceJson) {
+  const std::string trace = (std::filesystem::temp_directory_path() / "shardsim_trace.json").string();
+  const auto r = Shardsim("simulate " + Quickstart() + " --trace " + trace, false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(trace);
+  const auto j = nlohmann::json::parse(in);
+  int complete = 0, threads = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "X") ++complete;
+    if (e["ph"] == "M" && e["name"] == "thread_name") ++threads;
+  }
+  EXPECT_GT(complete, 500);
+  EXPECT_EQ(threads, 4 * 5);  // 4 pipeline ranks x 5 streams
+}
+
+TEST(SimulateCli, DoesNotFitExitsOne) {
+  const std::string path = TempFile("shardsim_nofit.yaml",
+                                    "name: nofit\nmodel: llama3-70b\nhardware: h100-sxm\n"
+                                    "topology: dgx-h100\ngpus: 8\ntraining:\n  seq_len: 8192\n"
+                                    "  global_batch: 8\nparallel:\n  dp: 8\n");
+  const auto r = Shardsim("simulate " + path, false);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos);
+}
+
+TEST(SimulateCli, BadInputExitsTwoWithLocation) {
+  const std::string path = TempFile("shardsim_bad.yaml",
+                                    "name: bad\nmodel: llama3-70b\nhardware: h100-sxm\n"
+                                    "topology: dgx-h100\ngpus: 24\ntraining:\n  seq_len: 8192\n"
+                                    "  global_batch: 8\nparallel:\n  tp: 3\n");
+  for (const char* cmd : {"simulate ", "budget "}) {
+    const auto r = Shardsim(cmd + path);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(path + ":10:7: error: parallel.tp: 3 does not divide model.num_heads"),
+              std::string::npos)
+        << r.out;
+  }
+}
+
+TEST(SimulateCli, MissingFileExitsTwo) {
+  const auto r = Shardsim("simulate /nonexistent/scenario.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("/nonexistent/scenario.yaml"), std::string::npos) << r.out;
+}
+
+TEST(Cli, UnknownCommandExitsTwo) {
+  EXPECT_EQ(Shardsim("simulat " + Quickstart()).code, 2);
+  EXPECT_EQ(Shardsim("").code, 2);
+}
+
+}  // namespace
+}  // namespace shardsim

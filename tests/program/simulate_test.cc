@@ -1,0 +1,224 @@
+#include "sim/program/simulate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/config/loader.h"
+#include "sim/hardware/op_cost.h"
+#include "sim/memory/budget.h"
+#include "sim/model/op_graph.h"
+#include "sim/model/recompute.h"
+#include "sim/parallel/layout.h"
+#include "sim/program/step_program.h"
+#include "tests/model/test_models.h"
+
+namespace shardsim {
+namespace {
+
+Scenario Base(int64_t gpus, ParallelSpec p) {
+  Scenario sc;
+  sc.name = "test";
+  sc.model = testing::Gpt(16, 2048, 16, 51200, 2048);
+  auto hw = LoadHardware("a100-sxm4-80gb", LoadOptions{});
+  EXPECT_TRUE(hw.ok());
+  sc.hardware = *hw;
+  auto topo = LoadTopology("dgx-a100", LoadOptions{});
+  EXPECT_TRUE(topo.ok());
+  sc.topology = *topo;
+  sc.gpus = gpus;
+  sc.training.seq_len = 2048;
+  sc.training.micro_batch = 1;
+  sc.training.global_batch = 64 * p.dp;
+  sc.training.precision = DType::kBf16;
+  sc.training.recompute = Recompute::kNone;
+  sc.parallel = p;
+  return sc;
+}
+
+// With free communication and a uniform pipeline, the step is (m + p - 1) chunk-steps and the
+// bubble (p - 1)/m of the ideal time for 1F1B, (p - 1)/(v·m) interleaved (Narayanan 2021 §2.2).
+// Built at the program level with every layer costing F forward and B backward and the
+// embedding, head, transfers and optimizer free.
+double SimulatedBubble(PipelineSchedule schedule, int64_t pp, int64_t v, int64_t m) {
+  ParallelSpec p;
+  p.pp = pp;
+  p.schedule = schedule;
+  p.virtual_stages = v;
+  Scenario sc = Base(8 * pp, p);
+  sc.parallel.tp = 8;
+  sc.model.num_layers = 4 * pp * v;
+  sc.training.global_batch = m;
+  auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
+  auto layout = Layout::Make(sc);
+  EXPECT_TRUE(g.ok() && layout.ok());
+  const OpCostModel hw(sc.hardware);
+  auto memory = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  EXPECT_TRUE(memory.ok());
+  StepCosts costs;
+  BlockCost layer;
+  layer.fwd.compute = Seconds(1e-3);
+  layer.bwd.compute = Seconds(2e-3);
+  costs.layer_kinds.push_back(layer);
+  costs.pp_send.assign(static_cast<size_t>(pp), CommTime{});
+  auto prog = BuildStepProgram(sc, *g, *layout, costs, hw, *memory, ProgramOptions{});
+  EXPECT_TRUE(prog.ok()) << prog.status().ToString();
+  auto run = prog->engine.Run();
+  EXPECT_TRUE(run.ok()) << run.status().ToString();
+  // Stage 0 is busy m·v·(F + B) per chunk; its last backward ends at the makespan minus the
+  // optimizer step.
+  const double per_chunk = 4 * 3e-3;
+  const double busy = static_cast<double>(m * v) * per_chunk;
+  double last_backward = 0.0;
+  for (TaskId t : run->StreamTasks(prog->devices[0].compute)) {
+    const TaskInfo& info = (*prog->tasks)[static_cast<size_t>(prog->engine.label(t))];
+    if (info.category == TaskCategory::kBackward) last_backward = run->end(t).seconds().value();
+  }
+  return (last_backward - busy) / busy;
+}
+
+TEST(Simulate, OneFOneBBubbleIsPMinusOneOverM) {
+  for (int64_t pp : {2, 4, 8}) {
+    for (int64_t m : {8, 16, 32}) {
+      EXPECT_NEAR(SimulatedBubble(PipelineSchedule::k1F1B, pp, 1, m),
+                  static_cast<double>(pp - 1) / static_cast<double>(m), 1e-9)
+          << "pp " << pp << " m " << m;
+    }
+  }
+}
+
+TEST(Simulate, InterleavedBubbleIsPMinusOneOverVm) {
+  for (int64_t pp : {2, 4}) {
+    for (int64_t v : {2, 3}) {
+      for (int64_t m : {8, 16}) {
+        EXPECT_NEAR(SimulatedBubble(PipelineSchedule::kInterleaved1F1B, pp, v, m),
+                    static_cast<double>(pp - 1) / static_cast<double>(v * m), 1e-9)
+            << "pp " << pp << " v " << v << " m " << m;
+      }
+    }
+  }
+}
+
+TEST(Simulate, GpipeBubbleMatchesOneFOneB) {
+  // GPipe's bubble is the same (p - 1)/m; it differs from 1F1B in memory, not time.
+  EXPECT_NEAR(SimulatedBubble(PipelineSchedule::kGpipe, 4, 1, 16), 3.0 / 16.0, 1e-9);
+}
+
+// The first stage holds m micro-batches of activations under GPipe and min(pp, m) under 1F1B:
+// read off the simulated timeline, in units of one micro-batch's activations.
+TEST(Simulate, ActivationsInFlightOnTheFirstStage) {
+  for (auto sched : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B}) {
+    for (int64_t m : {2, 4, 16}) {
+      ParallelSpec p;
+      p.tp = 8;
+      p.pp = 4;
+      p.schedule = sched;
+      Scenario sc = Base(32, p);
+      sc.training.global_batch = m;
+      auto r = Simulate(sc);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
+      ASSERT_TRUE(g.ok());
+      const double per_mb = 4.0 * LayerActivationBytes(g->layer(0), sc.training.recompute).value() +
+                            Sum(g->embedding).saved.value();
+      const double held = r->devices[0].peak_activations.value() / per_mb;
+      const double expected = sched == PipelineSchedule::kGpipe ? static_cast<double>(m)
+                                                                : std::min<double>(4.0, static_cast<double>(m));
+      EXPECT_NEAR(held, expected, 1e-9) << Name(sched) << " m " << m;
+    }
+  }
+}
+
+// Representative pipeline vs every rank simulated, on clusters up to 64 GPUs.
+TEST(Simulate, RepresentativeEqualsEveryRank) {
+  struct L {
+    int64_t dp, tp, pp, cp;
+    int zero;
+    PipelineSchedule s;
+  };
+  const L layouts[] = {{8, 1, 1, 1, 0, PipelineSchedule::k1F1B},
+                       {4, 2, 2, 1, 1, PipelineSchedule::k1F1B},
+                       {2, 8, 4, 1, 1, PipelineSchedule::kInterleaved1F1B},
+                       {4, 4, 2, 2, 1, PipelineSchedule::k1F1B},
+                       {8, 8, 1, 1, 3, PipelineSchedule::k1F1B},
+                       {16, 1, 4, 1, 2, PipelineSchedule::k1F1B},
+                       {2, 2, 8, 2, 0, PipelineSchedule::kGpipe}};
+  for (const L& l : layouts) {
+    ParallelSpec p;
+    p.dp = l.dp;
+    p.tp = l.tp;
+    p.pp = l.pp;
+    p.cp = l.cp;
+    p.zero_stage = l.zero;
+    p.schedule = l.s;
+    p.virtual_stages = l.s == PipelineSchedule::kInterleaved1F1B ? 2 : 1;
+    Scenario sc = Base(l.dp * l.tp * l.pp * l.cp, p);
+    sc.training.global_batch = 8 * l.pp * l.dp;
+    auto rep = Simulate(sc);
+    SimOptions every;
+    every.every_rank = true;
+    auto all = Simulate(sc, every);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    EXPECT_GT(all->devices.size(), rep->devices.size() - 1);
+    EXPECT_NEAR(all->step_time.value() / rep->step_time.value(), 1.0, 1e-9)
+        << "dp" << l.dp << " tp" << l.tp << " pp" << l.pp << " cp" << l.cp << " zero" << l.zero;
+    EXPECT_EQ(all->peak_memory.value(), rep->peak_memory.value());
+  }
+}
+
+// More bandwidth (NVLink and network) never makes a step slower.
+TEST(Simulate, MoreBandwidthNeverSlower) {
+  const ParallelSpec layouts[] = {
+      [] { ParallelSpec p; p.dp = 4; p.tp = 8; p.pp = 2; p.zero_stage = 1; return p; }(),
+      [] { ParallelSpec p; p.dp = 64; p.zero_stage = 3; return p; }(),
+      [] { ParallelSpec p; p.dp = 8; p.tp = 4; p.pp = 2; p.sequence_parallel = true; return p; }()};
+  for (const ParallelSpec& p : layouts) {
+    Scenario sc = Base(p.dp * p.tp * p.pp * p.cp, p);
+    auto base = Simulate(sc);
+    ASSERT_TRUE(base.ok()) << base.status().ToString();
+    for (double f : {1.5, 2.0, 4.0}) {
+      Scenario fast = sc;
+      fast.topology.intra_bandwidth *= f;
+      fast.topology.nic_bandwidth *= f;
+      auto r = Simulate(fast);
+      ASSERT_TRUE(r.ok());
+      EXPECT_LE(r->step_time.value(), base->step_time.value() * (1.0 + 1e-12));
+    }
+  }
+}
+
+// A layout that does not fit in memory still simulates and says so.
+TEST(Simulate, DoesNotFitIsReportedNotRefused) {
+  ParallelSpec p;
+  p.dp = 8;
+  Scenario sc = Base(8, p);
+  sc.model = testing::Gpt(48, 8192, 64, 51200, 2048);  // ~39B on 8 GPUs, no sharding
+  auto r = Simulate(sc);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->fits);
+  EXPECT_GT(r->peak_memory.value(), sc.hardware.memory_capacity);
+  EXPECT_GT(r->step_time.value(), 0.0);
+}
+
+// The breakdown of the critical path sums to the step time.
+TEST(Simulate, BreakdownSumsToStepTime) {
+  ParallelSpec p;
+  p.dp = 2;
+  p.tp = 8;
+  p.pp = 4;
+  p.zero_stage = 1;
+  p.schedule = PipelineSchedule::kInterleaved1F1B;
+  p.virtual_stages = 2;
+  Scenario sc = Base(64, p);
+  sc.training.recompute = Recompute::kSelective;
+  auto r = Simulate(sc);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->breakdown.total().value() / r->step_time.value(), 1.0, 1e-6);
+  EXPECT_GT(r->breakdown.tp.value(), 0.0);
+  EXPECT_GT(r->breakdown.bubble.value(), 0.0);
+  EXPECT_FALSE(r->bottlenecks.empty());
+}
+
+}  // namespace
+}  // namespace shardsim

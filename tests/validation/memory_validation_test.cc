@@ -1,0 +1,72 @@
+// Memory held against what was measured and what was stated: the peak memory torchtitan's
+// benchmark measured for its Llama 3 8B runs (tests/reference/memory.yaml measured_peak_memory,
+// within 15%), and the layouts published as fitting or not fitting in 80 GB
+// (tests/reference/memory.yaml feasibility; scenarios in tests/validation/feasibility/ and the
+// BLOOM run).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/config/loader.h"
+#include "sim/program/simulate.h"
+
+namespace shardsim {
+namespace {
+
+const std::string kDir = std::string(SHARDSIM_SOURCE_DIR) + "/tests/validation/";
+
+TEST(MemoryValidation, TorchtitanMeasuredPeaks) {
+  std::ifstream in(kDir + "published.json");
+  const nlohmann::json runs = nlohmann::json::parse(in)["runs"];
+  std::printf("\n%-44s %12s %12s %8s\n", "run", "predicted", "measured", "error");
+  int checked = 0;
+  for (const auto& r : runs) {
+    if (!r.contains("peak_memory_gib") || r["peak_memory_gib"].is_null()) continue;
+    auto sc = LoadScenario(kDir + r["scenario"].get<std::string>(), LoadOptions{});
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    auto sim = Simulate(*sc);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    const double measured = r["peak_memory_gib"]["value"].get<double>();
+    const double predicted = sim->peak_memory.value() / 1073741824.0;
+    const double err = predicted / measured - 1.0;
+    std::printf("%-44s %9.1f GiB %9.1f GiB %+7.1f%%\n", r["id"].get<std::string>().c_str(),
+                predicted, measured, err * 100.0);
+    EXPECT_LE(std::fabs(err), 0.15) << r["id"];
+    EXPECT_TRUE(sim->fits) << r["id"] << " ran, so it fits";
+    ++checked;
+  }
+  EXPECT_EQ(checked, 10);
+}
+
+TEST(MemoryValidation, PublishedFeasibility) {
+  struct Case {
+    const char* file;
+    bool fits;
+  };
+  const Case cases[] = {
+      {"feasibility/gpt3-175b-h100-fp8-norecompute.yaml", true},
+      {"feasibility/llama3-405b-16k-norecompute.yaml", true},
+      {"feasibility/gpt-neox-20b-a100-40gb.yaml", true},
+      {"feasibility/mpt-7b-h100-mb6-norecompute.yaml", true},
+      {"feasibility/mpt-70b-a100-mb8-norecompute.yaml", false},
+      {"bloom176b_384gpu.yaml", true},
+  };
+  for (const Case& c : cases) {
+    auto sc = LoadScenario(kDir + c.file, LoadOptions{});
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    auto sim = Simulate(*sc);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    std::printf("%-52s peak %6.1f GiB of %5.1f: %s (stated: %s)\n", c.file,
+                sim->peak_memory.value() / 1073741824.0,
+                sc->hardware.memory_capacity / 1073741824.0, sim->fits ? "fits" : "does not fit",
+                c.fits ? "fits" : "does not fit");
+    EXPECT_EQ(sim->fits, c.fits) << c.file;
+  }
+}
+
+}  // namespace
+}  // namespace shardsim
