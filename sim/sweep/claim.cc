@@ -108,9 +108,9 @@ void Judge(ClaimCheck& c) {
     if (step_needed < compute) {
       c.assumptions.push_back(
           "kernels " + FormatSig(compute / step_needed, 3) + "x faster than shardsim's "
-          "efficiency model of " + c.hardware + ": even with all communication and the "
-          "pipeline bubble hidden, the GPUs would need a higher fraction of peak than measured "
-          "GEMM and attention kernels reach");
+          "kernel-efficiency model of " + c.hardware + " (fitted to measured GEMM and attention "
+          "kernels, hardware/calibration/): even with all communication and the pipeline bubble "
+          "hidden, the GPUs would have to run closer to peak than those kernels do");
     } else {
       c.assumptions.push_back("communication and pipeline bubble almost entirely hidden: the "
                               "best layout loses " +

@@ -44,7 +44,7 @@ std::string ClaimReport(const ClaimCheck& c) {
                     std::to_string(c.global_batch) + ", " + c.precision + " (dense peak " +
                     FormatRate(c.peak_flops, "FLOP/s") + " per GPU)\n\n";
   out += "The claim under each FLOPs convention\n";
-  TextTable t({"convention", "FLOPs/token", "tokens/s/GPU", "TFLOP/s/GPU", "MFU", "source"});
+  TextTable t({"convention", "FLOPs/token", "tokens/s/GPU", "TFLOP/s/GPU", "of peak", "source"});
   t.SetLeftAligned({5});
   for (const FlopsConvention& k : c.conventions) {
     t.AddRow({k.name, Sci(k.flops_per_token), FormatSig(k.tokens_per_s_per_gpu, 4),
