@@ -60,13 +60,24 @@ void BM_Sweep(benchmark::State& state, const std::string& spec, int64_t stride) 
 
 BENCHMARK_CAPTURE(BM_Sweep, gpt3_175b_a100x1024_every40th,
                   std::string("scenarios/sweeps/gpt3-175b-a100x1024.yaml"), 40)
-    ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kSecond)->Iterations(1);
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 BENCHMARK_CAPTURE(BM_Sweep, llama3_70b_h100x512_every16th,
                   std::string("scenarios/sweeps/llama3-70b-h100x512.yaml"), 16)
-    ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kSecond)->Iterations(1);
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 BENCHMARK_CAPTURE(BM_Sweep, Exhaustive_gpt3_175b_a100x1024,
                   std::string("scenarios/sweeps/gpt3-175b-a100x1024.yaml"), 1)
-    ->Arg(2)->UseRealTime()->Unit(benchmark::kSecond)->Iterations(1);
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace shardsim

@@ -30,8 +30,7 @@ std::string DefaultTopology(const std::string& hardware) {
 
 void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
   struct Args {
-    std::string claim, scenario, model, hardware, topology, precision = "bf16",
-                progress = "auto";
+    std::string claim, scenario, model, hardware, topology, precision = "bf16", progress = "auto";
     int64_t gpus = 0, seq_len = 0, global_batch = 0;
     int jobs = 0;
   };
@@ -76,12 +75,12 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
             "check-claim: give --scenario FILE, or --model, --hardware and --gpus"));
         return;
       }
-      std::string topology = args->topology.empty() ? DefaultTopology(args->hardware)
-                                                    : args->topology;
+      std::string topology =
+          args->topology.empty() ? DefaultTopology(args->hardware) : args->topology;
       if (topology.empty()) {
-        ctx.exit_code = ReportStatus(Status::Invalid(
-            "check-claim: no default cluster for hardware '" + args->hardware +
-            "'; give --topology"));
+        ctx.exit_code =
+            ReportStatus(Status::Invalid("check-claim: no default cluster for hardware '" +
+                                         args->hardware + "'; give --topology"));
         return;
       }
       int64_t seq = args->seq_len;
@@ -98,11 +97,11 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       const int64_t target = 4 * 1024 * 1024;
       const int64_t per_gpu = std::max<int64_t>(1, (target / seq + args->gpus - 1) / args->gpus);
       const int64_t gb = args->global_batch > 0 ? args->global_batch : per_gpu * args->gpus;
-      const std::string text = "name: check-claim\nmodel: " + args->model + "\nhardware: " +
-                               args->hardware + "\ntopology: " + topology + "\ngpus: " +
-                               std::to_string(args->gpus) + "\ntraining: {seq_len: " +
-                               std::to_string(seq) + ", global_batch: " + std::to_string(gb) +
-                               ", precision: " + args->precision + "}\n";
+      const std::string text =
+          "name: check-claim\nmodel: " + args->model + "\nhardware: " + args->hardware +
+          "\ntopology: " + topology + "\ngpus: " + std::to_string(args->gpus) +
+          "\ntraining: {seq_len: " + std::to_string(seq) + ", global_batch: " + std::to_string(gb) +
+          ", precision: " + args->precision + "}\n";
       Result<ScenarioDocument> doc = ScenarioDocument::ParseText(text, "<check-claim>");
       if (!doc.ok()) {
         ctx.exit_code = ReportStatus(doc.status());

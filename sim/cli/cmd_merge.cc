@@ -63,8 +63,7 @@ void AddMergeCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     std::printf("shardsim merge: %lld points from %zu files into %s\n",
-                static_cast<long long>(merged->points), args->inputs.size(),
-                args->output.c_str());
+                static_cast<long long>(merged->points), args->inputs.size(), args->output.c_str());
     Result<std::string> report = SweepReport(merged->summary, merged->input_columns, *rank);
     if (!report.ok()) {
       ctx.exit_code = ReportStatus(report.status());

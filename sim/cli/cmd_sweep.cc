@@ -11,9 +11,9 @@
 #include <string>
 #include <thread>
 
+#include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/cli/commands.h"
-#include "sim/base/strings.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/progress.h"
 #include "sim/sweep/ranking.h"
@@ -29,7 +29,8 @@ std::optional<std::string> Env(const char* name) {
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -79,8 +80,8 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       } else if (EndsWith(out, ".jsonl") || EndsWith(out, ".json") || EndsWith(out, ".ndjson")) {
         o.jsonl_path = out;
       } else {
-        ctx.exit_code = ReportStatus(Status::Invalid(
-            "--output: cannot tell the format of '" + out + "'; name it .csv or .jsonl"));
+        ctx.exit_code = ReportStatus(Status::Invalid("--output: cannot tell the format of '" + out +
+                                                     "'; name it .csv or .jsonl"));
         return;
       }
     }
@@ -125,11 +126,11 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     const int64_t shard_points = ShardSize(o.shard, space->size());
-    std::string head = "shardsim sweep: " + args->spec + ", " + std::to_string(space->size()) +
-                       " points";
+    std::string head =
+        "shardsim sweep: " + args->spec + ", " + std::to_string(space->size()) + " points";
     if (o.shard.count > 1) {
-      head += ", shard " + std::to_string(o.shard.index + 1) + "/" +
-              std::to_string(o.shard.count) + ": " + std::to_string(shard_points) + " points";
+      head += ", shard " + std::to_string(o.shard.index + 1) + "/" + std::to_string(o.shard.count) +
+              ": " + std::to_string(shard_points) + " points";
     }
     std::printf("%s\n", head.c_str());
     if (args->dry_run) {

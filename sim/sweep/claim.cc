@@ -50,17 +50,21 @@ void Judge(ClaimCheck& c) {
   const bool flops_claim = c.claim.kind == ClaimKind::kFlopsPerGpu ||
                            c.claim.kind == ClaimKind::kFlopsTotal ||
                            c.claim.kind == ClaimKind::kMfu;
-  const double claimed_flops = c.conventions.empty() ? 0.0 : c.conventions.front().tflops_per_gpu * kTera;
+  const double claimed_flops =
+      c.conventions.empty() ? 0.0 : c.conventions.front().tflops_per_gpu * kTera;
   if (flops_claim ? claimed_flops > c.peak_flops * (1.0 + 1e-12) : c.claimed_low > c.ceiling) {
     c.verdict = Verdict::kImpossible;
     if (flops_claim) {
       c.reasons.push_back("the claim is " + FormatRate(claimed_flops, "FLOP/s") +
-                          " per GPU, above the dense " + c.precision + " peak of " +
-                          c.hardware + " (" + FormatRate(c.peak_flops, "FLOP/s") + ")");
+                          " per GPU, above the dense " + c.precision + " peak of " + c.hardware +
+                          " (" + FormatRate(c.peak_flops, "FLOP/s") + ")");
     } else {
-      c.reasons.push_back(Tok(c.claimed_low) + " tokens/s per GPU is above the physical ceiling "
-                          "of " + Tok(c.ceiling) + ": every GPU at its dense " + c.precision +
-                          " peak (" + FormatRate(c.peak_flops, "FLOP/s") + ") doing nothing but "
+      c.reasons.push_back(Tok(c.claimed_low) +
+                          " tokens/s per GPU is above the physical ceiling "
+                          "of " +
+                          Tok(c.ceiling) + ": every GPU at its dense " + c.precision + " peak (" +
+                          FormatRate(c.peak_flops, "FLOP/s") +
+                          ") doing nothing but "
                           "the matmuls and the causal half of attention");
     }
     if (c.fp8_peak_flops > c.peak_flops &&
@@ -70,9 +74,10 @@ void Judge(ClaimCheck& c) {
                               FormatRate(c.fp8_peak_flops, "FLOP/s") +
                               "), which the claim does not say: check again with precision fp8");
     } else {
-      c.assumptions.push_back("none: no counting of FLOPs or tokens makes it fit under the peak; "
-                              "the figure is per-step-inflated, aggregated over more GPUs than "
-                              "stated, or wrong");
+      c.assumptions.push_back(
+          "none: no counting of FLOPs or tokens makes it fit under the peak; "
+          "the figure is per-step-inflated, aggregated over more GPUs than "
+          "stated, or wrong");
     }
     return;
   }
@@ -88,8 +93,8 @@ void Judge(ClaimCheck& c) {
   }
   const Row& b = *c.best;
   const double best = b[Metric::kTokensPerSPerGpu];
-  const std::string best_text = Tok(best) + " tokens/s per GPU (MFU " +
-                                FormatSig(100.0 * b[Metric::kMfu], 3) + "%)";
+  const std::string best_text =
+      Tok(best) + " tokens/s per GPU (MFU " + FormatSig(100.0 * b[Metric::kMfu], 3) + "%)";
   if (c.claimed_low > best * (1.0 + u)) {
     c.verdict = Verdict::kImplausible;
     c.reasons.push_back("the claim (" + Tok(c.claimed_low) +
@@ -102,27 +107,31 @@ void Judge(ClaimCheck& c) {
     const double step_needed = tokens_per_step / (c.claimed_low * static_cast<double>(c.gpus));
     const double compute = b[Metric::kCompute] + b[Metric::kRecompute];
     c.assumptions.push_back("a step of " + Tok(tokens_per_step) + " tokens in " +
-                            FormatSeconds(Seconds(step_needed)) + " (best layout: " +
-                            FormatSeconds(Seconds(b[Metric::kStepTime])) + ", of which " +
-                            FormatSeconds(Seconds(compute)) + " is kernel time)");
+                            FormatSeconds(Seconds(step_needed)) +
+                            " (best layout: " + FormatSeconds(Seconds(b[Metric::kStepTime])) +
+                            ", of which " + FormatSeconds(Seconds(compute)) + " is kernel time)");
     if (step_needed < compute) {
       c.assumptions.push_back(
-          "kernels " + FormatSig(compute / step_needed, 3) + "x faster than shardsim's "
-          "kernel-efficiency model of " + c.hardware + " (fitted to measured GEMM and attention "
+          "kernels " + FormatSig(compute / step_needed, 3) +
+          "x faster than shardsim's "
+          "kernel-efficiency model of " +
+          c.hardware +
+          " (fitted to measured GEMM and attention "
           "kernels, hardware/calibration/): even with all communication and the pipeline bubble "
           "hidden, the GPUs would have to run closer to peak than those kernels do");
     } else {
-      c.assumptions.push_back("communication and pipeline bubble almost entirely hidden: the "
-                              "best layout loses " +
-                              FormatSeconds(Seconds(b[Metric::kStepTime] - compute)) +
-                              " per step to them");
+      c.assumptions.push_back(
+          "communication and pipeline bubble almost entirely hidden: the "
+          "best layout loses " +
+          FormatSeconds(Seconds(b[Metric::kStepTime] - compute)) + " per step to them");
     }
     if (c.fp8_peak_flops > c.peak_flops) {
       c.assumptions.push_back("or FP8 matmuls (peak " + FormatRate(c.fp8_peak_flops, "FLOP/s") +
                               ") where the claim's setup says " + c.precision);
     }
     c.assumptions.push_back("or tokens counted differently: shorter sequences than " +
-                            std::to_string(c.seq_len) + " (less attention work per token), "
+                            std::to_string(c.seq_len) +
+                            " (less attention work per token), "
                             "padding counted as tokens, or a larger global batch than " +
                             std::to_string(c.global_batch) + " (a smaller pipeline bubble)");
     return;
@@ -132,15 +141,17 @@ void Judge(ClaimCheck& c) {
     c.reasons.push_back("the claim is " + FormatSig(100.0 * (1.0 - c.claimed_high / best), 3) +
                         "% below the best layout shardsim finds, " + best_text +
                         ", by more than its stated uncertainty of " + unc);
-    c.assumptions.push_back("nothing unusual: a less tuned layout, batch or software stack than "
-                            "the best one found reaches this");
+    c.assumptions.push_back(
+        "nothing unusual: a less tuned layout, batch or software stack than "
+        "the best one found reaches this");
     return;
   }
   c.verdict = Verdict::kPlausible;
   c.reasons.push_back("the claim is within " + unc + " of the best layout shardsim finds, " +
                       best_text);
-  c.assumptions.push_back("a layout close to the best one found, with its communication "
-                          "overlapped as shardsim models it");
+  c.assumptions.push_back(
+      "a layout close to the best one found, with its communication "
+      "overlapped as shardsim models it");
 }
 
 }  // namespace
@@ -200,12 +211,24 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
   for (FlopsConvention& k : c.conventions) {
     double tps = 0.0, flops = 0.0;  // per GPU
     switch (claim.kind) {
-      case ClaimKind::kTokensPerS: tps = claim.value / gpus; break;
-      case ClaimKind::kTokensPerSPerGpu: tps = claim.value; break;
-      case ClaimKind::kTimeToTrain: tps = claim.train_tokens / claim.value / gpus; break;
-      case ClaimKind::kFlopsPerGpu: flops = claim.value; break;
-      case ClaimKind::kFlopsTotal: flops = claim.value / gpus; break;
-      case ClaimKind::kMfu: flops = claim.value * c.peak_flops; break;
+      case ClaimKind::kTokensPerS:
+        tps = claim.value / gpus;
+        break;
+      case ClaimKind::kTokensPerSPerGpu:
+        tps = claim.value;
+        break;
+      case ClaimKind::kTimeToTrain:
+        tps = claim.train_tokens / claim.value / gpus;
+        break;
+      case ClaimKind::kFlopsPerGpu:
+        flops = claim.value;
+        break;
+      case ClaimKind::kFlopsTotal:
+        flops = claim.value / gpus;
+        break;
+      case ClaimKind::kMfu:
+        flops = claim.value * c.peak_flops;
+        break;
     }
     if (flops > 0.0) tps = flops / k.flops_per_token;
     if (flops == 0.0) flops = tps * k.flops_per_token;

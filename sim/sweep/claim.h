@@ -34,7 +34,12 @@ inline constexpr const char* kUncertaintySource =
     "the validation table of tests/validation/ (predicted vs published runs)";
 
 enum class ClaimKind {
-  kTokensPerS, kTokensPerSPerGpu, kFlopsPerGpu, kFlopsTotal, kMfu, kTimeToTrain
+  kTokensPerS,
+  kTokensPerSPerGpu,
+  kFlopsPerGpu,
+  kFlopsTotal,
+  kMfu,
+  kTimeToTrain
 };
 
 struct Claim {
@@ -53,12 +58,12 @@ enum class Verdict { kImpossible, kImplausible, kPlausible, kConservative };
 const char* Name(Verdict v);  // "impossible", ...
 
 struct FlopsConvention {
-  std::string name;             // "6·N·D"
-  std::string source;           // where the convention comes from
-  double flops_per_token = 0;   // model FLOPs per trained token under it
+  std::string name;                 // "6·N·D"
+  std::string source;               // where the convention comes from
+  double flops_per_token = 0;       // model FLOPs per trained token under it
   double tokens_per_s_per_gpu = 0;  // the claim under this convention
-  double tflops_per_gpu = 0;    // implied, TFLOP/s
-  double mfu = 0;               // implied, of the training precision's dense peak
+  double tflops_per_gpu = 0;        // implied, TFLOP/s
+  double mfu = 0;                   // implied, of the training precision's dense peak
 };
 
 struct ClaimCheck {
@@ -66,17 +71,17 @@ struct ClaimCheck {
   std::string model, hardware, topology, precision;
   int64_t gpus = 0;
   int64_t seq_len = 0, global_batch = 0;
-  double peak_flops = 0;        // dense peak of the training precision, FLOP/s
-  double fp8_peak_flops = 0;    // 0 when the hardware has none
+  double peak_flops = 0;      // dense peak of the training precision, FLOP/s
+  double fp8_peak_flops = 0;  // 0 when the hardware has none
   std::vector<FlopsConvention> conventions;
   double claimed_low = 0, claimed_high = 0;  // tokens/s per GPU over the conventions
-  double ceiling = 0;           // tokens/s per GPU at the physical ceiling
+  double ceiling = 0;                        // tokens/s per GPU at the physical ceiling
   double min_flops_per_token = 0;
-  int64_t searched = 0;         // sweep points
+  int64_t searched = 0;  // sweep points
   int64_t feasible = 0;
-  std::optional<Row> best;      // the best layout found
+  std::optional<Row> best;  // the best layout found
   std::vector<std::string> best_columns;
-  std::optional<Row> given;     // the scenario's own layout (when a scenario was given)
+  std::optional<Row> given;  // the scenario's own layout (when a scenario was given)
   Verdict verdict = Verdict::kPlausible;
   std::vector<std::string> reasons;
   std::vector<std::string> assumptions;  // what would have to hold for the claim to be true

@@ -55,10 +55,14 @@ std::string Normalize(const std::string& text) {
 
 const char* Name(Verdict v) {
   switch (v) {
-    case Verdict::kImpossible: return "impossible";
-    case Verdict::kImplausible: return "implausible";
-    case Verdict::kPlausible: return "plausible";
-    case Verdict::kConservative: return "conservative";
+    case Verdict::kImpossible:
+      return "impossible";
+    case Verdict::kImplausible:
+      return "implausible";
+    case Verdict::kPlausible:
+      return "plausible";
+    case Verdict::kConservative:
+      return "conservative";
   }
   return "plausible";
 }
@@ -66,14 +70,17 @@ const char* Name(Verdict v) {
 Result<Claim> ParseClaim(const std::string& text) {
   const std::string s = Normalize(text);
   static const std::string kNum = R"(([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?))";
-  static const std::regex kTrain("^" + kNum + R"( ?([kmbt])? ?(?:tokens?|tok) in )" + kNum +
-                                 R"( ?(s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$)");
+  static const std::regex kTrain(
+      "^" + kNum + R"( ?([kmbt])? ?(?:tokens?|tok) in )" + kNum +
+      R"( ?(s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$)");
   static const std::regex kMfuAfter("^" + kNum + R"( ?(%)? ?mfu$)");
   static const std::regex kMfuBefore("^mfu ?(?:of|=|:|is)? ?" + kNum + R"( ?(%)?$)");
-  static const std::regex kFlops("^" + kNum +
-                                 R"( ?([gtpe])flop(?:s|/s|/sec)?(?: ?(/ ?gpu|per gpu|/ ?device|per device|total|aggregate|in total))?$)");
-  static const std::regex kTokens("^" + kNum +
-                                  R"( ?([kmbt])? ?(?:tokens?|tok)(?: ?/ ?s| ?/ ?sec| per s(?:ec(?:ond)?)?)(?: ?(/ ?gpu|per gpu|/ ?device|per device))?$)");
+  static const std::regex kFlops(
+      "^" + kNum +
+      R"( ?([gtpe])flop(?:s|/s|/sec)?(?: ?(/ ?gpu|per gpu|/ ?device|per device|total|aggregate|in total))?$)");
+  static const std::regex kTokens(
+      "^" + kNum +
+      R"( ?([kmbt])? ?(?:tokens?|tok)(?: ?/ ?s| ?/ ?sec| per s(?:ec(?:ond)?)?)(?: ?(/ ?gpu|per gpu|/ ?device|per device))?$)");
   Claim c;
   c.text = text;
   std::smatch m;

@@ -40,9 +40,9 @@ std::string Prediction(const Row& r) {
 std::string ClaimReport(const ClaimCheck& c) {
   std::string out = "shardsim check-claim: \"" + c.claim.text + "\"\n  " + c.model + " on " +
                     std::to_string(c.gpus) + " x " + c.hardware + " (" + c.topology + "), seq " +
-                    std::to_string(c.seq_len) + ", global batch " +
-                    std::to_string(c.global_batch) + ", " + c.precision + " (dense peak " +
-                    FormatRate(c.peak_flops, "FLOP/s") + " per GPU)\n\n";
+                    std::to_string(c.seq_len) + ", global batch " + std::to_string(c.global_batch) +
+                    ", " + c.precision + " (dense peak " + FormatRate(c.peak_flops, "FLOP/s") +
+                    " per GPU)\n\n";
   out += "The claim under each FLOPs convention\n";
   TextTable t({"convention", "FLOPs/token", "tokens/s/GPU", "TFLOP/s/GPU", "of peak", "source"});
   t.SetLeftAligned({5});

@@ -26,7 +26,8 @@ void FillOutputs(const Scenario& sc, const SimResult& r, Row* row) {
   (*row)[Metric::kHfu] = r.hfu;
   (*row)[Metric::kPeakFlopsPerGpu] = r.peak_flops_per_gpu;
   (*row)[Metric::kBubbleFraction] = r.bubble_fraction;
-  if (r.program) (*row)[Metric::kMicrobatchesPerStep] = static_cast<double>(r.program->microbatches);
+  if (r.program)
+    (*row)[Metric::kMicrobatchesPerStep] = static_cast<double>(r.program->microbatches);
   const double capacity = sc.hardware.memory_capacity;
   (*row)[Metric::kPeakMemory] = r.peak_memory.value();
   (*row)[Metric::kMemoryCapacity] = capacity;
@@ -81,8 +82,8 @@ std::string MemoryReason(const std::string& what, Bytes total, Bytes states, Byt
 MemoryBound MemoryLowerBound(const MemoryBudget& budget, const HardwareSpec& hw) {
   MemoryBound out;
   for (const StageMemory& s : budget.stages) {
-    const Bytes allocated = s.model_states() + s.zero3_buffers + s.recompute_buffer +
-                            s.loss_buffers + s.moe_buffers;
+    const Bytes allocated =
+        s.model_states() + s.zero3_buffers + s.recompute_buffer + s.loss_buffers + s.moe_buffers;
     const Bytes bound =
         allocated + s.cuda_context + s.comm_buffers + allocated * hw.reserve_fragmentation;
     if (bound > out.bytes) out = MemoryBound{bound, s.stage};
@@ -128,12 +129,11 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
       const StageMemory& s = budget->stages[static_cast<size_t>(bound.stage)];
       row.status = PointStatus::kPruned;
       row[Metric::kMemoryCapacity] = sc->hardware.memory_capacity;
-      row.reason = "memory before activations over capacity: " + FormatBytes(bound.bytes) +
-                   " of " + FormatBytes(Bytes(sc->hardware.memory_capacity)) +
-                   " on pipeline stage " + std::to_string(bound.stage) + "; model states " +
-                   FormatBytes(s.model_states()) + " (weights " + FormatBytes(s.weights) +
-                   ", gradients " + FormatBytes(s.gradients) + ", optimizer " +
-                   FormatBytes(s.optimizer) + ")";
+      row.reason = "memory before activations over capacity: " + FormatBytes(bound.bytes) + " of " +
+                   FormatBytes(Bytes(sc->hardware.memory_capacity)) + " on pipeline stage " +
+                   std::to_string(bound.stage) + "; model states " + FormatBytes(s.model_states()) +
+                   " (weights " + FormatBytes(s.weights) + ", gradients " +
+                   FormatBytes(s.gradients) + ", optimizer " + FormatBytes(s.optimizer) + ")";
       return row;
     }
   }

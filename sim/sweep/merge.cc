@@ -33,7 +33,8 @@ std::optional<std::vector<std::string>> ColumnsOf(const std::string& first_line,
     // Keys are the strings followed by ':' at the top level of our flat objects.
     while ((pos = first_line.find('"', pos)) != std::string::npos) {
       size_t end = pos + 1;
-      while (end < first_line.size() && first_line[end] != '"') end += first_line[end] == '\\' ? 2 : 1;
+      while (end < first_line.size() && first_line[end] != '"')
+        end += first_line[end] == '\\' ? 2 : 1;
       if (end + 1 < first_line.size() && first_line[end + 1] == ':') {
         names.push_back(first_line.substr(pos + 1, end - pos - 1));
       }
@@ -88,8 +89,9 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
     if (text.empty()) continue;  // a shard with no points writes no rows (JSON Lines)
     if (text.back() != '\n') {
       const int64_t last = 1 + static_cast<int64_t>(std::count(text.begin(), text.end(), '\n'));
-      return At(path, last, "the last line is torn (the shard was stopped while writing it); "
-                            "finish the shard with --resume before merging");
+      return At(path, last,
+                "the last line is torn (the shard was stopped while writing it); "
+                "finish the shard with --resume before merging");
     }
     const size_t first_nl = text.find('\n');
     const std::string first = text.substr(0, first_nl);
@@ -97,26 +99,30 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
     if (!format) {
       jsonl = is_jsonl;
       std::optional<std::vector<std::string>> columns = ColumnsOf(first, jsonl);
-      if (!columns) return At(path, 1, "not a shardsim sweep result file (no point ... status columns)");
+      if (!columns)
+        return At(path, 1, "not a shardsim sweep result file (no point ... status columns)");
       if (options.space != nullptr && *columns != options.space->input_columns()) {
-        return At(path, 1, "its input columns differ from the sweep's; it holds the results of "
-                           "another sweep");
+        return At(path, 1,
+                  "its input columns differ from the sweep's; it holds the results of "
+                  "another sweep");
       }
       result.input_columns = *columns;
       format.emplace(jsonl ? RowFormatKind::kJsonl : RowFormatKind::kCsv, *columns);
       header = format->Header();
     }
     if (is_jsonl != jsonl) {
-      return At(path, 1, std::string("is ") + (is_jsonl ? "JSON Lines" : "CSV") + " but " +
-                             inputs[0] + " is " + (jsonl ? "JSON Lines" : "CSV") +
-                             "; merge files of one format");
+      return At(path, 1,
+                std::string("is ") + (is_jsonl ? "JSON Lines" : "CSV") + " but " + inputs[0] +
+                    " is " + (jsonl ? "JSON Lines" : "CSV") + "; merge files of one format");
     }
     size_t pos = 0;
     int64_t line_no = 1;
     if (!jsonl) {
       if (text.compare(0, header.size(), header) != 0) {
-        return At(path, 1, "its header differs from " + inputs[0] + "'s; the shards come from "
-                           "different sweeps");
+        return At(path, 1,
+                  "its header differs from " + inputs[0] +
+                      "'s; the shards come from "
+                      "different sweeps");
       }
       pos = header.size();
       ++line_no;
@@ -138,9 +144,8 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
     const Line& l = lines[i];
     if (i > 0 && lines[i - 1].point == l.point) {
       return At(inputs[l.file], l.line_no,
-                "point " + std::to_string(l.point) + " is also in " +
-                    inputs[lines[i - 1].file] + " (line " +
-                    std::to_string(lines[i - 1].line_no) + "); each shard once");
+                "point " + std::to_string(l.point) + " is also in " + inputs[lines[i - 1].file] +
+                    " (line " + std::to_string(lines[i - 1].line_no) + "); each shard once");
     }
     if (l.point != static_cast<int64_t>(i)) {
       return Status::Invalid("point " + std::to_string(i) +

@@ -138,9 +138,10 @@ Status PointSpace::Expand(int64_t c, const LoadOptions& options, FileCache* cach
   if (!resolved.ok()) return problem(FirstMessage(resolved.status()));
   const ConfigNode* gpus_node = FindPath(resolved->tree, "gpus");
   if (gpus_node == nullptr) {
-    return Status::Invalid("parallel: auto needs the GPU count: set gpus in the scenario or "
-                           "sweep it (gpus: [256, 512])",
-                           spec_.layout.origin.loc, spec_.layout.origin.source_line);
+    return Status::Invalid(
+        "parallel: auto needs the GPU count: set gpus in the scenario or "
+        "sweep it (gpus: [256, 512])",
+        spec_.layout.origin.loc, spec_.layout.origin.source_line);
   }
   Result<int64_t> gpus = ParseInteger(gpus_node->text());
   if (!gpus.ok() || *gpus < 1) {
@@ -207,8 +208,8 @@ std::vector<std::string> PointSpace::Inputs(int64_t i) const {
     if (p.layout < 0) {
       out.resize(out.size() + LayoutKeys().size());
     } else {
-      const LayoutChoice& l = combo_info_[static_cast<size_t>(p.combo)]
-                                  .layouts[static_cast<size_t>(p.layout)];
+      const LayoutChoice& l =
+          combo_info_[static_cast<size_t>(p.combo)].layouts[static_cast<size_t>(p.layout)];
       for (int64_t v : {l.dp, l.tp, l.pp, l.cp}) out.push_back(std::to_string(v));
       out.emplace_back(Name(l.schedule));
       out.push_back(std::to_string(l.virtual_stages));

@@ -31,24 +31,27 @@ Result<ProgressStyle> ParseProgressStyle(const std::string& text, bool terminal)
 
 ProgressMeter::ProgressMeter(ProgressStyle style, std::string label, double plain_every_s,
                              double bar_every_s)
-    : style_(style), label_(std::move(label)), plain_every_s_(plain_every_s),
+    : style_(style),
+      label_(std::move(label)),
+      plain_every_s_(plain_every_s),
       bar_every_s_(bar_every_s) {}
 
 std::string ProgressMeter::Line(const SweepProgress& p, double now_s) const {
   const int64_t fresh = p.done - p.resumed;
   const double rate = now_s > 0 ? static_cast<double>(fresh) / now_s : 0.0;
   const double left = rate > 0 ? static_cast<double>(p.total - p.done) / rate : NAN;
-  const double frac = p.total > 0 ? static_cast<double>(p.done) / static_cast<double>(p.total) : 1.0;
+  const double frac =
+      p.total > 0 ? static_cast<double>(p.done) / static_cast<double>(p.total) : 1.0;
   const std::string counts = std::to_string(p.done) + "/" + std::to_string(p.total);
-  const std::string rest = FormatSig(100.0 * frac, 3) + "%, " + FormatSig(rate, 3) +
-                           " points/s, " + (p.done >= p.total ? "done in " + Duration(now_s)
-                                                              : "ETA " + Duration(left)) +
-                           ", " + std::to_string(p.feasible) + " feasible";
+  const std::string rest =
+      FormatSig(100.0 * frac, 3) + "%, " + FormatSig(rate, 3) + " points/s, " +
+      (p.done >= p.total ? "done in " + Duration(now_s) : "ETA " + Duration(left)) + ", " +
+      std::to_string(p.feasible) + " feasible";
   if (style_ == ProgressStyle::kBar) {
     const int filled = static_cast<int>(std::floor(frac * kBarWidth));
     return "\r" + label_ + " [" + std::string(static_cast<size_t>(filled), '#') +
-           std::string(static_cast<size_t>(kBarWidth - filled), '.') + "] " + counts + " " +
-           rest + "   ";
+           std::string(static_cast<size_t>(kBarWidth - filled), '.') + "] " + counts + " " + rest +
+           "   ";
   }
   return label_ + ": " + counts + " points (" + rest + ")\n";
 }

@@ -126,8 +126,9 @@ Result<std::vector<size_t>> Rank(const std::vector<Row>& rows, const RankOptions
   bool all_train = true;
   for (const Row& r : rows) all_train = all_train && r.has(Metric::kTimeToTrain);
   if (o.by == RankBy::kTimeToTrain && !all_train) {
-    return Status::Invalid("--rank-by time_to_train needs training.tokens in the scenario (the "
-                           "tokens to train on)");
+    return Status::Invalid(
+        "--rank-by time_to_train needs training.tokens in the scenario (the "
+        "tokens to train on)");
   }
   if (o.by == RankBy::kCost && !(o.price_per_gpu_hour > 0.0)) {
     return Status::Invalid("--rank-by cost needs --price-per-gpu-hour");
@@ -135,8 +136,12 @@ Result<std::vector<size_t>> Rank(const std::vector<Row>& rows, const RankOptions
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     switch (o.by) {
-      case RankBy::kTokensPerS: key[i] = -r[Metric::kTokensPerS]; break;
-      case RankBy::kTimeToTrain: key[i] = r[Metric::kTimeToTrain]; break;
+      case RankBy::kTokensPerS:
+        key[i] = -r[Metric::kTokensPerS];
+        break;
+      case RankBy::kTimeToTrain:
+        key[i] = r[Metric::kTimeToTrain];
+        break;
       case RankBy::kCost:
         key[i] = all_train ? CostToTrain(r, o.price_per_gpu_hour)
                            : CostPerMillionTokens(r, o.price_per_gpu_hour);
@@ -200,8 +205,9 @@ Result<std::string> SweepReport(const SweepSummary& summary,
     const char* by = o.by == RankBy::kTokensPerS    ? "tokens/s"
                      : o.by == RankBy::kTimeToTrain ? "time to train"
                                                     : (train ? "cost to train" : "cost per token");
-    std::vector<size_t> top(order->begin(),
-                            order->begin() + std::min<int64_t>(o.top_k, static_cast<int64_t>(order->size())));
+    std::vector<size_t> top(
+        order->begin(),
+        order->begin() + std::min<int64_t>(o.top_k, static_cast<int64_t>(order->size())));
     out += "Top " + std::to_string(top.size()) + " of " + std::to_string(rows.size()) +
            " feasible points by " + by + " (* = on the Pareto front)\n";
     out += table(top, true);
@@ -213,7 +219,8 @@ Result<std::string> SweepReport(const SweepSummary& summary,
       }
       return rows[a][Metric::kTokensPerS] > rows[b][Metric::kTokensPerS];
     });
-    const size_t shown = std::min<size_t>(f.size(), static_cast<size_t>(std::max<int64_t>(o.top_k, 1)));
+    const size_t shown =
+        std::min<size_t>(f.size(), static_cast<size_t>(std::max<int64_t>(o.top_k, 1)));
     out += "\nPareto front: " + std::to_string(f.size()) +
            " points (throughput vs GPUs vs memory headroom)" +
            (shown < f.size() ? ", first " + std::to_string(shown) + " by GPUs" : std::string()) +

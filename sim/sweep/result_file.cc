@@ -20,9 +20,7 @@ Status LineError(const std::string& path, int64_t line, const std::string& messa
   return Status::Invalid(message, SourceLoc{path, static_cast<int>(line), 1});
 }
 
-std::string Shorten(const std::string& s) {
-  return s.size() > 120 ? s.substr(0, 117) + "..." : s;
-}
+std::string Shorten(const std::string& s) { return s.size() > 120 ? s.substr(0, 117) + "..." : s; }
 
 }  // namespace
 
@@ -44,16 +42,16 @@ Result<ScannedFile> ScanResultFile(const std::string& path, const RowFormat& for
   if (!header.empty()) {
     if (text.compare(0, header.size(), header) != 0) {
       // A torn header (the run died while writing it) is the only acceptable mismatch.
-      const bool torn = text.find('\n') == std::string::npos &&
-                        header.compare(0, text.size(), text) == 0;
+      const bool torn =
+          text.find('\n') == std::string::npos && header.compare(0, text.size(), text) == 0;
       if (torn || text.empty()) {
         out.torn = !text.empty();
         return out;
       }
       return LineError(path, 1,
                        "the header differs from this sweep's columns; it holds the results of "
-                       "another sweep (expected: " + Shorten(header.substr(0, header.size() - 1)) +
-                           ")");
+                       "another sweep (expected: " +
+                           Shorten(header.substr(0, header.size() - 1)) + ")");
     }
     out.header_ok = true;
     pos = header.size();

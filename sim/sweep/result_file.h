@@ -22,11 +22,11 @@ struct ExpectedRow {
 
 struct ScannedFile {
   bool exists = false;
-  bool header_ok = false;       // CSV: a complete header line matching the sweep
-  uint64_t header_end = 0;      // byte offset after the header
-  std::vector<uint64_t> ends;   // byte offset after each complete, matching row
-  std::vector<Row> rows;        // those rows, parsed
-  bool torn = false;            // a last line without its line break was dropped
+  bool header_ok = false;      // CSV: a complete header line matching the sweep
+  uint64_t header_end = 0;     // byte offset after the header
+  std::vector<uint64_t> ends;  // byte offset after each complete, matching row
+  std::vector<Row> rows;       // those rows, parsed
+  bool torn = false;           // a last line without its line break was dropped
 };
 
 // Reads `path` (absent: exists = false) as rows of `format`. Row k must be

@@ -8,15 +8,41 @@
 namespace shardsim {
 namespace {
 
-constexpr const char* kMetricNames[kMetricCount] = {
-    "gpus", "step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu",
-    "hfu", "peak_flops_per_gpu", "bubble_fraction", "microbatches_per_step",
-    "peak_memory_bytes", "memory_capacity_bytes", "memory_headroom_bytes", "weights_bytes",
-    "gradients_bytes", "optimizer_bytes", "activations_bytes", "compute_s", "recompute_s",
-    "tp_comm_s", "cp_comm_s", "ep_comm_s", "pp_comm_s", "pipeline_bubble_s", "dp_comm_s",
-    "param_gather_s", "optimizer_s", "model_flops_per_step", "hardware_flops_per_step",
-    "six_nd_per_step", "tokens_per_step", "time_to_train_s", "gpu_hours", "simulated_tasks",
-    "bottleneck_share"};
+constexpr const char* kMetricNames[kMetricCount] = {"gpus",
+                                                    "step_time_s",
+                                                    "tokens_per_s",
+                                                    "tokens_per_s_per_gpu",
+                                                    "tflops_per_gpu",
+                                                    "mfu",
+                                                    "hfu",
+                                                    "peak_flops_per_gpu",
+                                                    "bubble_fraction",
+                                                    "microbatches_per_step",
+                                                    "peak_memory_bytes",
+                                                    "memory_capacity_bytes",
+                                                    "memory_headroom_bytes",
+                                                    "weights_bytes",
+                                                    "gradients_bytes",
+                                                    "optimizer_bytes",
+                                                    "activations_bytes",
+                                                    "compute_s",
+                                                    "recompute_s",
+                                                    "tp_comm_s",
+                                                    "cp_comm_s",
+                                                    "ep_comm_s",
+                                                    "pp_comm_s",
+                                                    "pipeline_bubble_s",
+                                                    "dp_comm_s",
+                                                    "param_gather_s",
+                                                    "optimizer_s",
+                                                    "model_flops_per_step",
+                                                    "hardware_flops_per_step",
+                                                    "six_nd_per_step",
+                                                    "tokens_per_step",
+                                                    "time_to_train_s",
+                                                    "gpu_hours",
+                                                    "simulated_tasks",
+                                                    "bottleneck_share"};
 
 constexpr PointStatus kStatuses[] = {PointStatus::kOk, PointStatus::kNoFit, PointStatus::kPruned,
                                      PointStatus::kInvalid, PointStatus::kError};
@@ -177,11 +203,16 @@ bool Row::has(Metric m) const { return !std::isnan((*this)[m]); }
 
 const char* Name(PointStatus s) {
   switch (s) {
-    case PointStatus::kOk: return "ok";
-    case PointStatus::kNoFit: return "no_fit";
-    case PointStatus::kPruned: return "pruned";
-    case PointStatus::kInvalid: return "invalid";
-    case PointStatus::kError: return "error";
+    case PointStatus::kOk:
+      return "ok";
+    case PointStatus::kNoFit:
+      return "no_fit";
+    case PointStatus::kPruned:
+      return "pruned";
+    case PointStatus::kInvalid:
+      return "invalid";
+    case PointStatus::kError:
+      return "error";
   }
   return "error";
 }
@@ -240,11 +271,11 @@ std::string RowFormat::Format(const Row& row) const {
     }
     return out + "," + CsvField(row.bottleneck) + "," + CsvField(row.reason) + "\n";
   }
-  out += "\"status\":" + JsonString(Name(row.status)) +
-         ",\"fits\":" + (fits.empty() ? "null" : fits);
+  out +=
+      "\"status\":" + JsonString(Name(row.status)) + ",\"fits\":" + (fits.empty() ? "null" : fits);
   for (size_t m = 0; m < kMetricCount; ++m) {
-    out += ",\"" + std::string(kMetricNames[m]) + "\":" +
-           (std::isnan(row.metrics[m]) ? "null" : FormatNumber(row.metrics[m]));
+    out += ",\"" + std::string(kMetricNames[m]) +
+           "\":" + (std::isnan(row.metrics[m]) ? "null" : FormatNumber(row.metrics[m]));
   }
   return out + ",\"bottleneck\":" + JsonString(row.bottleneck) +
          ",\"reason\":" + JsonString(row.reason) + "}\n";

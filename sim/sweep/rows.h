@@ -32,12 +32,42 @@ bool Feasible(PointStatus s);     // kOk
 
 // The numeric outputs, in column order.
 enum class Metric {
-  kGpus, kStepTime, kTokensPerS, kTokensPerSPerGpu, kTflopsPerGpu, kMfu, kHfu, kPeakFlopsPerGpu,
-  kBubbleFraction, kMicrobatchesPerStep, kPeakMemory, kMemoryCapacity, kMemoryHeadroom,
-  kWeights, kGradients, kOptimizer, kActivations, kCompute, kRecompute, kTpComm, kCpComm,
-  kEpComm, kPpComm, kPipelineBubble, kDpComm, kParamGather, kOptimizerStep, kModelFlops,
-  kHardwareFlops, kSixNd, kTokensPerStep, kTimeToTrain, kGpuHours, kSimulatedTasks,
-  kBottleneckShare, kCount
+  kGpus,
+  kStepTime,
+  kTokensPerS,
+  kTokensPerSPerGpu,
+  kTflopsPerGpu,
+  kMfu,
+  kHfu,
+  kPeakFlopsPerGpu,
+  kBubbleFraction,
+  kMicrobatchesPerStep,
+  kPeakMemory,
+  kMemoryCapacity,
+  kMemoryHeadroom,
+  kWeights,
+  kGradients,
+  kOptimizer,
+  kActivations,
+  kCompute,
+  kRecompute,
+  kTpComm,
+  kCpComm,
+  kEpComm,
+  kPpComm,
+  kPipelineBubble,
+  kDpComm,
+  kParamGather,
+  kOptimizerStep,
+  kModelFlops,
+  kHardwareFlops,
+  kSixNd,
+  kTokensPerStep,
+  kTimeToTrain,
+  kGpuHours,
+  kSimulatedTasks,
+  kBottleneckShare,
+  kCount
 };
 inline constexpr size_t kMetricCount = static_cast<size_t>(Metric::kCount);
 const char* ColumnName(Metric m);  // "tokens_per_s", "tp_comm_s", ...
@@ -47,8 +77,8 @@ struct Row {
   std::vector<std::string> inputs;  // parallel to the sweep's input columns
   PointStatus status = PointStatus::kOk;
   std::array<double, kMetricCount> metrics;  // NaN: not known for this point
-  std::string bottleneck;  // the largest, "tp all_reduce", "pipeline_bubble", ...
-  std::string reason;      // infeasible points: "<group>: <details>"
+  std::string bottleneck;                    // the largest, "tp all_reduce", "pipeline_bubble", ...
+  std::string reason;                        // infeasible points: "<group>: <details>"
 
   Row() { metrics.fill(kAbsent); }
   double operator[](Metric m) const { return metrics[static_cast<size_t>(m)]; }

@@ -53,16 +53,17 @@ Result<std::optional<Shard>> ShardFromSlurm(const std::optional<std::string>& ta
                                             const std::optional<std::string>& task_min) {
   if (!task_id) return std::optional<Shard>();
   if (!task_count) {
-    return Status::Invalid("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not; pass "
-                           "--shard K/N");
+    return Status::Invalid(
+        "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not; pass "
+        "--shard K/N");
   }
   Result<int64_t> id = ParseInteger(*task_id);
   Result<int64_t> count = ParseInteger(*task_count);
   Result<int64_t> min = task_min ? ParseInteger(*task_min) : Result<int64_t>(int64_t{0});
   if (!id.ok() || !count.ok() || !min.ok() || *count < 1 || *id < *min || *id - *min >= *count) {
-    return Status::Invalid("SLURM_ARRAY_TASK_ID=" + *task_id + " with SLURM_ARRAY_TASK_COUNT=" +
-                           *task_count + " and SLURM_ARRAY_TASK_MIN=" +
-                           task_min.value_or("(unset)") +
+    return Status::Invalid("SLURM_ARRAY_TASK_ID=" + *task_id +
+                           " with SLURM_ARRAY_TASK_COUNT=" + *task_count +
+                           " and SLURM_ARRAY_TASK_MIN=" + task_min.value_or("(unset)") +
                            " is not a task of a contiguous array (--array=0-N or 1-N); pass "
                            "--shard K/N");
   }
@@ -80,9 +81,7 @@ Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
   run.space_points = space.size();
   run.shard_points = ShardSize(o.shard, space.size());
   auto point_of = [&](int64_t k) { return o.shard.index + k * o.shard.count; };
-  auto expected = [&](int64_t k) {
-    return ExpectedRow{point_of(k), space.Inputs(point_of(k))};
-  };
+  auto expected = [&](int64_t k) { return ExpectedRow{point_of(k), space.Inputs(point_of(k))}; };
 
   std::vector<std::unique_ptr<Output>> outputs;
   auto add = [&](RowFormatKind kind, const std::string& path) {
@@ -97,8 +96,7 @@ Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
   if (o.resume) {
     keep = run.shard_points;
     for (auto& out : outputs) {
-      Result<ScannedFile> scan = ScanResultFile(out->path, out->format, expected,
-                                                run.shard_points);
+      Result<ScannedFile> scan = ScanResultFile(out->path, out->format, expected, run.shard_points);
       if (!scan.ok()) return scan.status();
       out->scan = std::move(*scan);
       keep = std::min<int64_t>(keep, static_cast<int64_t>(out->scan.rows.size()));
@@ -107,7 +105,8 @@ Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
   } else if (!o.overwrite) {
     for (auto& out : outputs) {
       if (Exists(out->path)) {
-        return Status::Invalid("'" + out->path + "' exists; pass --resume to continue the sweep "
+        return Status::Invalid("'" + out->path +
+                               "' exists; pass --resume to continue the sweep "
                                "it holds, or --overwrite to start again");
       }
     }

@@ -32,9 +32,8 @@ std::optional<int64_t> IntOf(const std::vector<Assignment>& as, const std::strin
 // Whether an assignment sets `key`, a mapping above it, or a key below it (then the probe must
 // leave `key` as the base has it).
 bool Assigned(const std::vector<Assignment>& as, const std::string& key) {
-  return std::any_of(as.begin(), as.end(), [&](const Assignment& a) {
-    return Covers(a.key, key) || Covers(key, a.key);
-  });
+  return std::any_of(as.begin(), as.end(),
+                     [&](const Assignment& a) { return Covers(a.key, key) || Covers(key, a.key); });
 }
 
 // Validation messages are about these scenario keys; a value probe ignores them when they are
@@ -61,8 +60,7 @@ bool IsModelDim(const SweepDim& dim) {
 
 class SpecChecker {
  public:
-  SpecChecker(const SweepSpec& spec, const LoadOptions& options)
-      : spec_(spec), options_(options) {}
+  SpecChecker(const SweepSpec& spec, const LoadOptions& options) : spec_(spec), options_(options) {}
 
   // Diagnostics of the probe of `assignments`: Set failures and Build failures.
   std::vector<Diagnostic> Probe(const std::vector<Assignment>& assignments) {

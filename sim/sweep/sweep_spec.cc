@@ -12,195 +12,12 @@
 #include "sim/base/strings.h"
 #include "sim/config/config_node.h"
 #include "sim/config/library.h"
-#include "sim/config/value_reader.h"
 #include "sim/config/yaml_source.h"
+#include "sim/sweep/axis_parser.h"
 #include "sim/sweep/spec_check.h"
 
 namespace shardsim {
 namespace {
-
-// Largest number of values one range may produce: a typo ({from: 1, to: 1e9}) must not allocate
-// a billion strings.
-constexpr int64_t kMaxRangeValues = 100000;
-
-const std::vector<PipelineSchedule> kSchedules = {
-    PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B};
-
-class SpecParser {
- public:
-  explicit SpecParser(DiagnosticSink* sink) : sink_(sink) {}
-
-  void Fail(const ConfigNode& at, const std::string& message) {
-    sink_->Add(at.loc(), message, at.origin().source_line);
-  }
-  void FailAt(const KeyOrigin& at, const std::string& message) {
-    sink_->Add(at.loc, message, at.source_line);
-  }
-
-  // An integer list: a scalar, a list of scalars or a range {from, to, mul|step}.
-  std::optional<std::vector<int64_t>> Ints(const ConfigNode& node, const std::string& key,
-                                           bool positive) {
-    std::vector<int64_t> out;
-    auto one = [&](const ConfigNode& n) {
-      Result<int64_t> v = n.is_scalar() ? ParseInteger(n.text()) : Status::Invalid("");
-      if (!v.ok() || (positive && *v < 1)) {
-        Fail(n, key + ": expected " + (positive ? "a positive integer" : "an integer") +
-                    ", got " + n.Describe());
-        return false;
-      }
-      out.push_back(*v);
-      return true;
-    };
-    if (node.is_scalar()) {
-      if (!one(node)) return std::nullopt;
-    } else if (node.is_sequence()) {
-      if (node.items().empty()) {
-        Fail(node, key + ": empty list; an axis needs at least one value");
-        return std::nullopt;
-      }
-      for (const ConfigNode& item : node.items()) {
-        if (!one(item)) return std::nullopt;
-      }
-    } else if (node.is_map()) {
-      return Range(node, key, positive);
-    } else {
-      Fail(node, key + ": empty value; an axis needs at least one value");
-      return std::nullopt;
-    }
-    return out;
-  }
-
-  std::optional<std::vector<int64_t>> Range(const ConfigNode& node, const std::string& key,
-                                            bool positive) {
-    std::map<std::string, int64_t> v;
-    bool ok = true;
-    for (size_t i = 0; i < node.size(); ++i) {
-      const std::string& k = node.key(i);
-      if (k != "from" && k != "to" && k != "mul" && k != "step") {
-        FailAt(node.key_origin(i), key + "." + k + ": unknown key of a range" +
-                                       DidYouMean(k, {"from", "to", "mul", "step"}) +
-                                       " (a range is {from, to, mul} or {from, to, step})");
-        ok = false;
-        continue;
-      }
-      const ConfigNode& n = node.value(i);
-      Result<int64_t> x = n.is_scalar() ? ParseInteger(n.text()) : Status::Invalid("");
-      if (!x.ok()) {
-        Fail(n, key + "." + k + ": expected an integer, got " + n.Describe());
-        ok = false;
-        continue;
-      }
-      v[k] = *x;
-    }
-    if (!ok) return std::nullopt;
-    if (v.count("from") == 0 || v.count("to") == 0) {
-      Fail(node, key + ": a range needs from and to ({from: 1, to: 8, mul: 2} or "
-                       "{from: 1, to: 8, step: 1})");
-      return std::nullopt;
-    }
-    if (v.count("mul") != 0 && v.count("step") != 0) {
-      Fail(node, key + ": a range takes mul or step, not both");
-      return std::nullopt;
-    }
-    const int64_t from = v["from"], to = v["to"];
-    if (positive && from < 1) {
-      Fail(*node.Find("from"), key + ".from: expected a positive integer, got " +
-                                   std::to_string(from));
-      return std::nullopt;
-    }
-    std::vector<int64_t> out;
-    if (v.count("mul") != 0) {
-      const int64_t mul = v["mul"];
-      if (mul < 2 || from < 1) {
-        Fail(*node.Find("mul"), key + ".mul: a geometric range needs mul >= 2 and from >= 1");
-        return std::nullopt;
-      }
-      for (int64_t x = from; x <= to; x *= mul) {
-        out.push_back(x);
-        if (x > to / mul) break;
-      }
-    } else {
-      const int64_t step = v.count("step") != 0 ? v["step"] : 1;
-      if (step < 1) {
-        Fail(*node.Find("step"), key + ".step: expected a positive integer, got " +
-                                     std::to_string(step));
-        return std::nullopt;
-      }
-      if (to >= from && (to - from) / step >= kMaxRangeValues) {
-        Fail(node, key + ": the range has more than " + std::to_string(kMaxRangeValues) +
-                       " values");
-        return std::nullopt;
-      }
-      for (int64_t x = from; x <= to; x += step) out.push_back(x);
-    }
-    if (out.empty()) {
-      Fail(node, key + ": empty range (from " + std::to_string(from) + " is above to " +
-                     std::to_string(to) + "); an axis needs at least one value");
-      return std::nullopt;
-    }
-    return out;
-  }
-
-  void LayoutRestrictions(const ConfigNode& node, LayoutAuto* out) {
-    for (size_t i = 0; i < node.size(); ++i) {
-      const std::string& k = node.key(i);
-      const ConfigNode& v = node.value(i);
-      const std::string key = "parallel." + k;
-      std::vector<int64_t>* ints = nullptr;
-      if (k == "auto") {
-        if (!v.is_scalar() || v.text() != "true") {
-          Fail(v, "parallel.auto: expected true, got " + v.Describe() +
-                      " (for a list of layouts, write parallel: [{tp: 8, pp: 4}, ...])");
-        }
-        continue;
-      }
-      if (k == "dp") ints = &out->dp;
-      if (k == "tp") ints = &out->tp;
-      if (k == "pp") ints = &out->pp;
-      if (k == "cp") ints = &out->cp;
-      if (k == "virtual_stages") ints = &out->virtual_stages;
-      if (ints != nullptr) {
-        if (auto xs = Ints(v, key, true)) *ints = *xs;
-        continue;
-      }
-      if (k == "schedule") {
-        Schedules(v, out);
-        continue;
-      }
-      FailAt(node.key_origin(i),
-             key + ": unknown key of parallel: auto" +
-                 DidYouMean(k, {"auto", "dp", "tp", "pp", "cp", "virtual_stages", "schedule"}) +
-                 " (it restricts dp, tp, pp, cp, virtual_stages and schedule)");
-    }
-  }
-
-  void Schedules(const ConfigNode& v, LayoutAuto* out) {
-    std::vector<const ConfigNode*> items;
-    if (v.is_scalar()) items.push_back(&v);
-    if (v.is_sequence()) {
-      for (const ConfigNode& n : v.items()) items.push_back(&n);
-    }
-    if (items.empty()) {
-      Fail(v, "parallel.schedule: expected a list of schedules, got " + v.Describe());
-      return;
-    }
-    std::vector<std::string> names;
-    for (PipelineSchedule s : kSchedules) names.emplace_back(Name(s));
-    for (const ConfigNode* n : items) {
-      const auto it = n->is_scalar() ? std::find(names.begin(), names.end(), n->text())
-                                     : names.end();
-      if (it == names.end()) {
-        Fail(*n, "parallel.schedule: " + n->Describe() + " is not one of " + Join(names) +
-                     (n->is_scalar() ? DidYouMean(n->text(), names) : std::string()));
-        continue;
-      }
-      out->schedules.push_back(kSchedules[static_cast<size_t>(it - names.begin())]);
-    }
-  }
-
- private:
-  DiagnosticSink* sink_;
-};
 
 bool NeedsQuotes(const std::string& s) {
   if (s.empty() || s.front() == ' ' || s.back() == ' ') return true;
@@ -215,7 +32,8 @@ bool NeedsQuotes(const std::string& s) {
 // `node` as flow-style YAML text (scalars quoted when they were, or when they must be).
 std::string Flow(const ConfigNode& node) {
   switch (node.kind()) {
-    case ConfigNode::Kind::kNull: return "null";
+    case ConfigNode::Kind::kNull:
+      return "null";
     case ConfigNode::Kind::kScalar: {
       if (!node.quoted() && !NeedsQuotes(node.text())) return node.text();
       std::string out = "\"";
@@ -269,9 +87,10 @@ Result<std::string> WithoutSweepBlock(const std::string& text, const ConfigNode&
   const int first = at.loc.line;
   const int end = sweep_index + 1 < root.size() ? root.key_origin(sweep_index + 1).loc.line : 0;
   if (at.loc.col != 1 || (end != 0 && end <= first)) {
-    return Status::Invalid("sweep: write the sweep block in block style at the top level of the "
-                           "file (a line `sweep:` followed by its indented keys)",
-                           at.loc, at.source_line);
+    return Status::Invalid(
+        "sweep: write the sweep block in block style at the top level of the "
+        "file (a line `sweep:` followed by its indented keys)",
+        at.loc, at.source_line);
   }
   std::string out;
   int line = 1;
@@ -292,9 +111,9 @@ Result<std::string> WithoutSweepBlock(const std::string& text, const ConfigNode&
 }  // namespace
 
 const std::vector<std::string>& LayoutKeys() {
-  static const std::vector<std::string> kKeys = {"parallel.dp", "parallel.tp", "parallel.pp",
-                                                 "parallel.cp", "parallel.schedule",
-                                                 "parallel.virtual_stages"};
+  static const std::vector<std::string> kKeys = {"parallel.dp",       "parallel.tp",
+                                                 "parallel.pp",       "parallel.cp",
+                                                 "parallel.schedule", "parallel.virtual_stages"};
   return kKeys;
 }
 
@@ -311,15 +130,18 @@ Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& vir
     if (root->key(i) == "sweep") sweep_index = i;
   }
   if (sweep_index == root->size()) {
-    return Status::Invalid("no sweep: block (a sweep file is a scenario, or `base: "
-                           "scenario.yaml`, with a sweep: mapping of axes)",
-                           SourceLoc{virtual_path, 0, 0});
+    return Status::Invalid(
+        "no sweep: block (a sweep file is a scenario, or `base: "
+        "scenario.yaml`, with a sweep: mapping of axes)",
+        SourceLoc{virtual_path, 0, 0});
   }
   const ConfigNode& block = root->value(sweep_index);
   if (!block.is_map() || block.size() == 0) {
-    return Status::Invalid("sweep: expected a mapping of axes (`training.recompute: [none, "
-                           "full]`), got " + block.Describe(),
-                           block.loc(), block.origin().source_line);
+    return Status::Invalid(
+        "sweep: expected a mapping of axes (`training.recompute: [none, "
+        "full]`), got " +
+            block.Describe(),
+        block.loc(), block.origin().source_line);
   }
   Result<std::string> scenario_text = WithoutSweepBlock(text, *root, sweep_index);
   if (!scenario_text.ok()) return scenario_text.status();
@@ -330,7 +152,7 @@ Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& vir
   spec.file = virtual_path;
   spec.base = std::move(*base);
   DiagnosticSink sink;
-  SpecParser p(&sink);
+  AxisParser p(&sink);
   std::vector<Axis> axes;
   const ConfigNode* zip = nullptr;
   for (size_t i = 0; i < block.size(); ++i) {
@@ -347,8 +169,9 @@ Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& vir
       spec.layout.origin = key_origin;
       if (v.is_map()) {
         if (v.Find("auto") == nullptr) {
-          p.Fail(v, "parallel: a mapping here means auto with restrictions and needs auto: true "
-                    "(for a list of layouts, write parallel: [{tp: 8, pp: 4}, ...])");
+          p.Fail(v,
+                 "parallel: a mapping here means auto with restrictions and needs auto: true "
+                 "(for a list of layouts, write parallel: [{tp: 8, pp: 4}, ...])");
         }
         p.LayoutRestrictions(v, &spec.layout);
       }
@@ -374,8 +197,9 @@ Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& vir
         }
       }
     } else if (v.is_map()) {
-      p.Fail(v, key + ": expected a list of values, a range {from, to, mul|step} or a single "
-                      "value, got a mapping (an inline mapping as a value goes in a list: [{...}])");
+      p.Fail(v, key +
+                    ": expected a list of values, a range {from, to, mul|step} or a single "
+                    "value, got a mapping (an inline mapping as a value goes in a list: [{...}])");
     } else if (v.is_null()) {
       p.FailAt(key_origin, key + ": empty value; an axis needs at least one value");
     } else {
@@ -386,11 +210,10 @@ Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& vir
   if (spec.layout.enabled) {
     for (const Axis& a : axes) {
       if (std::find(LayoutKeys().begin(), LayoutKeys().end(), a.key) != LayoutKeys().end()) {
-        p.FailAt(a.key_origin,
-                 a.key + ": cannot be an axis together with parallel: auto (line " +
-                     std::to_string(spec.layout.origin.loc.line) +
-                     "); restrict the layout instead: parallel: {auto: true, " +
-                     a.key.substr(9) + ": [...]}");
+        p.FailAt(a.key_origin, a.key + ": cannot be an axis together with parallel: auto (line " +
+                                   std::to_string(spec.layout.origin.loc.line) +
+                                   "); restrict the layout instead: parallel: {auto: true, " +
+                                   a.key.substr(9) + ": [...]}");
       }
     }
   }
@@ -405,14 +228,13 @@ Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& vir
     if (!shape) p.Fail(*zip, "zip: expected a list of lists of axis keys, got " + zip->Describe());
     for (const ConfigNode& g : shape ? zip->items() : std::vector<ConfigNode>{}) {
       if (!g.is_sequence() || g.items().empty()) {
-        p.Fail(g, "zip: expected a list of axis keys ([hardware, topology]), got " +
-                      g.Describe());
+        p.Fail(g, "zip: expected a list of axis keys ([hardware, topology]), got " + g.Describe());
         continue;
       }
       std::vector<size_t> members;
       for (const ConfigNode& k : g.items()) {
-        const auto it = k.is_scalar() ? std::find(names.begin(), names.end(), k.text())
-                                      : names.end();
+        const auto it =
+            k.is_scalar() ? std::find(names.begin(), names.end(), k.text()) : names.end();
         if (it == names.end()) {
           p.Fail(k, "zip: " + k.Describe() + " is not an axis of this sweep" +
                         (k.is_scalar() ? DidYouMean(k.text(), names) : std::string()));

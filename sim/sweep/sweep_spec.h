@@ -5,12 +5,12 @@
 //   * a sweep file `{base: path/scenario.yaml, sweep: {...}}` (base relative to the sweep file).
 // The `sweep:` block maps dotted scenario keys to axes:
 //   <key>: [v1, v2, ...]               explicit values (scalars or mappings, e.g. inline hardware)
-//   <key>: {from: 1, to: 8, mul: 2}    integer range, geometric (1, 2, 4, 8) or `step: s` arithmetic
-//   <key>: v                           a single value (a one-value axis)
-//   parallel: auto                     every valid (dp, tp, pp, cp, schedule, virtual stages)
-//   parallel: {auto: true, tp: [4, 8], schedule: [1f1b], ...}   the same, restricted
-//   training.micro_batch: auto         every micro-batch size dividing global_batch / dp
-//   zip: [[hardware, topology], ...]   axes of a group advance together (same length)
+//   <key>: {from: 1, to: 8, mul: 2}    integer range, geometric (1, 2, 4, 8) or `step: s`
+//   arithmetic <key>: v                           a single value (a one-value axis) parallel: auto
+//   every valid (dp, tp, pp, cp, schedule, virtual stages) parallel: {auto: true, tp: [4, 8],
+//   schedule: [1f1b], ...}   the same, restricted training.micro_batch: auto         every
+//   micro-batch size dividing global_batch / dp zip: [[hardware, topology], ...]   axes of a group
+//   advance together (same length)
 // Points are the cartesian product of the explicit axes (first written = outermost), then the
 // automatic layout, then the automatic micro-batch (innermost). sim/sweep/point_space.h
 // enumerates them. This module owns parsing and the checks that make a bad spec exit 2 with
@@ -57,9 +57,9 @@ struct LayoutAuto {
 };
 
 struct SweepSpec {
-  std::string file;                // the sweep file
+  std::string file;                      // the sweep file
   std::optional<ScenarioDocument> base;  // the scenario without its sweep block
-  std::vector<SweepDim> dims;      // explicit axes, outermost first
+  std::vector<SweepDim> dims;            // explicit axes, outermost first
   LayoutAuto layout;
   bool micro_batch_auto = false;
   KeyOrigin micro_batch_origin;

@@ -1,8 +1,9 @@
 // check-claim: parsing the forms vendors use, and verdicts on a claim above peak, a published
 // run and twice that run.
+#include "sim/sweep/claim.h"
+
 #include <gtest/gtest.h>
 
-#include "sim/sweep/claim.h"
 #include "tests/sweep/sweep_test_util.h"
 
 namespace shardsim {

@@ -13,7 +13,7 @@ using sweep_test::TempDir;
 TEST(SweepCli, RanksAndWritesFiles) {
   TempDir dir;
   const sweep_test::CliRun r = Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "s.csv" +
-                                        " --jsonl " + dir / "s.jsonl" + " -j 2 --top 3",
+                                            " --jsonl " + dir / "s.jsonl" + " -j 2 --top 3",
                                         false);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.rfind("shardsim sweep: tests/sweep/data/small.yaml, 1262 points\n"
@@ -27,7 +27,8 @@ TEST(SweepCli, RanksAndWritesFiles) {
   EXPECT_FALSE(ReadFile(dir / "s.csv").empty());
   EXPECT_FALSE(ReadFile(dir / "s.jsonl").empty());
   // Existing files are kept unless told.
-  const sweep_test::CliRun again = Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "s.csv");
+  const sweep_test::CliRun again =
+      Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "s.csv");
   EXPECT_EQ(again.code, 2) << again.out;
 }
 
@@ -48,7 +49,9 @@ TEST(SweepCli, EveryPointInfeasibleSaysWhyAndExitsOne) {
                        "0, invalid 0, failed 0)\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("pruned  memory before activations over capacity     220  point 0: memory before activations over capacity: 386 GiB of 40.0 GiB on pipeline stage 0; model states 366 GiB (weights"),
+  EXPECT_NE(r.out.find("pruned  memory before activations over capacity     220  point 0: memory "
+                       "before activations over capacity: 386 GiB of 40.0 GiB on pipeline stage 0; "
+                       "model states 366 GiB (weights"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\nno feasible point: all 220 points are infeasible (reasons above)\n"),
@@ -60,8 +63,8 @@ TEST(SweepCli, SlurmArrayShardsAndMerge) {
   std::string files;
   for (int id = 1; id <= 2; ++id) {
     const std::string f = dir / ("s" + std::to_string(id) + ".csv");
-    const sweep_test::CliRun r = Shardsim(
-        "sweep tests/sweep/data/infeasible.yaml -o " + f + " -j 1 --progress none", false);
+    const sweep_test::CliRun r =
+        Shardsim("sweep tests/sweep/data/infeasible.yaml -o " + f + " -j 1 --progress none", false);
     (void)r;
     files += " " + f;
   }
@@ -71,25 +74,27 @@ TEST(SweepCli, SlurmArrayShardsAndMerge) {
   std::string shards;
   for (int id = 1; id <= 2; ++id) {
     const std::string f = dir / ("t" + std::to_string(id) + ".csv");
-    const sweep_test::CliRun r = Shardsim(
-        "sweep tests/sweep/data/small.yaml -o " + f + " -j 2 --progress none",
-        false);
+    const sweep_test::CliRun r =
+        Shardsim("sweep tests/sweep/data/small.yaml -o " + f + " -j 2 --progress none", false);
     (void)r;
     shards += " " + f;
     break;
   }
-  const std::string env = "env SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_COUNT=2 "
-                          "SLURM_ARRAY_TASK_MIN=3 ";
+  const std::string env =
+      "env SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_COUNT=2 "
+      "SLURM_ARRAY_TASK_MIN=3 ";
   const std::string shard2 = dir / "u2.csv";
   const std::string cmd = env + SHARDSIM_BINARY + " sweep tests/sweep/data/small.yaml -o " +
                           shard2 + " -j 2 --progress none > /dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const sweep_test::CliRun s1 = Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "u1.csv" +
-                                         " --shard 1/2 -j 2 --progress none", false);
+                                             " --shard 1/2 -j 2 --progress none",
+                                         false);
   ASSERT_EQ(s1.code, 0) << s1.out;
   EXPECT_NE(s1.out.find("shard 1/2: 631 points"), std::string::npos) << s1.out;
   const sweep_test::CliRun m = Shardsim("merge --sweep tests/sweep/data/small.yaml -o " +
-                                        dir / "u.csv" + " " + dir / "u1.csv" + " " + shard2, false);
+                                            dir / "u.csv" + " " + dir / "u1.csv" + " " + shard2,
+                                        false);
   ASSERT_EQ(m.code, 0) << m.out;
   EXPECT_EQ(m.out.rfind("shardsim merge: 1262 points from 2 files into " + dir / "u.csv", 0), 0u);
   EXPECT_EQ(ReadFile(dir / "u.csv"), ReadFile(dir / "t1.csv"));
@@ -110,8 +115,9 @@ TEST(CheckClaimCli, AbovePeak) {
 }
 
 TEST(CheckClaimCli, BadClaimExitsTwo) {
-  const sweep_test::CliRun r = Shardsim("check-claim \"very fast\" --model llama3-8b "
-                                        "--hardware h100-sxm --gpus 8");
+  const sweep_test::CliRun r = Shardsim(
+      "check-claim \"very fast\" --model llama3-8b "
+      "--hardware h100-sxm --gpus 8");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out.rfind("error: claim \"very fast\" is not in a form shardsim reads", 0), 0u)
       << r.out;

@@ -1,10 +1,11 @@
 // parallel: auto: the divisor chains find every layout ValidateScenario accepts, and no other.
+#include "sim/sweep/layout_space.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <tuple>
 
-#include "sim/sweep/layout_space.h"
 #include "sim/sweep/sweep_spec.h"
 #include "tests/sweep/sweep_test_util.h"
 
@@ -16,8 +17,8 @@ Scenario Small(const std::string& model, int64_t gpus, int64_t seq, int64_t batc
   Result<ScenarioDocument> doc = ScenarioDocument::ParseText(
       "model: " + model + "\nhardware: a100-sxm4-80gb\ntopology: dgx-a100\ngpus: " +
           std::to_string(gpus) + "\ntraining: {seq_len: " + std::to_string(seq) +
-          ", global_batch: " + std::to_string(batch) + "}\nparallel: {dp: " +
-          std::to_string(gpus) + "}\n",
+          ", global_batch: " + std::to_string(batch) + "}\nparallel: {dp: " + std::to_string(gpus) +
+          "}\n",
       "tests/sweep/data/inline.yaml");
   Result<Scenario> s = doc->Build(lib);
   EXPECT_TRUE(s.ok()) << s.status().ToString();

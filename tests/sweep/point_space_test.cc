@@ -1,7 +1,8 @@
 // Enumeration order, inputs and the scenario of each point.
+#include "sim/sweep/point_space.h"
+
 #include <gtest/gtest.h>
 
-#include "sim/sweep/point_space.h"
 #include "tests/sweep/sweep_test_util.h"
 
 namespace shardsim {
@@ -57,7 +58,8 @@ TEST(PointSpace, AutoLayoutsThenMicroBatchesInnermost) {
   // One layout (dp 16) per recompute mode; micro-batches divide 32 / 16 = 2: {1, 2}.
   ASSERT_EQ(s->size(), 4);
   EXPECT_EQ(s->input_columns().size(), 1u + 6u + 1u);
-  EXPECT_EQ(s->Inputs(1), (std::vector<std::string>{"none", "16", "1", "1", "1", "1f1b", "1", "2"}));
+  EXPECT_EQ(s->Inputs(1),
+            (std::vector<std::string>{"none", "16", "1", "1", "1", "1f1b", "1", "2"}));
   EXPECT_EQ(s->Inputs(2).front(), "full");
   EXPECT_EQ(s->Gpus(0), 16);
 }

@@ -1,7 +1,7 @@
 // Progress text: a bar with rate and ETA on a terminal, plain periodic lines otherwise.
-#include <gtest/gtest.h>
-
 #include "sim/sweep/progress.h"
+
+#include <gtest/gtest.h>
 
 namespace shardsim {
 namespace {

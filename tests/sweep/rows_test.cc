@@ -1,7 +1,7 @@
 // Result rows: CSV and JSON Lines, round trips, no line breaks, exact prefixes.
-#include <gtest/gtest.h>
-
 #include "sim/sweep/rows.h"
+
+#include <gtest/gtest.h>
 
 namespace shardsim {
 namespace {

@@ -1,7 +1,9 @@
 // The engine: byte-identical files at any --jobs, resume after a cut or SIGKILL at any moment,
 // shards that merge into the unsharded file.
-#include <gtest/gtest.h>
+#include "sim/sweep/runner.h"
+
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,7 +13,6 @@
 
 #include "sim/sweep/merge.h"
 #include "sim/sweep/point_space.h"
-#include "sim/sweep/runner.h"
 #include "tests/sweep/sweep_test_util.h"
 
 namespace shardsim {
@@ -36,7 +37,7 @@ const PointSpace& Small() {
 }
 
 Result<SweepRun> RunSmall(const std::string& csv, const std::string& jsonl, int jobs,
-                     bool resume = false, Shard shard = {}) {
+                          bool resume = false, Shard shard = {}) {
   SweepRunOptions o;
   o.jobs = jobs;
   o.csv_path = csv;
@@ -77,7 +78,7 @@ TEST(SweepRunner, ResumeAfterACutAtAnyByte) {
   const std::string& full = Full().csv;
   const std::string& full_json = Full().jsonl;
   std::mt19937_64 rng(7);
-  std::vector<size_t> cuts = {0, 5, full.find('\n'), full.find('\n') + 1, full.size() - 1,
+  std::vector<size_t> cuts = {0,          5, full.find('\n'), full.find('\n') + 1, full.size() - 1,
                               full.size()};
   for (int i = 0; i < 6; ++i) cuts.push_back(rng() % full.size());
   for (size_t cut : cuts) {
@@ -130,12 +131,11 @@ TEST(SweepRunner, SigkillAtRandomMomentsThenResume) {
     int status = 0;
     waitpid(pid, &status, 0);
     const std::string cut = ReadFile(out);
-    SCOPED_TRACE("trial " + std::to_string(trial) + ", killed after " +
-                 std::to_string(cut.size()) + " of " + std::to_string(Full().csv.size()) +
-                 " bytes");
+    SCOPED_TRACE("trial " + std::to_string(trial) + ", killed after " + std::to_string(cut.size()) +
+                 " of " + std::to_string(Full().csv.size()) + " bytes");
     EXPECT_EQ(Full().csv.compare(0, cut.size(), cut), 0) << "the cut file is not a prefix";
-    const sweep_test::CliRun r = sweep_test::Shardsim(
-        std::string("sweep ") + kSmall + " -o " + out + " --resume --jobs 2 --progress none");
+    const sweep_test::CliRun r = sweep_test::Shardsim(std::string("sweep ") + kSmall + " -o " +
+                                                      out + " --resume --jobs 2 --progress none");
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_EQ(ReadFile(out), Full().csv);
   }
@@ -149,9 +149,10 @@ TEST(SweepRunner, ResumeRefusesTheFileOfAnotherSweep) {
   Result<SweepRun> r = RunSmall(dir / "r.csv", "", 2, true);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().ToString(),
-            dir / "r.csv" + ":2:1: error: row 1 is not point 0 of this sweep (expected it to "
-                            "start 0,none,16,1,1,1,1f1b,1,1,); it holds the results of another "
-                            "sweep");
+            dir / "r.csv" +
+                ":2:1: error: row 1 is not point 0 of this sweep (expected it to "
+                "start 0,none,16,1,1,1,1f1b,1,1,); it holds the results of another "
+                "sweep");
 }
 
 TEST(SweepRunner, ExistingFileNeedsResumeOrOverwrite) {
@@ -195,8 +196,8 @@ TEST(SweepRunner, ShardsMergeIntoTheUnshardedFile) {
               "point 0 is in no shard file: a shard is missing or unfinished (run it with "
               "--resume, then merge again)");
     // The same shard twice is a duplicate.
-    Result<MergeResult> twice = MergeResultFiles({files[0], files[0], files[1], files[2]},
-                                                 dir / "y", o);
+    Result<MergeResult> twice =
+        MergeResultFiles({files[0], files[0], files[1], files[2]}, dir / "y", o);
     ASSERT_FALSE(twice.ok());
     EXPECT_NE(twice.status().message().find("is also in"), std::string::npos);
   }

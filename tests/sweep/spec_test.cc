@@ -145,17 +145,22 @@ TEST(SweepSpec, EveryBadAxisReportedAtOnceInFileOrder) {
             "      parallel.zero_stage: [0, 5]\n"
             "                               ^\n"
             "tests/sweep/data/bad.yaml:13:30: error: hardware: no hardware named 'h100-sxmm' in " +
-                lib_dir + "/hardware/; close names: h100-sxm, h200-sxm, h800-sxm\n"
-            "      hardware: [a100-sxm4-40gb, h100-sxmm]\n"
-            "                                 ^\n"
-            "tests/sweep/data/bad.yaml:14:17: error: parallel.tp: 3 does not divide "
-            "model.num_heads (16, " + lib_dir + "/models/gpt3-350m.yaml:5:12)\n"
-            "      parallel.tp: [3, 4]\n"
-            "                    ^\n"
-            "tests/sweep/data/bad.yaml:14:17: error: parallel.tp: 3 does not divide "
-            "model.ffn_hidden_size (4096, " + lib_dir + "/models/gpt3-350m.yaml:6:18)\n"
-            "      parallel.tp: [3, 4]\n"
-            "                    ^");
+                lib_dir +
+                "/hardware/; close names: h100-sxm, h200-sxm, h800-sxm\n"
+                "      hardware: [a100-sxm4-40gb, h100-sxmm]\n"
+                "                                 ^\n"
+                "tests/sweep/data/bad.yaml:14:17: error: parallel.tp: 3 does not divide "
+                "model.num_heads (16, " +
+                lib_dir +
+                "/models/gpt3-350m.yaml:5:12)\n"
+                "      parallel.tp: [3, 4]\n"
+                "                    ^\n"
+                "tests/sweep/data/bad.yaml:14:17: error: parallel.tp: 3 does not divide "
+                "model.ffn_hidden_size (4096, " +
+                lib_dir +
+                "/models/gpt3-350m.yaml:6:18)\n"
+                "      parallel.tp: [3, 4]\n"
+                "                    ^");
 }
 
 struct BadCase {

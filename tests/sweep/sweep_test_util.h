@@ -59,8 +59,8 @@ struct CliRun {
 // Runs `shardsim ARGS` from the source tree.
 inline CliRun Shardsim(const std::string& args, bool with_stderr = true) {
   Lib();
-  const std::string cmd = std::string(SHARDSIM_BINARY) + " " + args +
-                          (with_stderr ? " 2>&1" : " 2>/dev/null");
+  const std::string cmd =
+      std::string(SHARDSIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
