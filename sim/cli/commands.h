@@ -36,6 +36,8 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx);
 void AddSweepCommand(CLI::App& app, CliContext& ctx);
 void AddMergeCommand(CLI::App& app, CliContext& ctx);
 void AddCheckClaimCommand(CLI::App& app, CliContext& ctx);
+// Allocator settings for processes that run thousands of simulations (cmd_sweep.cc).
+void TuneAllocatorForManySimulations();
 
 }  // namespace shardsim
 

@@ -78,6 +78,9 @@ Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k, 
                            rank_by + "\"");
   }
   if (top_k < 0) return Status::Invalid("--top: must not be negative");
+  if (r.by == RankBy::kCost && !(price > 0.0)) {
+    return Status::Invalid("--rank-by cost needs --price-per-gpu-hour");
+  }
   if (price < 0.0) return Status::Invalid("--price-per-gpu-hour: must not be negative");
   return r;
 }
