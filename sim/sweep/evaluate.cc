@@ -26,8 +26,9 @@ void FillOutputs(const Scenario& sc, const SimResult& r, Row* row) {
   (*row)[Metric::kHfu] = r.hfu;
   (*row)[Metric::kPeakFlopsPerGpu] = r.peak_flops_per_gpu;
   (*row)[Metric::kBubbleFraction] = r.bubble_fraction;
-  if (r.program)
+  if (r.program) {
     (*row)[Metric::kMicrobatchesPerStep] = static_cast<double>(r.program->microbatches);
+  }
   const double capacity = sc.hardware.memory_capacity;
   (*row)[Metric::kPeakMemory] = r.peak_memory.value();
   (*row)[Metric::kMemoryCapacity] = capacity;

@@ -33,8 +33,9 @@ std::optional<std::vector<std::string>> ColumnsOf(const std::string& first_line,
     // Keys are the strings followed by ':' at the top level of our flat objects.
     while ((pos = first_line.find('"', pos)) != std::string::npos) {
       size_t end = pos + 1;
-      while (end < first_line.size() && first_line[end] != '"')
+      while (end < first_line.size() && first_line[end] != '"') {
         end += first_line[end] == '\\' ? 2 : 1;
+      }
       if (end + 1 < first_line.size() && first_line[end + 1] == ':') {
         names.push_back(first_line.substr(pos + 1, end - pos - 1));
       }
@@ -99,8 +100,9 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
     if (!format) {
       jsonl = is_jsonl;
       std::optional<std::vector<std::string>> columns = ColumnsOf(first, jsonl);
-      if (!columns)
+      if (!columns) {
         return At(path, 1, "not a shardsim sweep result file (no point ... status columns)");
+      }
       if (options.space != nullptr && *columns != options.space->input_columns()) {
         return At(path, 1,
                   "its input columns differ from the sweep's; it holds the results of "

@@ -56,7 +56,7 @@ std::string OneLine(std::string s) {
 }
 
 std::string CsvField(const std::string& raw) {
-  const std::string s = OneLine(raw);
+  std::string s = OneLine(raw);
   if (s.find_first_of(",\"") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
