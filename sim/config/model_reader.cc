@@ -26,6 +26,7 @@ void ReadMoe(MapReader& r, ModelSpec* m) {
   moe.PositiveInt("shared_expert_ffn_hidden_size", &s.shared_expert_ffn_hidden_size);
   moe.NonNegativeInt("first_dense_layers", &s.first_dense_layers);
   moe.PositiveInt("layer_freq", &s.layer_freq);
+  moe.NonNegativeInt("max_nodes_per_token", &s.max_nodes_per_token);
   if (moe.Has("capacity_factor")) {
     double cf = 0.0;
     if (moe.Number("capacity_factor", &cf)) {

@@ -77,6 +77,10 @@ struct MoeSpec {
   int64_t layer_freq = 1;              // moe.layer_freq: every n-th layer after those is MoE
   double capacity_factor = 0.0;        // moe.capacity_factor: 0 = dropless
   double imbalance = 1.0;              // moe.imbalance: busiest expert rank's load / mean load
+  // moe.max_nodes_per_token: node-limited routing (DeepSeek-V3: 4): each token's experts lie on
+  // at most this many nodes of its EP group, and the dispatcher sends it once to each of them and
+  // forwards it over NVLink there. 0 = unlimited (one transfer per routed copy).
+  int64_t max_nodes_per_token = 0;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3; the `mla:` mapping of a model file).

@@ -115,7 +115,7 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
   const int64_t local_experts = e.num_experts / c.options.ep;
   // Token copies routed to this device: on average T·top_k (each of the ep ranks sends T·k
   // copies spread over the group); the busiest rank sees `load` times that.
-  const double load = e.capacity_factor > 0.0 ? e.capacity_factor : std::max(1.0, e.imbalance);
+  const double load = MoeLoadFactor(e);
   const int64_t routed = c.tokens * e.top_k;
   const int64_t per_expert = CeilDiv(static_cast<int64_t>(D(routed) * load), local_experts);
   const int64_t rows = per_expert * local_experts;

@@ -1,5 +1,6 @@
 #include "sim/model/op_graph.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -261,6 +262,10 @@ Result<OpGraph> BuildOpGraph(const ModelSpec& model, const GraphOptions& options
     AppendHead(c, p, false, g.mtp);
   }
   return g;
+}
+
+double MoeLoadFactor(const MoeSpec& moe) {
+  return moe.capacity_factor > 0.0 ? moe.capacity_factor : std::max(1.0, moe.imbalance);
 }
 
 OpTotals Sum(const std::vector<Op>& ops) {

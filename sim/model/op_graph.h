@@ -65,6 +65,12 @@ struct OpGraph {
 // catches those first with file locations.
 Result<OpGraph> BuildOpGraph(const ModelSpec& model, const GraphOptions& options);
 
+// How much more than the mean the busiest expert-parallel rank receives: the capacity factor
+// when tokens are padded to capacity, else moe.imbalance (1 = balanced). It stretches both the
+// busiest rank's expert GEMMs (sim/model/layer_ops.cc) and its all-to-all bytes
+// (sim/program/step_costs.cc), which carry the same routed tokens.
+double MoeLoadFactor(const MoeSpec& moe);
+
 // Totals over a list of ops.
 struct OpTotals {
   Flops fwd_flops, bwd_flops, model_fwd_flops;

@@ -38,9 +38,16 @@ Result<ParamCount> CountParams(const ModelSpec& model) {
   for (int k : g->layer_kind_of) ++layers_of_kind[static_cast<size_t>(k)];
 
   int64_t outside_layers = 0;  // embedding, final norm, head
+  int64_t lookup = 0;          // token and learned-position tables
   for (const std::vector<Op>* ops : {&g->embedding, &g->head}) {
     for (const Op& op : *ops) {
       outside_layers += op.params;
+      // A tied token table still multiplies, as the output head; a position table never does.
+      if (op.kind == OpKind::kEmbedding) {
+        const bool learned = model.position_embedding == PositionEmbedding::kLearned;
+        const int64_t positions = learned ? model.position_table_rows * model.hidden_size : 0;
+        lookup += model.tied_embeddings ? positions : op.params;
+      }
       // Embedding parameters: token and position tables, and an untied output head.
       if (op.kind == OpKind::kEmbedding || op.kind == OpKind::kMatmul) c.embedding += op.params;
     }
@@ -61,6 +68,7 @@ Result<ParamCount> CountParams(const ModelSpec& model) {
   AddRows("mtp", 1, g->mtp, c);
   c.total = outside_layers + layers_total;
   c.active = outside_layers + layers_active;
+  c.active_compute = c.active - lookup;
   c.non_embedding = c.total - c.embedding;
   c.mtp = Sum(g->mtp).params;
   return c;

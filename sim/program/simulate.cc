@@ -220,7 +220,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   };
   if (r.breakdown.tp.value() > 0) by_link[link_of(CommGroup::kTp, CollectiveOp::kAllReduce)] += r.breakdown.tp;
   if (r.breakdown.cp.value() > 0) by_link[link_of(CommGroup::kCp, CollectiveOp::kSendRecv)] += r.breakdown.cp;
-  if (r.breakdown.ep.value() > 0) by_link[link_of(CommGroup::kEp, CollectiveOp::kAllToAll)] += r.breakdown.ep;
+  if (r.breakdown.ep.value() > 0) by_link[r.costs.ep.bottleneck] += r.breakdown.ep;
   for (const auto& [cls, s] : by_link) r.exposed_by_link.push_back({Name(cls), s});
 
   const bool sp = sc.parallel.sequence_parallel && sc.parallel.tp > 1;
@@ -231,7 +231,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   };
   add("communication", CollectiveName("tp", sp), Name(link_of(CommGroup::kTp, CollectiveOp::kAllReduce)), b.tp);
   add("communication", "cp send_recv (ring attention)", Name(link_of(CommGroup::kCp, CollectiveOp::kSendRecv)), b.cp);
-  add("communication", "ep all_to_all", Name(link_of(CommGroup::kEp, CollectiveOp::kAllToAll)), b.ep);
+  add("communication", "ep all_to_all", Name(r.costs.ep.bottleneck), b.ep);
   add("communication", "pp send_recv",
       r.costs.pp_send.empty() ? "" : Name(r.costs.pp_send.front().bottleneck), b.pp);
   add("communication",

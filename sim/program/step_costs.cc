@@ -59,6 +59,7 @@ struct Pricer {
   Bytes act;           // one full activation tensor of the micro-batch: T x h
   bool sp;
   int64_t tp;
+  EpAllToAll ep_a2a;  // one dispatch (or combine) of a MoE layer
 
   Result<Seconds> Coll(CommGroup grp, CollectiveOp op, Bytes size) const {
     Result<CollectiveCost> c = layout.Cost(grp, op, size, at);
@@ -142,30 +143,36 @@ struct Pricer {
     return Status::Ok();
   }
 
-  // Expert parallelism: an all-to-all dispatches each routed token copy to its expert's rank and
-  // another combines the results, forward and again backward (Megatron-Core MoE token
-  // dispatcher); exposed unless ep_comm_overlap hides them behind the expert GEMMs.
+  // Expert all-to-alls of one MoE layer: a dispatch and a combine forward, and again backward
+  // (their gradients), each of `ep_a2a` (PriceEpAllToAll). Without overlap they run on the
+  // compute stream. With ep_comm_overlap, as DeepSeek-V3's DualPipe (arXiv 2412.19437 §3.2.1:
+  // "overlap the computation and communication within a pair of individual forward and backward
+  // chunks") and Megatron-Core's EP all-to-all overlap do, a forward chunk's all-to-alls run
+  // under the paired backward chunk's computation and the other way round: the layer's four
+  // all-to-alls (A in all) run beside its forward plus backward compute (C). The communication
+  // kernels hold kEpCommSms of the GPU's SMs while they run (DeepSeek-V3 §3.2.2: "only 20 SMs
+  // are sufficient to fully utilize the bandwidths of IB and NVLink"), a fraction f during
+  // which the compute runs on the rest: the pair takes max(A, C + f*A), and what exceeds C is
+  // exposed, split evenly between the passes. Steady state only: the pipeline's warm-up
+  // forwards have no backward to pair with.
   Status LayerEp(const std::vector<Op>& ops, BlockCost& b) const {
-    if (sc.parallel.ep <= 1 || !sc.model.moe) return Status::Ok();
-    bool moe = false;
-    Seconds expert_fwd, expert_bwd;
-    for (const Op& op : ops) {
-      if (op.tp_split != TpSplit::kExperts || op.kind != OpKind::kMatmul) continue;
-      moe = true;
-      expert_fwd += hw.Cost(op, Pass::kForward).time;
-      expert_bwd += hw.Cost(op, Pass::kBackwardInput).time + hw.Cost(op, Pass::kBackwardWeight).time;
-    }
+    if (ep_a2a.time.value() <= 0.0) return Status::Ok();
+    const bool moe = std::any_of(ops.begin(), ops.end(), [](const Op& op) {
+      return op.tp_split == TpSplit::kExperts && op.kind == OpKind::kMatmul;
+    });
     if (!moe) return Status::Ok();
-    const Bytes routed = act * static_cast<double>(sc.model.moe->top_k);
-    Result<Seconds> a2a = Coll(CommGroup::kEp, CollectiveOp::kAllToAll, routed);
-    if (!a2a.ok()) return a2a.status();
-    const Seconds two = *a2a * 2.0;  // dispatch + combine
+    const Seconds per_pass = ep_a2a.time * 2.0;  // dispatch + combine
     if (sc.parallel.ep_comm_overlap) {
-      b.fwd.ep += std::max(Seconds(0), two - expert_fwd);
-      b.bwd.ep += std::max(Seconds(0), two - expert_bwd);
+      constexpr double kEpCommSms = 20.0;
+      const double f = std::min(1.0, kEpCommSms / static_cast<double>(sc.hardware.sm_count));
+      const Seconds a = per_pass * 2.0;
+      const Seconds c = b.fwd.compute + b.bwd.compute;
+      const Seconds exposed = std::max(a - c, a * f);
+      b.fwd.ep += exposed * 0.5;
+      b.bwd.ep += exposed * 0.5;
     } else {
-      b.fwd.ep += two;
-      b.bwd.ep += two;
+      b.fwd.ep += per_pass;
+      b.bwd.ep += per_pass;
     }
     return Status::Ok();
   }
@@ -247,20 +254,94 @@ struct Pricer {
         b.tp_comm_total += mtp.tp_comm_total * static_cast<double>(sc.model.mtp_depth);
       }
     }
+    if (!g.mtp.empty()) {
+      // Each MTP module's transformer block routes its tokens like a decoder layer: its expert
+      // all-to-alls, hidden behind that block's share of the modules' compute.
+      const double depth = static_cast<double>(sc.model.mtp_depth);
+      BlockCost mtp;
+      mtp.fwd.compute = OpsTime(g.mtp, false, hw) / depth;
+      mtp.bwd.compute = OpsTime(g.mtp, true, hw) / depth;
+      SHARDSIM_RETURN_IF_ERROR(LayerEp(g.mtp, mtp));
+      b.fwd.ep += mtp.fwd.ep * depth;
+      b.bwd.ep += mtp.bwd.ep * depth;
+    }
     return b;
   }
 };
 
 }  // namespace
 
+// Expert parallelism (Lepikhin et al. 2020, GShard §2.2; Megatron-Core's all-to-all token
+// dispatcher): each of the ep ranks routes its T tokens to top_k experts each, and the dispatch
+// carries every routed copy to its expert's rank: T * top_k * h activation bytes per rank, the
+// nccl-tests all-to-all size S. Experts are spread evenly over the group, so a rank keeps S/ep
+// and sends S * (ep - 1)/ep, of which S * (ep - g)/ep leaves its node (g ranks of the group per
+// node); the collective model prices that on the classes the group crosses (sim/collective:
+// alpha + the slowest class's bytes over its bandwidth). The busiest rank receives
+// MoeLoadFactor times the mean — the capacity factor's padding or the routing imbalance, the
+// same factor that stretches its expert GEMMs (sim/model/layer_ops.cc) — so S carries it too.
+//
+// Node-limited routing, moe.max_nodes_per_token = M (DeepSeek-V3, arXiv 2412.19437 §3.2.2:
+// "we limit each token to be dispatched to at most 4 nodes ... it will first be transmitted
+// via IB to the GPUs with the same in-node index on its target nodes ... instantaneously
+// forwarded via NVLink to specific GPUs that host their target experts"): a token crosses the
+// network once per remote node it reaches instead of once per routed copy. With its M nodes
+// among the group's N uniform, that is M * (N - 1)/N transfers of h per token against
+// top_k * (ep - g)/ep, never more. NVLink then carries every copy not on the GPU that received
+// it: S * (g - 1)/g per rank instead of S * (g - 1)/ep, overlapped with the IB transfers (the
+// slowest class sets the time, plus one NVLink hop of latency). Checked in closed form by
+// tests/program/ep_all_to_all_test.cc.
+Result<EpAllToAll> PriceEpAllToAll(const Scenario& sc, const Layout& layout, Bytes act) {
+  EpAllToAll out;
+  if (sc.parallel.ep <= 1 || !sc.model.moe) return out;
+  const MoeSpec& moe = *sc.model.moe;
+  const auto d = [](int64_t v) { return static_cast<double>(v); };
+  out.size = act * (d(moe.top_k) * MoeLoadFactor(moe));
+  Result<CollectiveCost> c =
+      layout.Cost(CommGroup::kEp, CollectiveOp::kAllToAll, out.size, RankCoords{});
+  if (!c.ok()) return c.status();
+  const GroupShape& s = c->shape;
+  const double n = d(s.ranks);
+  const double g = d(s.ranks_per_node);
+  const double nodes = d(s.nodes);
+  out.sent_per_rank = out.size * ((n - 1.0) / n);
+  double cross = (n - g) / n;  // fraction of S leaving the node: one transfer per routed copy
+  double inter_scale = 1.0;    // node-limited routing's effect on the inter-node classes
+  double nvlink_scale = 1.0;   // and on NVLink (forwarding inside the target node)
+  const bool limited = moe.max_nodes_per_token > 0 && s.nodes > 1;
+  if (limited) {
+    const double m = std::min(d(moe.max_nodes_per_token), nodes);
+    const double node_limited = m * (nodes - 1.0) / nodes / d(moe.top_k);
+    inter_scale = std::min(1.0, node_limited / cross);
+    nvlink_scale = n / g;  // (g - 1)/g over (g - 1)/n
+    cross *= inter_scale;
+  }
+  out.cross_node_per_rank = out.size * cross;
+  double slowest = 0.0;
+  for (const LinkLoad& l : c->loads) {
+    const bool nvlink = l.link_class == LinkClass::kNvlink;
+    const double t = l.time.value() * (nvlink ? nvlink_scale : inter_scale);
+    if (t > slowest) {
+      slowest = t;
+      out.bottleneck = l.link_class;
+    }
+  }
+  const double hop = limited && s.ranks_per_node > 1 ? layout.cluster().IntraLatency() : 0.0;
+  out.time = Seconds(c->latency_part.value() + hop + slowest);
+  return out;
+}
+
 Result<StepCosts> PriceStep(const Scenario& sc, const OpGraph& g, const Layout& layout,
                             const OpCostModel& hw) {
   const double act_bytes = sc.training.precision == DType::kFp32 ? 4.0 : 2.0;
   const Bytes act(act_bytes * static_cast<double>(g.tokens_per_microbatch) *
                   static_cast<double>(sc.model.hidden_size));
+  Result<EpAllToAll> ep = PriceEpAllToAll(sc, layout, act);
+  if (!ep.ok()) return ep.status();
   Pricer p{sc, g, layout, hw, RankCoords{}, act,
-           sc.parallel.sequence_parallel && sc.parallel.tp > 1, sc.parallel.tp};
+           sc.parallel.sequence_parallel && sc.parallel.tp > 1, sc.parallel.tp, *ep};
   StepCosts out;
+  out.ep = *ep;
   for (const LayerOps& layer : g.layer_kinds) {
     Result<BlockCost> b = p.Layer(layer);
     if (!b.ok()) return b.status();

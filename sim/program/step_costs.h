@@ -52,7 +52,22 @@ struct CommTime {
 };
 CommTime ToCommTime(const CollectiveCost& c);
 
+// One expert all-to-all (the dispatch of a MoE layer; its combine moves the same bytes back), for
+// one micro-batch, as the busiest rank of an EP group sees it.
+struct EpAllToAll {
+  Bytes size;                 // nccl-tests size: T * top_k * h * activation bytes * load factor
+  Bytes sent_per_rank;        // of it, what leaves the GPU: size * (ep - 1) / ep
+  Bytes cross_node_per_rank;  // what crosses its node's NICs (node-limited routing caps it)
+  Seconds time;               // alpha-beta on the slowest link class the group crosses
+  LinkClass bottleneck = LinkClass::kNvlink;
+};
+
+// The all-to-all of `scenario`'s MoE layers in `layout` (all zero when ep = 1 or no MoE); `act` is
+// one micro-batch's T x h activation in bytes. Formulas and sources in step_costs.cc.
+Result<EpAllToAll> PriceEpAllToAll(const Scenario& scenario, const Layout& layout, Bytes act);
+
 struct StepCosts {
+  EpAllToAll ep;                       // per MoE layer and micro-batch: dispatch (= combine)
   std::vector<BlockCost> layer_kinds;  // parallel to OpGraph::layer_kinds
   BlockCost embedding;                 // first pipeline rank, first chunk
   BlockCost head;                      // last pipeline rank, last chunk (with MTP modules)

@@ -68,5 +68,33 @@ TEST(MemoryValidation, PublishedFeasibility) {
   }
 }
 
+// Published layouts the memory model does not yet reproduce, each with why. The test holds the
+// disagreement, so that whoever models the missing mechanism moves the case to
+// PublishedFeasibility above.
+TEST(MemoryValidation, KnownFeasibilityGaps) {
+  struct Gap {
+    const char* file;
+    bool stated_fits;
+    const char* why;
+  };
+  const Gap gaps[] = {
+      {"feasibility/deepseek-v3-h800-pp16-ep64.yaml", true,
+       "DeepSeek-V3 caches Linear inputs in FP8, recomputes RMSNorm, MLA up-projections and the "
+       "SwiGLU output (arXiv 2412.19437 §3.2.3, §3.3.3); shardsim keeps them in BF16 and only "
+       "has Megatron-LM's recompute modes (docs/moe.md)"},
+  };
+  for (const Gap& g : gaps) {
+    auto sc = LoadScenario(kDir + g.file, LoadOptions{});
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    auto sim = Simulate(*sc);
+    ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+    std::printf("%-52s peak %6.1f GiB of %5.1f: %s (stated: %s) KNOWN GAP: %s\n", g.file,
+                sim->peak_memory.value() / 1073741824.0,
+                sc->hardware.memory_capacity / 1073741824.0, sim->fits ? "fits" : "does not fit",
+                g.stated_fits ? "fits" : "does not fit", g.why);
+    EXPECT_NE(sim->fits, g.stated_fits) << g.file << " now agrees: move it to PublishedFeasibility";
+  }
+}
+
 }  // namespace
 }  // namespace shardsim
