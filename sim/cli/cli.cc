@@ -30,6 +30,9 @@ int RunCli(int argc, char** argv) {
   AddBudgetCommand(app, ctx);
   AddCommCommand(app, ctx);
   AddSimulateCommand(app, ctx);
+  AddSweepCommand(app, ctx);
+  AddMergeCommand(app, ctx);
+  AddCheckClaimCommand(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -33,6 +33,11 @@ int ReportStatus(const Status& s);
 void AddBudgetCommand(CLI::App& app, CliContext& ctx);
 void AddCommCommand(CLI::App& app, CliContext& ctx);
 void AddSimulateCommand(CLI::App& app, CliContext& ctx);
+void AddSweepCommand(CLI::App& app, CliContext& ctx);
+void AddMergeCommand(CLI::App& app, CliContext& ctx);
+void AddCheckClaimCommand(CLI::App& app, CliContext& ctx);
+// Allocator settings for processes that run thousands of simulations (cmd_sweep.cc).
+void TuneAllocatorForManySimulations();
 
 }  // namespace shardsim
 

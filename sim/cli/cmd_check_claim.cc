@@ -1,0 +1,143 @@
+// `shardsim check-claim "CLAIM" (--scenario FILE | --model M --hardware H --gpus N)`: the claim
+// under each FLOPs convention, the physical ceiling, the best layout a sweep finds, and a verdict
+// (sim/sweep/claim.h).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "sim/cli/commands.h"
+#include "sim/config/loader.h"
+#include "sim/sweep/claim.h"
+#include "sim/sweep/progress.h"
+
+namespace shardsim {
+namespace {
+
+// The usual cluster of each library accelerator, when --topology is not given.
+std::string DefaultTopology(const std::string& hardware) {
+  if (hardware.rfind("a100", 0) == 0) return "dgx-a100";
+  if (hardware == "h100-sxm") return "dgx-h100";
+  if (hardware == "h200-sxm") return "dgx-h200";
+  if (hardware == "h800-sxm") return "h800-deepseek";
+  return "";
+}
+
+}  // namespace
+
+void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
+  struct Args {
+    std::string claim, scenario, model, hardware, topology, precision = "bf16", progress = "auto";
+    int64_t gpus = 0, seq_len = 0, global_batch = 0;
+    int jobs = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand(
+      "check-claim", "judge a throughput claim: FLOPs conventions, ceiling, best layout, verdict");
+  cmd->add_option("claim", args->claim,
+                  "\"1200 tokens/s/GPU\", \"3.2M tokens/s\", \"400 TFLOP/s per GPU\", "
+                  "\"45% MFU\", \"15T tokens in 54 days\"")
+      ->required();
+  cmd->add_option("--scenario", args->scenario,
+                  "scenario giving model, hardware, topology, gpus and training (its layout is "
+                  "also simulated)");
+  cmd->add_option("--model", args->model, "model name or path (without --scenario)");
+  cmd->add_option("--hardware", args->hardware, "accelerator name or path");
+  cmd->add_option("--topology", args->topology, "cluster (default: the accelerator's DGX/HGX)");
+  cmd->add_option("--gpus", args->gpus, "GPU count");
+  cmd->add_option("--seq-len", args->seq_len, "sequence length (default: the model's max_seq_len)");
+  cmd->add_option("--global-batch", args->global_batch,
+                  "sequences per step (default: about 4M tokens, a multiple of the GPU count)");
+  cmd->add_option("--precision", args->precision, "bf16 (default), fp16, fp8");
+  cmd->add_option("-j,--jobs", args->jobs, "threads for the layout search (default: all cores)");
+  cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
+  cmd->callback([&ctx, args]() {
+    TuneAllocatorForManySimulations();
+    const LoadOptions load = ctx.load_options();
+    Result<Claim> claim = ParseClaim(args->claim);
+    if (!claim.ok()) {
+      ctx.exit_code = ReportStatus(claim.status());
+      return;
+    }
+    std::optional<ScenarioDocument> base;
+    if (!args->scenario.empty()) {
+      Result<ScenarioDocument> doc = ScenarioDocument::Parse(args->scenario);
+      if (!doc.ok()) {
+        ctx.exit_code = ReportStatus(doc.status());
+        return;
+      }
+      base.emplace(std::move(*doc));
+    } else {
+      if (args->model.empty() || args->hardware.empty() || args->gpus <= 0) {
+        ctx.exit_code = ReportStatus(Status::Invalid(
+            "check-claim: give --scenario FILE, or --model, --hardware and --gpus"));
+        return;
+      }
+      std::string topology =
+          args->topology.empty() ? DefaultTopology(args->hardware) : args->topology;
+      if (topology.empty()) {
+        ctx.exit_code =
+            ReportStatus(Status::Invalid("check-claim: no default cluster for hardware '" +
+                                         args->hardware + "'; give --topology"));
+        return;
+      }
+      int64_t seq = args->seq_len;
+      if (seq <= 0) {
+        Result<ModelSpec> m = LoadModel(args->model, load);
+        if (!m.ok()) {
+          ctx.exit_code = ReportStatus(m.status());
+          return;
+        }
+        seq = m->max_seq_len;
+      }
+      // About 4M tokens per step (Llama 3 pre-training's first stage; Dubey et al. 2024,
+      // arXiv 2407.21783, §3.4.1), a multiple of the GPU count so that every dp divides it.
+      const int64_t target = 4 * 1024 * 1024;
+      const int64_t per_gpu = std::max<int64_t>(1, (target / seq + args->gpus - 1) / args->gpus);
+      const int64_t gb = args->global_batch > 0 ? args->global_batch : per_gpu * args->gpus;
+      const std::string text =
+          "name: check-claim\nmodel: " + args->model + "\nhardware: " + args->hardware +
+          "\ntopology: " + topology + "\ngpus: " + std::to_string(args->gpus) +
+          "\ntraining: {seq_len: " + std::to_string(seq) + ", global_batch: " + std::to_string(gb) +
+          ", precision: " + args->precision + "}\n";
+      Result<ScenarioDocument> doc = ScenarioDocument::ParseText(text, "<check-claim>");
+      if (!doc.ok()) {
+        ctx.exit_code = ReportStatus(doc.status());
+        return;
+      }
+      base.emplace(std::move(*doc));
+    }
+    Result<ProgressStyle> style = ParseProgressStyle(args->progress, isatty(STDERR_FILENO) != 0);
+    if (!style.ok()) {
+      ctx.exit_code = ReportStatus(style.status());
+      return;
+    }
+    ClaimOptions o;
+    const unsigned cores = std::thread::hardware_concurrency();
+    o.jobs = args->jobs > 0 ? args->jobs : static_cast<int>(cores > 0 ? cores : 1);
+    o.simulate_given_layout = !args->scenario.empty();
+    const auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [t0] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    ProgressMeter meter(*style, "layout search");
+    SweepProgress last;
+    o.progress = [&](const SweepProgress& p) {
+      last = p;
+      const std::string text = meter.Update(p, elapsed());
+      if (!text.empty()) std::fputs(text.c_str(), stderr);
+    };
+    Result<ClaimCheck> check = CheckClaim(*base, *claim, o, load);
+    std::fputs(meter.Finish(last, elapsed()).c_str(), stderr);
+    if (!check.ok()) {
+      ctx.exit_code = ReportStatus(check.status());
+      return;
+    }
+    std::fputs(ClaimReport(*check).c_str(), stdout);
+  });
+}
+
+}  // namespace shardsim

@@ -1,0 +1,274 @@
+// CheckClaim: the claim under each FLOPs convention, the physical ceiling, the best layout a
+// sweep finds, and the verdict.
+#include "sim/sweep/claim.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/base/units.h"
+#include "sim/model/flops.h"
+#include "sim/sweep/evaluate.h"
+#include "sim/sweep/point_space.h"
+#include "sim/sweep/ranking.h"
+#include "sim/sweep/spec_check.h"
+
+namespace shardsim {
+namespace {
+
+// Context parallelism is searched only for sequences at least this long: below it the layout
+// space grows without a plausible winner (Llama 3 used CP only for its 128K-token stage;
+// Dubey et al. 2024, arXiv 2407.21783, §3.3.2).
+constexpr int64_t kMinSeqForCp = 16384;
+
+Axis MakeAxis(const std::string& key, const std::vector<std::string>& values) {
+  Axis a;
+  a.key = key;
+  for (const std::string& v : values) a.values.push_back(AxisValue{v, v, {}});
+  return a;
+}
+
+// The search: every valid layout with TP inside a node, every micro-batch, recompute mode and
+// ZeRO-1 / ZeRO-3 (FSDP).
+SweepSpec SearchSpec(const ScenarioDocument& base, const Scenario& probe) {
+  SweepSpec spec;
+  spec.file = base.path();
+  spec.base = base;
+  spec.dims.push_back(SweepDim{{MakeAxis("training.recompute", {"none", "selective", "full"})}});
+  spec.dims.push_back(SweepDim{{MakeAxis("parallel.zero_stage", {"1", "3"})}});
+  spec.layout.enabled = true;
+  for (int64_t tp = 1; tp <= probe.topology.gpus_per_node; tp *= 2) spec.layout.tp.push_back(tp);
+  if (probe.training.seq_len < kMinSeqForCp) spec.layout.cp = {1};
+  spec.micro_batch_auto = true;
+  return spec;
+}
+
+std::string Tok(double v) { return FormatSig(v, 4); }
+
+void Judge(ClaimCheck& c) {
+  const double u = kStatedUncertainty;
+  const std::string unc = "±" + FormatSig(u * 100.0, 2) + "%";
+  const bool flops_claim = c.claim.kind == ClaimKind::kFlopsPerGpu ||
+                           c.claim.kind == ClaimKind::kFlopsTotal ||
+                           c.claim.kind == ClaimKind::kMfu;
+  const double claimed_flops =
+      c.conventions.empty() ? 0.0 : c.conventions.front().tflops_per_gpu * kTera;
+  if (flops_claim ? claimed_flops > c.peak_flops * (1.0 + 1e-12) : c.claimed_low > c.ceiling) {
+    c.verdict = Verdict::kImpossible;
+    if (flops_claim) {
+      c.reasons.push_back("the claim is " + FormatRate(claimed_flops, "FLOP/s") +
+                          " per GPU, above the dense " + c.precision + " peak of " + c.hardware +
+                          " (" + FormatRate(c.peak_flops, "FLOP/s") + ")");
+    } else {
+      c.reasons.push_back(Tok(c.claimed_low) +
+                          " tokens/s per GPU is above the physical ceiling "
+                          "of " +
+                          Tok(c.ceiling) + ": every GPU at its dense " + c.precision + " peak (" +
+                          FormatRate(c.peak_flops, "FLOP/s") +
+                          ") doing nothing but "
+                          "the matmuls and the causal half of attention");
+    }
+    if (c.fp8_peak_flops > c.peak_flops &&
+        (flops_claim ? claimed_flops <= c.fp8_peak_flops
+                     : c.claimed_low <= c.ceiling * c.fp8_peak_flops / c.peak_flops)) {
+      c.assumptions.push_back("the matmuls run in FP8 (dense peak " +
+                              FormatRate(c.fp8_peak_flops, "FLOP/s") +
+                              "), which the claim does not say: check again with precision fp8");
+    } else {
+      c.assumptions.push_back(
+          "none: no counting of FLOPs or tokens makes it fit under the peak; "
+          "the figure is per-step-inflated, aggregated over more GPUs than "
+          "stated, or wrong");
+    }
+    return;
+  }
+  if (!c.best) {
+    c.verdict = Verdict::kImplausible;
+    c.reasons.push_back("no layout of " + std::to_string(c.gpus) + " " + c.hardware +
+                        " fits the model in memory among the " + std::to_string(c.searched) +
+                        " points searched");
+    c.assumptions.push_back("more memory per GPU than " + c.hardware +
+                            " has, or a memory-saving technique shardsim does not model "
+                            "(CPU offload, activation offload)");
+    return;
+  }
+  const Row& b = *c.best;
+  const double best = b[Metric::kTokensPerSPerGpu];
+  const std::string best_text =
+      Tok(best) + " tokens/s per GPU (MFU " + FormatSig(100.0 * b[Metric::kMfu], 3) + "%)";
+  if (c.claimed_low > best * (1.0 + u)) {
+    c.verdict = Verdict::kImplausible;
+    c.reasons.push_back("the claim (" + Tok(c.claimed_low) +
+                        (c.claimed_high > c.claimed_low ? " to " + Tok(c.claimed_high) : "") +
+                        " tokens/s per GPU) is " +
+                        FormatSig(100.0 * (c.claimed_low / best - 1.0), 3) +
+                        "% above the best layout shardsim finds, " + best_text +
+                        ", beyond its stated uncertainty of " + unc);
+    const double tokens_per_step = b[Metric::kTokensPerStep];
+    const double step_needed = tokens_per_step / (c.claimed_low * static_cast<double>(c.gpus));
+    const double compute = b[Metric::kCompute] + b[Metric::kRecompute];
+    c.assumptions.push_back("a step of " + Tok(tokens_per_step) + " tokens in " +
+                            FormatSeconds(Seconds(step_needed)) +
+                            " (best layout: " + FormatSeconds(Seconds(b[Metric::kStepTime])) +
+                            ", of which " + FormatSeconds(Seconds(compute)) + " is kernel time)");
+    if (step_needed < compute) {
+      c.assumptions.push_back(
+          "kernels " + FormatSig(compute / step_needed, 3) +
+          "x faster than shardsim's "
+          "kernel-efficiency model of " +
+          c.hardware +
+          " (fitted to measured GEMM and attention "
+          "kernels, hardware/calibration/): even with all communication and the pipeline bubble "
+          "hidden, the GPUs would have to run closer to peak than those kernels do");
+    } else {
+      c.assumptions.push_back(
+          "communication and pipeline bubble almost entirely hidden: the "
+          "best layout loses " +
+          FormatSeconds(Seconds(b[Metric::kStepTime] - compute)) + " per step to them");
+    }
+    if (c.fp8_peak_flops > c.peak_flops) {
+      c.assumptions.push_back("or FP8 matmuls (peak " + FormatRate(c.fp8_peak_flops, "FLOP/s") +
+                              ") where the claim's setup says " + c.precision);
+    }
+    c.assumptions.push_back("or tokens counted differently: shorter sequences than " +
+                            std::to_string(c.seq_len) +
+                            " (less attention work per token), "
+                            "padding counted as tokens, or a larger global batch than " +
+                            std::to_string(c.global_batch) + " (a smaller pipeline bubble)");
+    return;
+  }
+  if (c.claimed_high < best * (1.0 - u)) {
+    c.verdict = Verdict::kConservative;
+    c.reasons.push_back("the claim is " + FormatSig(100.0 * (1.0 - c.claimed_high / best), 3) +
+                        "% below the best layout shardsim finds, " + best_text +
+                        ", by more than its stated uncertainty of " + unc);
+    c.assumptions.push_back(
+        "nothing unusual: a less tuned layout, batch or software stack than "
+        "the best one found reaches this");
+    return;
+  }
+  c.verdict = Verdict::kPlausible;
+  c.reasons.push_back("the claim is within " + unc + " of the best layout shardsim finds, " +
+                      best_text);
+  c.assumptions.push_back(
+      "a layout close to the best one found, with its communication "
+      "overlapped as shardsim models it");
+}
+
+}  // namespace
+
+Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
+                              const ClaimOptions& options, const LoadOptions& load) {
+  Result<ScenarioDocument> probe_doc = ProbeDocument(base, {});
+  if (!probe_doc.ok()) return probe_doc.status();
+  Result<Scenario> probe = probe_doc->Build(load);
+  if (!probe.ok()) return probe.status();
+  const Scenario& s = *probe;
+  Result<PointSpace> space = PointSpace::Enumerate(SearchSpec(base, s), load);
+  if (!space.ok()) return space.status();
+
+  ClaimCheck c;
+  c.claim = claim;
+  c.model = s.model.name;
+  c.hardware = s.hardware.name;
+  c.topology = s.topology.name;
+  c.precision = Name(s.training.precision);
+  c.gpus = space->Gpus(0);
+  c.seq_len = s.training.seq_len;
+  c.global_batch = s.training.global_batch;
+  const auto peak = s.hardware.peak_flops.find(s.training.precision);
+  if (peak == s.hardware.peak_flops.end() || !(peak->second > 0.0)) {
+    return Status::Invalid("hardware " + c.hardware + " has no " + c.precision +
+                           " peak (peak_flops." + c.precision + "): cannot judge a claim");
+  }
+  c.peak_flops = peak->second;
+  const auto fp8 = s.hardware.peak_flops.find(DType::kFp8);
+  c.fp8_peak_flops = fp8 != s.hardware.peak_flops.end() ? fp8->second : 0.0;
+
+  // FLOPs per token under each convention (DESIGN.md §5 "FLOPs").
+  TrainingSpec t = s.training;
+  t.recompute = Recompute::kSelective;
+  Result<FlopsSummary> sel = SummarizeFlops(s.model, t);
+  t.recompute = Recompute::kFull;
+  Result<FlopsSummary> full = SummarizeFlops(s.model, t);
+  if (!sel.ok()) return sel.status();
+  if (!full.ok()) return full.status();
+  const FlopsSummary& f = *sel;
+  const double model = f.model_fwd_per_token + f.model_bwd_per_token;
+  const double head_dim = static_cast<double>(s.model.head_dim);
+  c.conventions = {
+      {"6·N", "6 x parameters per token (Kaplan 2020; the C = 6ND rule)", 6.0 * f.params_6nd},
+      {"6·N + attention", "PaLM (Chowdhery 2022, App. B): 6N + 12·L·H·Q·T",
+       PalmFlopsPerToken(f.params_6nd, static_cast<double>(s.model.num_layers),
+                         static_cast<double>(s.model.num_heads), head_dim,
+                         static_cast<double>(s.training.seq_len))},
+      {"model FLOPs", "operator level, attention as the full s·s square (Megatron-LM, MFU)", model},
+      {"with selective recompute", "model FLOPs + the attention core again (HFU)",
+       model + f.recompute_per_token},
+      {"with full recompute", "model FLOPs + one more forward of the layers (HFU)",
+       model + full->recompute_per_token},
+  };
+  const double gpus = static_cast<double>(std::max<int64_t>(1, c.gpus));
+  for (FlopsConvention& k : c.conventions) {
+    double tps = 0.0, flops = 0.0;  // per GPU
+    switch (claim.kind) {
+      case ClaimKind::kTokensPerS:
+        tps = claim.value / gpus;
+        break;
+      case ClaimKind::kTokensPerSPerGpu:
+        tps = claim.value;
+        break;
+      case ClaimKind::kTimeToTrain:
+        tps = claim.train_tokens / claim.value / gpus;
+        break;
+      case ClaimKind::kFlopsPerGpu:
+        flops = claim.value;
+        break;
+      case ClaimKind::kFlopsTotal:
+        flops = claim.value / gpus;
+        break;
+      case ClaimKind::kMfu:
+        flops = claim.value * c.peak_flops;
+        break;
+    }
+    if (flops > 0.0) tps = flops / k.flops_per_token;
+    if (flops == 0.0) flops = tps * k.flops_per_token;
+    k.tokens_per_s_per_gpu = tps;
+    k.tflops_per_gpu = flops / kTera;
+    k.mfu = flops / c.peak_flops;
+  }
+  c.claimed_low = c.claimed_high = c.conventions.front().tokens_per_s_per_gpu;
+  for (const FlopsConvention& k : c.conventions) {
+    c.claimed_low = std::min(c.claimed_low, k.tokens_per_s_per_gpu);
+    c.claimed_high = std::max(c.claimed_high, k.tokens_per_s_per_gpu);
+  }
+  c.min_flops_per_token =
+      3.0 * (f.fwd_layer_matmuls + f.fwd_head + f.fwd_mtp) + 3.0 * f.fwd_attention / 2.0;
+  c.ceiling = c.peak_flops / c.min_flops_per_token;
+
+  SweepRunOptions run_options;
+  run_options.jobs = options.jobs;
+  run_options.progress = options.progress;
+  Result<SweepRun> run = RunSweep(*space, run_options, load);
+  if (!run.ok()) return run.status();
+  c.searched = run->shard_points;
+  c.feasible = run->summary.feasible();
+  c.best_columns = space->input_columns();
+  const std::vector<Row>& rows = run->summary.feasible_rows();
+  if (!rows.empty()) {
+    Result<std::vector<size_t>> order = Rank(rows, RankOptions{});
+    if (!order.ok()) return order.status();
+    c.best = rows[order->front()];
+  }
+  if (options.simulate_given_layout) {
+    SweepSpec own;
+    own.file = base.path();
+    own.base = base;
+    Result<PointSpace> one = PointSpace::Enumerate(own, load);
+    if (!one.ok()) return one.status();
+    c.given = EvaluatePoint(*one, 0, load);
+  }
+  Judge(c);
+  return c;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,107 @@
+// `shardsim check-claim`: is a published or vendor throughput claim possible, plausible, or
+// neither, for a model on a number of GPUs?
+//
+// A claim comes in the forms vendors use (tokens/s, tokens/s per GPU, TFLOP/s per GPU, MFU, or
+// D tokens trained in a time). It is converted to tokens/s per GPU and to model FLOPs under each
+// common convention (6·N, PaLM's 6·N + attention, operator-level model FLOPs, and with selective
+// or full recompute), then compared with
+//   * the physical ceiling: every GPU at its dense peak doing only the matmuls and the causal
+//     half of attention, nothing else, and
+//   * the best layout a sweep finds (every valid layout, micro-batch, recompute mode and ZeRO-1/3
+//     with TP inside a node) and its predicted throughput.
+// Verdict: impossible (above the ceiling), implausible (above our best by more than the stated
+// uncertainty), plausible, or conservative (below our best by more than the uncertainty).
+#ifndef SHARDSIM_SWEEP_CLAIM_H_
+#define SHARDSIM_SWEEP_CLAIM_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/config/loader.h"
+#include "sim/sweep/rows.h"
+#include "sim/sweep/runner.h"
+
+namespace shardsim {
+
+// The accuracy shardsim states for its throughput predictions: the validation table of
+// tests/validation/ (predicted vs published step time of every reference run) is where the lead
+// publishes the median and worst error; 15% until that table's figures replace it.
+inline constexpr double kStatedUncertainty = 0.15;
+inline constexpr const char* kUncertaintySource =
+    "the validation table of tests/validation/ (predicted vs published runs)";
+
+enum class ClaimKind {
+  kTokensPerS,
+  kTokensPerSPerGpu,
+  kFlopsPerGpu,
+  kFlopsTotal,
+  kMfu,
+  kTimeToTrain
+};
+
+struct Claim {
+  ClaimKind kind = ClaimKind::kTokensPerSPerGpu;
+  // tokens/s; tokens/s per GPU; FLOP/s per GPU; FLOP/s in total; MFU (0..1); seconds
+  double value = 0.0;
+  double train_tokens = 0.0;  // kTimeToTrain: the tokens D trained in `value` seconds
+  std::string text;           // as written
+};
+
+// "1200 tokens/s/GPU", "3.2M tokens/s", "400 TFLOP/s per GPU", "45% MFU", "MFU 0.45",
+// "15T tokens in 54 days". Errors (kInvalidInput) list the accepted forms.
+Result<Claim> ParseClaim(const std::string& text);
+
+enum class Verdict { kImpossible, kImplausible, kPlausible, kConservative };
+const char* Name(Verdict v);  // "impossible", ...
+
+struct FlopsConvention {
+  std::string name;                 // "6·N·D"
+  std::string source;               // where the convention comes from
+  double flops_per_token = 0;       // model FLOPs per trained token under it
+  double tokens_per_s_per_gpu = 0;  // the claim under this convention
+  double tflops_per_gpu = 0;        // implied, TFLOP/s
+  double mfu = 0;                   // implied, of the training precision's dense peak
+};
+
+struct ClaimCheck {
+  Claim claim;
+  std::string model, hardware, topology, precision;
+  int64_t gpus = 0;
+  int64_t seq_len = 0, global_batch = 0;
+  double peak_flops = 0;      // dense peak of the training precision, FLOP/s
+  double fp8_peak_flops = 0;  // 0 when the hardware has none
+  std::vector<FlopsConvention> conventions;
+  double claimed_low = 0, claimed_high = 0;  // tokens/s per GPU over the conventions
+  double ceiling = 0;                        // tokens/s per GPU at the physical ceiling
+  double min_flops_per_token = 0;
+  int64_t searched = 0;  // sweep points
+  int64_t feasible = 0;
+  std::optional<Row> best;  // the best layout found
+  std::vector<std::string> best_columns;
+  std::optional<Row> given;  // the scenario's own layout (when a scenario was given)
+  Verdict verdict = Verdict::kPlausible;
+  std::vector<std::string> reasons;
+  std::vector<std::string> assumptions;  // what would have to hold for the claim to be true
+};
+
+struct ClaimOptions {
+  int jobs = 1;
+  bool simulate_given_layout = false;  // also simulate the scenario's own layout
+  std::function<void(const SweepProgress&)> progress;
+};
+
+// `base`: the scenario (model, hardware, topology, gpus, training); its layout is replaced by the
+// search. Errors: the claim cannot be converted (no peak for the precision), the base does not
+// read.
+Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
+                              const ClaimOptions& options, const LoadOptions& load);
+
+// The text `check-claim` prints.
+std::string ClaimReport(const ClaimCheck& check);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_SWEEP_CLAIM_H_

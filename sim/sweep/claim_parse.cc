@@ -1,0 +1,119 @@
+// Reading a throughput claim written the way vendors and papers write them.
+#include <cmath>
+#include <regex>
+
+#include "sim/base/strings.h"
+#include "sim/sweep/claim.h"
+
+namespace shardsim {
+namespace {
+
+constexpr const char* kForms =
+    "write the claim as e.g. \"1200 tokens/s/GPU\", \"3.2M tokens/s\", \"400 TFLOP/s per GPU\", "
+    "\"200 PFLOP/s total\", \"45% MFU\" or \"15T tokens in 54 days\"";
+
+double Suffix(const std::string& s) {
+  if (s == "k") return 1e3;
+  if (s == "m") return 1e6;
+  if (s == "b" || s == "g") return 1e9;
+  if (s == "t") return 1e12;
+  if (s == "p") return 1e15;
+  if (s == "e") return 1e18;
+  return 1.0;
+}
+
+// Seconds per unit of a duration word ("days" -> 86400).
+double DurationUnit(const std::string& u) {
+  if (u[0] == 's') return 1.0;
+  if (u.rfind("mi", 0) == 0) return 60.0;
+  if (u[0] == 'h') return 3600.0;
+  if (u[0] == 'd') return 86400.0;
+  if (u[0] == 'w') return 7 * 86400.0;
+  return 0.0;
+}
+
+// Lower case, thousands separators removed ("1,200" -> "1200"), spaces trimmed and single.
+std::string Normalize(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const bool thousands = c == ',' && i > 0 && i + 1 < text.size() &&
+                           std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
+                           std::isdigit(static_cast<unsigned char>(text[i + 1]));
+    if (thousands) continue;
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+      continue;
+    }
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+const char* Name(Verdict v) {
+  switch (v) {
+    case Verdict::kImpossible:
+      return "impossible";
+    case Verdict::kImplausible:
+      return "implausible";
+    case Verdict::kPlausible:
+      return "plausible";
+    case Verdict::kConservative:
+      return "conservative";
+  }
+  return "plausible";
+}
+
+Result<Claim> ParseClaim(const std::string& text) {
+  const std::string s = Normalize(text);
+  static const std::string kNum = R"(([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?))";
+  static const std::regex kTrain(
+      "^" + kNum + R"( ?([kmbt])? ?(?:tokens?|tok) in )" + kNum +
+      R"( ?(s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)$)");
+  static const std::regex kMfuAfter("^" + kNum + R"( ?(%)? ?mfu$)");
+  static const std::regex kMfuBefore("^mfu ?(?:of|=|:|is)? ?" + kNum + R"( ?(%)?$)");
+  static const std::regex kFlops(
+      "^" + kNum +
+      R"( ?([gtpe])flop(?:s|/s|/sec)?(?: ?(/ ?gpu|per gpu|/ ?device|per device|total|aggregate|in total))?$)");
+  static const std::regex kTokens(
+      "^" + kNum +
+      R"( ?([kmbt])? ?(?:tokens?|tok)(?: ?/ ?s| ?/ ?sec| per s(?:ec(?:ond)?)?)(?: ?(/ ?gpu|per gpu|/ ?device|per device))?$)");
+  Claim c;
+  c.text = text;
+  std::smatch m;
+  auto number = [](const std::string& t) { return std::stod(t); };
+  if (std::regex_match(s, m, kTrain)) {
+    c.kind = ClaimKind::kTimeToTrain;
+    c.train_tokens = number(m[1]) * Suffix(m[2]);
+    c.value = number(m[3]) * DurationUnit(m[4]);
+  } else if (std::regex_match(s, m, kMfuAfter) || std::regex_match(s, m, kMfuBefore)) {
+    c.kind = ClaimKind::kMfu;
+    c.value = number(m[1]);
+    if (m[2].matched || c.value > 1.0) c.value /= 100.0;
+  } else if (std::regex_match(s, m, kFlops)) {
+    const std::string scope = m[3];
+    if (scope.empty()) {
+      return Status::Invalid("claim \"" + text + "\": say whether the FLOP/s are per GPU (\"" +
+                             std::string(m[1]) + " " + std::string(m[2]) +
+                             "FLOP/s per GPU\") or in total (\"... total\")");
+    }
+    const bool total = scope == "total" || scope == "aggregate" || scope == "in total";
+    c.kind = total ? ClaimKind::kFlopsTotal : ClaimKind::kFlopsPerGpu;
+    c.value = number(m[1]) * Suffix(m[2]);
+  } else if (std::regex_match(s, m, kTokens)) {
+    c.kind = m[3].matched ? ClaimKind::kTokensPerSPerGpu : ClaimKind::kTokensPerS;
+    c.value = number(m[1]) * Suffix(m[2]);
+  } else {
+    return Status::Invalid("claim \"" + text + "\" is not in a form shardsim reads; " + kForms);
+  }
+  if (!(c.value > 0.0) || !std::isfinite(c.value) ||
+      (c.kind == ClaimKind::kTimeToTrain && !(c.train_tokens > 0.0))) {
+    return Status::Invalid("claim \"" + text + "\": the figure must be a positive number");
+  }
+  return c;
+}
+
+}  // namespace shardsim

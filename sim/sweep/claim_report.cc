@@ -1,0 +1,86 @@
+// The text of `shardsim check-claim`.
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/base/strings.h"
+#include "sim/base/units.h"
+#include "sim/report/summary.h"
+#include "sim/report/text_table.h"
+#include "sim/sweep/claim.h"
+
+namespace shardsim {
+namespace {
+
+// 4.818e+10: FLOP counts are read by their magnitude.
+std::string Sci(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string LayoutOf(const Row& r, const std::vector<std::string>& columns) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < columns.size() && i < r.inputs.size(); ++i) {
+    const size_t dot = columns[i].rfind('.');
+    parts.push_back((dot == std::string::npos ? columns[i] : columns[i].substr(dot + 1)) + " " +
+                    r.inputs[i]);
+  }
+  return Join(parts);
+}
+
+std::string Prediction(const Row& r) {
+  return FormatSig(r[Metric::kTokensPerSPerGpu], 4) + " tokens/s per GPU, " +
+         FormatSig(r[Metric::kTflopsPerGpu], 4) + " TFLOP/s per GPU (model FLOPs), MFU " +
+         Percent(r[Metric::kMfu]) + ", step " + FormatSeconds(Seconds(r[Metric::kStepTime])) +
+         ", peak memory " + FormatBytes(Bytes(r[Metric::kPeakMemory]));
+}
+
+}  // namespace
+
+std::string ClaimReport(const ClaimCheck& c) {
+  std::string out = "shardsim check-claim: \"" + c.claim.text + "\"\n  " + c.model + " on " +
+                    std::to_string(c.gpus) + " x " + c.hardware + " (" + c.topology + "), seq " +
+                    std::to_string(c.seq_len) + ", global batch " + std::to_string(c.global_batch) +
+                    ", " + c.precision + " (dense peak " + FormatRate(c.peak_flops, "FLOP/s") +
+                    " per GPU)\n\n";
+  out += "The claim under each FLOPs convention\n";
+  TextTable t({"convention", "FLOPs/token", "tokens/s/GPU", "TFLOP/s/GPU", "of peak", "source"});
+  t.SetLeftAligned({5});
+  for (const FlopsConvention& k : c.conventions) {
+    t.AddRow({k.name, Sci(k.flops_per_token), FormatSig(k.tokens_per_s_per_gpu, 4),
+              FormatSig(k.tflops_per_gpu, 4), Percent(k.mfu), k.source});
+  }
+  out += t.ToString();
+  out += "\nPhysical ceiling: " + FormatSig(c.ceiling, 4) +
+         " tokens/s per GPU (dense peak, only the matmuls and the causal half of attention: " +
+         Sci(c.min_flops_per_token) + " FLOPs per token)";
+  if (c.fp8_peak_flops > c.peak_flops) {
+    out += "; " + FormatSig(c.ceiling * c.fp8_peak_flops / c.peak_flops, 4) + " in FP8";
+  }
+  out += "\n";
+  out += "Best layout found: ";
+  if (c.best) {
+    out += Prediction(*c.best) + "\n  " + LayoutOf(*c.best, c.best_columns) + " (" +
+           std::to_string(c.feasible) + " feasible of " + std::to_string(c.searched) +
+           " points searched)\n";
+  } else {
+    out += "none fits (" + std::to_string(c.searched) + " points searched)\n";
+  }
+  if (c.given) {
+    out += "The scenario's own layout: ";
+    out += Feasible(c.given->status) ? Prediction(*c.given)
+                                     : std::string(Name(c.given->status)) + ": " + c.given->reason;
+    out += "\n";
+  }
+  out += "\nVerdict: " + std::string(Name(c.verdict)) + "\n";
+  for (const std::string& r : c.reasons) out += "  - " + r + "\n";
+  out += c.verdict == Verdict::kImpossible || c.verdict == Verdict::kImplausible
+             ? "For the claim to be true, it would need:\n"
+             : "Assumptions behind this verdict:\n";
+  for (const std::string& a : c.assumptions) out += "  - " + a + "\n";
+  out += "Stated uncertainty: ±" + FormatSig(kStatedUncertainty * 100.0, 2) + "%, from " +
+         kUncertaintySource + "\n";
+  return out;
+}
+
+}  // namespace shardsim

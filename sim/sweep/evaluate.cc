@@ -1,0 +1,158 @@
+#include "sim/sweep/evaluate.h"
+
+#include "sim/memory/budget.h"
+#include "sim/program/simulate.h"
+#include "sim/schedule/schedule.h"
+#include "sim/sweep/point_space.h"
+
+namespace shardsim {
+namespace {
+
+std::string FirstMessage(const Status& s) {
+  std::string out = s.message();
+  if (s.diagnostics().size() > 1) {
+    out += " (and " + std::to_string(s.diagnostics().size() - 1) + " more)";
+  }
+  return out;
+}
+
+void FillOutputs(const Scenario& sc, const SimResult& r, Row* row) {
+  (*row)[Metric::kGpus] = static_cast<double>(sc.gpus);
+  (*row)[Metric::kStepTime] = r.step_time.value();
+  (*row)[Metric::kTokensPerS] = r.tokens_per_s;
+  (*row)[Metric::kTokensPerSPerGpu] = r.tokens_per_s_per_gpu;
+  (*row)[Metric::kTflopsPerGpu] = r.tflops_per_gpu;
+  (*row)[Metric::kMfu] = r.mfu;
+  (*row)[Metric::kHfu] = r.hfu;
+  (*row)[Metric::kPeakFlopsPerGpu] = r.peak_flops_per_gpu;
+  (*row)[Metric::kBubbleFraction] = r.bubble_fraction;
+  if (r.program) {
+    (*row)[Metric::kMicrobatchesPerStep] = static_cast<double>(r.program->microbatches);
+  }
+  const double capacity = sc.hardware.memory_capacity;
+  (*row)[Metric::kPeakMemory] = r.peak_memory.value();
+  (*row)[Metric::kMemoryCapacity] = capacity;
+  (*row)[Metric::kMemoryHeadroom] = capacity - r.peak_memory.value();
+  if (!r.devices.empty()) {
+    const DeviceStats& d = r.devices[static_cast<size_t>(r.worst_device)];
+    const StageMemory& s = r.memory.stages[static_cast<size_t>(d.coords.pp)];
+    (*row)[Metric::kWeights] = s.weights.value();
+    (*row)[Metric::kGradients] = s.gradients.value();
+    (*row)[Metric::kOptimizer] = s.optimizer.value();
+    (*row)[Metric::kActivations] = d.peak_activations.value();
+  }
+  const Breakdown& b = r.breakdown;
+  (*row)[Metric::kCompute] = b.compute.value();
+  (*row)[Metric::kRecompute] = b.recompute.value();
+  (*row)[Metric::kTpComm] = b.tp.value();
+  (*row)[Metric::kCpComm] = b.cp.value();
+  (*row)[Metric::kEpComm] = b.ep.value();
+  (*row)[Metric::kPpComm] = b.pp.value();
+  (*row)[Metric::kPipelineBubble] = b.bubble.value();
+  (*row)[Metric::kDpComm] = b.dp.value();
+  (*row)[Metric::kParamGather] = b.gather.value();
+  (*row)[Metric::kOptimizerStep] = b.optimizer.value();
+  (*row)[Metric::kModelFlops] = r.flops.model_per_step;
+  (*row)[Metric::kHardwareFlops] = r.flops.hardware_per_step;
+  (*row)[Metric::kSixNd] = r.flops.six_nd;
+  (*row)[Metric::kTokensPerStep] = static_cast<double>(r.flops.tokens_per_step);
+  if (r.time_to_train_s) (*row)[Metric::kTimeToTrain] = *r.time_to_train_s;
+  if (r.gpu_hours) (*row)[Metric::kGpuHours] = *r.gpu_hours;
+  (*row)[Metric::kSimulatedTasks] = static_cast<double>(r.tasks);
+  if (!r.bottlenecks.empty()) {
+    const Bottleneck& top = r.bottlenecks.front();
+    row->bottleneck = top.collective.empty() ? top.kind : top.collective;
+    (*row)[Metric::kBottleneckShare] = top.share;
+  }
+}
+
+// "<what> over capacity (activations largest): 95.1 GiB of 80.0 GiB on pipeline stage 3; ..."
+std::string MemoryReason(const std::string& what, Bytes total, Bytes states, Bytes acts,
+                         int64_t stage, double capacity) {
+  const Bytes other = total - states - acts;
+  const char* largest = acts > states ? (acts > other ? "activations" : "buffers and reserve")
+                                      : (states > other ? "model states" : "buffers and reserve");
+  return what + " over capacity (" + largest + " largest): " + FormatBytes(total) + " of " +
+         FormatBytes(Bytes(capacity)) + " on pipeline stage " + std::to_string(stage) +
+         "; model states " + FormatBytes(states) + ", activations " + FormatBytes(acts) +
+         ", buffers and reserve " + FormatBytes(other);
+}
+
+}  // namespace
+
+MemoryBound MemoryLowerBound(const MemoryBudget& budget, const HardwareSpec& hw) {
+  MemoryBound out;
+  for (const StageMemory& s : budget.stages) {
+    const Bytes allocated =
+        s.model_states() + s.zero3_buffers + s.recompute_buffer + s.loss_buffers + s.moe_buffers;
+    const Bytes bound =
+        allocated + s.cuda_context + s.comm_buffers + allocated * hw.reserve_fragmentation;
+    if (bound > out.bytes) out = MemoryBound{bound, s.stage};
+  }
+  return out;
+}
+
+Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options) {
+  Row row;
+  row.point = point;
+  row.inputs = space.Inputs(point);
+  if (space.Gpus(point) > 0) row[Metric::kGpus] = static_cast<double>(space.Gpus(point));
+  if (!space.Problem(point).empty()) {
+    row.status = PointStatus::kInvalid;
+    row.reason = space.Problem(point);
+    return row;
+  }
+  Result<ScenarioDocument> doc = space.Document(point);
+  Result<Scenario> sc = doc.ok() ? doc->Build(options) : Result<Scenario>(doc.status());
+  if (!sc.ok()) {
+    row.status = PointStatus::kInvalid;
+    row.reason = FirstMessage(sc.status());
+    return row;
+  }
+  row[Metric::kGpus] = static_cast<double>(sc->gpus);
+  // Layouts the pipeline schedule refuses (Megatron-LM's interleaved schedule needs the
+  // micro-batches of a step to be a multiple of pp) are invalid, like ValidateScenario's.
+  if (sc->parallel.schedule == PipelineSchedule::kInterleaved1F1B) {
+    const int64_t per_step = sc->parallel.dp * sc->training.micro_batch;
+    const ScheduleShape shape{sc->parallel.schedule, sc->parallel.pp, sc->parallel.virtual_stages,
+                              per_step > 0 ? sc->training.global_batch / per_step : 0};
+    Result<std::vector<ScheduleItem>> order = PipelineOrder(shape, 0);
+    if (!order.ok()) {
+      row.status = PointStatus::kInvalid;
+      row.reason = "parallel.schedule: " + order.status().message();
+      return row;
+    }
+  }
+  Result<MemoryBudget> budget = EstimateMemory(sc->model, sc->training, sc->parallel, sc->hardware);
+  if (budget.ok()) {
+    const MemoryBound bound = MemoryLowerBound(*budget, sc->hardware);
+    if (bound.bytes.value() > sc->hardware.memory_capacity) {
+      const StageMemory& s = budget->stages[static_cast<size_t>(bound.stage)];
+      row.status = PointStatus::kPruned;
+      row[Metric::kMemoryCapacity] = sc->hardware.memory_capacity;
+      row.reason = "memory before activations over capacity: " + FormatBytes(bound.bytes) + " of " +
+                   FormatBytes(Bytes(sc->hardware.memory_capacity)) + " on pipeline stage " +
+                   std::to_string(bound.stage) + "; model states " + FormatBytes(s.model_states()) +
+                   " (weights " + FormatBytes(s.weights) + ", gradients " +
+                   FormatBytes(s.gradients) + ", optimizer " + FormatBytes(s.optimizer) + ")";
+      return row;
+    }
+  }
+  Result<SimResult> r = Simulate(*sc);
+  if (!r.ok()) {
+    row.status = PointStatus::kError;
+    row.reason = "simulation failed: " + FirstMessage(r.status());
+    return row;
+  }
+  FillOutputs(*sc, *r, &row);
+  row.status = r->fits ? PointStatus::kOk : PointStatus::kNoFit;
+  if (!r->fits) {
+    const DeviceStats& d = r->devices[static_cast<size_t>(r->worst_device)];
+    const StageMemory& s = r->memory.stages[static_cast<size_t>(d.coords.pp)];
+    row.reason = MemoryReason("simulated peak memory", r->peak_memory, s.model_states(),
+                              d.peak_activations, d.coords.pp, sc->hardware.memory_capacity);
+  }
+  return row;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,40 @@
+// Evaluating one sweep point: build its scenario, prune it when it cannot fit, simulate it, and
+// turn the outcome into a result row (sim/sweep/rows.h).
+//
+// The memory check runs before the simulation and prunes only what the simulation would also
+// reject. The simulated peak of a device is its stage's closed-form budget (EstimateMemory) with
+// the activations replaced by the live activations at their peak on the simulated timeline
+// (sim/program/simulate.cc); the same sum without any activation is therefore a lower bound of
+// it, and a point whose bound exceeds the capacity on some stage cannot fit. The whole estimate
+// (with activations) is not a bound: under ZeRO-3 the simulated activations come out below the
+// closed form (tests/sweep/prune_test.cc shows both).
+#ifndef SHARDSIM_SWEEP_EVALUATE_H_
+#define SHARDSIM_SWEEP_EVALUATE_H_
+
+#include <cstdint>
+
+#include "sim/base/units.h"
+#include "sim/config/loader.h"
+#include "sim/sweep/rows.h"
+
+namespace shardsim {
+
+class PointSpace;
+struct MemoryBudget;
+struct HardwareSpec;
+
+// Lower bound of the simulated peak memory of the worst device, and its stage: every stage's
+// model states, ZeRO-3 and recompute buffers, loss and MoE buffers, allocator fragmentation on
+// those, the CUDA context and the communication buffers.
+struct MemoryBound {
+  Bytes bytes;
+  int64_t stage = 0;
+};
+MemoryBound MemoryLowerBound(const MemoryBudget& budget, const HardwareSpec& hardware);
+
+// The row of point `point`. Never fails: an infeasible or failed point is a row saying why.
+Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_SWEEP_EVALUATE_H_

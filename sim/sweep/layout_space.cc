@@ -1,0 +1,84 @@
+#include "sim/sweep/layout_space.h"
+
+#include <algorithm>
+
+#include "sim/config/loader.h"
+#include "sim/sweep/sweep_spec.h"
+
+namespace shardsim {
+namespace {
+
+bool Allowed(const std::vector<int64_t>& only, int64_t v) {
+  return only.empty() || std::find(only.begin(), only.end(), v) != only.end();
+}
+
+}  // namespace
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> low, high;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+void ApplyLayout(const LayoutChoice& l, Scenario* s) {
+  s->parallel.dp = l.dp;
+  s->parallel.tp = l.tp;
+  s->parallel.pp = l.pp;
+  s->parallel.cp = l.cp;
+  s->parallel.schedule = l.schedule;
+  s->parallel.virtual_stages = l.virtual_stages;
+  s->parallel.first_stage_layers = 0;
+  s->parallel.last_stage_layers = 0;
+}
+
+std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
+                                       const LayoutAuto& restrict, bool micro_batch_auto) {
+  Scenario s = scenario;
+  s.gpus = gpus;
+  if (micro_batch_auto) s.training.micro_batch = 1;
+  const int64_t layers = std::max<int64_t>(1, s.model.num_layers);
+  std::vector<LayoutChoice> out;
+  auto schedule_ok = [&](PipelineSchedule p, bool by_default) {
+    if (restrict.schedules.empty()) return by_default;
+    return std::find(restrict.schedules.begin(), restrict.schedules.end(), p) !=
+           restrict.schedules.end();
+  };
+  auto consider = [&](LayoutChoice l) {
+    ApplyLayout(l, &s);
+    if (ValidateScenario(s).ok()) out.push_back(l);
+  };
+  for (int64_t tp : Divisors(gpus)) {
+    if (!Allowed(restrict.tp, tp)) continue;
+    for (int64_t pp : Divisors(gpus / tp)) {
+      if (!Allowed(restrict.pp, pp)) continue;
+      for (int64_t cp : Divisors(gpus / tp / pp)) {
+        const int64_t dp = gpus / tp / pp / cp;
+        if (!Allowed(restrict.cp, cp) || !Allowed(restrict.dp, dp)) continue;
+        const LayoutChoice base{dp, tp, pp, cp, PipelineSchedule::k1F1B, 1};
+        if (schedule_ok(PipelineSchedule::kGpipe, pp > 1)) {
+          LayoutChoice l = base;
+          l.schedule = PipelineSchedule::kGpipe;
+          consider(l);
+        }
+        if (schedule_ok(PipelineSchedule::k1F1B, true)) consider(base);
+        if (pp > 1 && schedule_ok(PipelineSchedule::kInterleaved1F1B, true)) {
+          for (int64_t v = 2; v * pp <= layers; ++v) {
+            if (!Allowed(restrict.virtual_stages, v)) continue;
+            LayoutChoice l = base;
+            l.schedule = PipelineSchedule::kInterleaved1F1B;
+            l.virtual_stages = v;
+            consider(l);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,44 @@
+// The layouts `parallel: auto` stands for: every (dp, tp, pp, cp, schedule, virtual stages) of a
+// GPU count that ValidateScenario accepts for a scenario's model and training settings.
+//
+// Candidates are the divisor chains tp | gpus, pp | gpus/tp, cp | gpus/(tp*pp), dp the rest;
+// pp = 1 runs 1F1B only (GPipe and 1F1B are the same single stage, GPipe holding more
+// activations), pp >= 2 runs GPipe, 1F1B and interleaved 1F1B with every virtual-stage count
+// >= 2. Validity is not re-derived here: each candidate is put into the scenario and
+// ValidateScenario decides, so the sweep and `shardsim simulate` can never disagree about a
+// layout. Pipeline splits are even (first/last_stage_layers 0).
+#ifndef SHARDSIM_SWEEP_LAYOUT_SPACE_H_
+#define SHARDSIM_SWEEP_LAYOUT_SPACE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/config/spec.h"
+
+namespace shardsim {
+
+struct LayoutAuto;
+
+struct LayoutChoice {
+  int64_t dp = 1, tp = 1, pp = 1, cp = 1;
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  int64_t virtual_stages = 1;
+};
+
+// Positive divisors of n (n >= 1), ascending.
+std::vector<int64_t> Divisors(int64_t n);
+
+// `scenario` with the layout's degrees, schedule and an even pipeline split.
+void ApplyLayout(const LayoutChoice& layout, Scenario* scenario);
+
+// Every valid layout of `gpus` GPUs for `scenario` (its model, training, ep and the other
+// parallel settings are kept) within `restrict`, ordered by tp, pp, cp, schedule (GPipe, 1F1B,
+// interleaved), virtual stages. With `micro_batch_auto` the check uses micro-batch 1 (the sizes
+// are enumerated afterwards as divisors of global_batch / dp); otherwise the scenario's.
+std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
+                                       const LayoutAuto& restrict, bool micro_batch_auto);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_SWEEP_LAYOUT_SPACE_H_

@@ -1,0 +1,194 @@
+#include "sim/sweep/merge.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "sim/sweep/point_space.h"
+#include "sim/sweep/result_file.h"
+
+namespace shardsim {
+namespace {
+
+struct Line {
+  int64_t point = 0;
+  size_t file = 0;
+  int64_t line_no = 0;
+  std::string text;  // with its line break
+};
+
+Status At(const std::string& path, int64_t line, const std::string& message) {
+  return Status::Invalid(message, SourceLoc{path, static_cast<int>(line), line > 0 ? 1 : 0});
+}
+
+// The input columns named by a CSV header or by the keys of a JSON line: those between "point"
+// and "status".
+std::optional<std::vector<std::string>> ColumnsOf(const std::string& first_line, bool jsonl) {
+  std::vector<std::string> names;
+  if (jsonl) {
+    size_t pos = 0;
+    // Keys are the strings followed by ':' at the top level of our flat objects.
+    while ((pos = first_line.find('"', pos)) != std::string::npos) {
+      size_t end = pos + 1;
+      while (end < first_line.size() && first_line[end] != '"') {
+        end += first_line[end] == '\\' ? 2 : 1;
+      }
+      if (end + 1 < first_line.size() && first_line[end + 1] == ':') {
+        names.push_back(first_line.substr(pos + 1, end - pos - 1));
+      }
+      pos = end + 1;
+    }
+  } else {
+    // The header of RowFormat::Header: plain names, quoted when they hold a comma or quote.
+    std::string cur;
+    bool quoted = false;
+    for (size_t i = 0; i < first_line.size(); ++i) {
+      const char c = first_line[i];
+      if (quoted && c == '"' && i + 1 < first_line.size() && first_line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        names.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    names.push_back(cur);
+  }
+  const auto status = std::find(names.begin(), names.end(), "status");
+  if (names.empty() || names.front() != "point" || status == names.end()) return std::nullopt;
+  return std::vector<std::string>(names.begin() + 1, status);
+}
+
+}  // namespace
+
+Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
+                                     const std::string& output, const MergeOptions& options) {
+  if (inputs.empty()) return Status::Invalid("merge: no shard files given");
+  struct stat st;
+  if (!options.overwrite && ::stat(output.c_str(), &st) == 0) {
+    return Status::Invalid("'" + output + "' exists; pass --overwrite to replace it");
+  }
+  std::optional<RowFormat> format;
+  std::string header;
+  bool jsonl = false;
+  MergeResult result;
+  std::vector<Line> lines;
+  for (size_t f = 0; f < inputs.size(); ++f) {
+    const std::string& path = inputs[f];
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status::NotFound("cannot open '" + path + "'");
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string text = buf.str();
+    if (text.empty()) continue;  // a shard with no points writes no rows (JSON Lines)
+    if (text.back() != '\n') {
+      const int64_t last = 1 + static_cast<int64_t>(std::count(text.begin(), text.end(), '\n'));
+      return At(path, last,
+                "the last line is torn (the shard was stopped while writing it); "
+                "finish the shard with --resume before merging");
+    }
+    const size_t first_nl = text.find('\n');
+    const std::string first = text.substr(0, first_nl);
+    const bool is_jsonl = !first.empty() && first.front() == '{';
+    if (!format) {
+      jsonl = is_jsonl;
+      std::optional<std::vector<std::string>> columns = ColumnsOf(first, jsonl);
+      if (!columns) {
+        return At(path, 1, "not a shardsim sweep result file (no point ... status columns)");
+      }
+      if (options.space != nullptr && *columns != options.space->input_columns()) {
+        return At(path, 1,
+                  "its input columns differ from the sweep's; it holds the results of "
+                  "another sweep");
+      }
+      result.input_columns = *columns;
+      format.emplace(jsonl ? RowFormatKind::kJsonl : RowFormatKind::kCsv, *columns);
+      header = format->Header();
+    }
+    if (is_jsonl != jsonl) {
+      return At(path, 1,
+                std::string("is ") + (is_jsonl ? "JSON Lines" : "CSV") + " but " + inputs[0] +
+                    " is " + (jsonl ? "JSON Lines" : "CSV") + "; merge files of one format");
+    }
+    size_t pos = 0;
+    int64_t line_no = 1;
+    if (!jsonl) {
+      if (text.compare(0, header.size(), header) != 0) {
+        return At(path, 1,
+                  "its header differs from " + inputs[0] +
+                      "'s; the shards come from "
+                      "different sweeps");
+      }
+      pos = header.size();
+      ++line_no;
+    }
+    while (pos < text.size()) {
+      const size_t nl = text.find('\n', pos);
+      const std::string_view line(text.data() + pos, nl - pos);
+      Result<Row> row = format->Parse(line);
+      if (!row.ok()) return At(path, line_no, "malformed row: " + row.status().message());
+      lines.push_back(Line{row->point, f, line_no, std::string(text, pos, nl + 1 - pos)});
+      pos = nl + 1;
+      ++line_no;
+    }
+  }
+  if (!format) return Status::Invalid("merge: every shard file is empty");
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const Line& a, const Line& b) { return a.point < b.point; });
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Line& l = lines[i];
+    if (i > 0 && lines[i - 1].point == l.point) {
+      return At(inputs[l.file], l.line_no,
+                "point " + std::to_string(l.point) + " is also in " + inputs[lines[i - 1].file] +
+                    " (line " + std::to_string(lines[i - 1].line_no) + "); each shard once");
+    }
+    if (l.point != static_cast<int64_t>(i)) {
+      return Status::Invalid("point " + std::to_string(i) +
+                             " is in no shard file: a shard is missing or unfinished (run it "
+                             "with --resume, then merge again)");
+    }
+    if (options.space != nullptr) {
+      const std::string prefix = format->Prefix(l.point, options.space->Inputs(l.point));
+      if (l.text.compare(0, prefix.size(), prefix) != 0) {
+        return At(inputs[l.file], l.line_no,
+                  "point " + std::to_string(l.point) + " has other inputs than this sweep's");
+      }
+    }
+  }
+  const int64_t n = static_cast<int64_t>(lines.size());
+  if (options.space != nullptr && n != options.space->size()) {
+    return Status::Invalid("the shards hold points 0 to " + std::to_string(n - 1) + " of " +
+                           std::to_string(options.space->size()) +
+                           ": a shard is missing or unfinished (run it with --resume, then merge "
+                           "again)");
+  }
+  ResultWriter writer;
+  Status s = writer.Open(output, 0, header);
+  if (!s.ok()) return s;
+  std::string chunk;
+  for (const Line& l : lines) {
+    chunk += l.text;
+    if (chunk.size() > (1u << 20)) {
+      s = writer.Append(chunk);
+      if (!s.ok()) return s;
+      chunk.clear();
+    }
+    Result<Row> row = format->Parse(std::string_view(l.text).substr(0, l.text.size() - 1));
+    result.summary.Add(*row);
+  }
+  s = writer.Append(chunk);
+  if (!s.ok()) return s;
+  s = writer.Close();
+  if (!s.ok()) return s;
+  result.points = n;
+  return result;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,256 @@
+#include "sim/sweep/ranking.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/base/units.h"
+#include "sim/report/summary.h"
+#include "sim/report/text_table.h"
+
+namespace shardsim {
+namespace {
+
+std::string ShortName(const std::string& column) {
+  const size_t dot = column.rfind('.');
+  return dot == std::string::npos ? column : column.substr(dot + 1);
+}
+
+std::string Dollars(double v) {
+  if (!std::isfinite(v)) return "-";
+  return "$" + FormatSig(v, 4);
+}
+
+std::string TimeOrDash(const Row& r, Metric m) {
+  return r.has(m) ? FormatSeconds(Seconds(r[m])) : "-";
+}
+
+}  // namespace
+
+std::string ReasonGroup(const std::string& reason) {
+  const size_t colon = reason.find(": ");
+  return colon == std::string::npos ? reason : reason.substr(0, colon);
+}
+
+void SweepSummary::Add(const Row& row) {
+  ++total_;
+  ++by_status_[row.status];
+  if (Feasible(row.status)) {
+    feasible_.push_back(row);
+    return;
+  }
+  const std::string group = ReasonGroup(row.reason);
+  InfeasibleGroup& g = groups_[{row.status, group}];
+  if (g.count == 0) {
+    g.status = row.status;
+    g.group = group;
+    g.example_point = row.point;
+    g.example_reason = row.reason;
+  }
+  ++g.count;
+}
+
+int64_t SweepSummary::count(PointStatus s) const {
+  const auto it = by_status_.find(s);
+  return it == by_status_.end() ? 0 : it->second;
+}
+
+std::vector<InfeasibleGroup> SweepSummary::groups() const {
+  std::vector<InfeasibleGroup> out;
+  for (const auto& [key, g] : groups_) out.push_back(g);
+  std::stable_sort(out.begin(), out.end(), [](const InfeasibleGroup& a, const InfeasibleGroup& b) {
+    return a.count != b.count ? a.count > b.count : a.example_point < b.example_point;
+  });
+  return out;
+}
+
+Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k, double price) {
+  RankOptions r;
+  r.top_k = top_k;
+  r.price_per_gpu_hour = price;
+  if (rank_by == "tokens_per_s") {
+    r.by = RankBy::kTokensPerS;
+  } else if (rank_by == "time_to_train") {
+    r.by = RankBy::kTimeToTrain;
+  } else if (rank_by == "cost") {
+    r.by = RankBy::kCost;
+  } else {
+    return Status::Invalid("--rank-by: expected tokens_per_s, time_to_train or cost, got \"" +
+                           rank_by + "\"");
+  }
+  if (top_k < 0) return Status::Invalid("--top: must not be negative");
+  if (r.by == RankBy::kCost && !(price > 0.0)) {
+    return Status::Invalid("--rank-by cost needs --price-per-gpu-hour");
+  }
+  if (price < 0.0) return Status::Invalid("--price-per-gpu-hour: must not be negative");
+  return r;
+}
+
+std::vector<size_t> ParetoFront(const std::vector<Row>& rows) {
+  // Best throughput first: a row can only be dominated by rows before it in this order (or
+  // equal-throughput rows, compared both ways), and dominance is transitive, so comparing with
+  // the front found so far suffices.
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) order[i] = i;
+  auto tps = [&](size_t i) { return rows[i][Metric::kTokensPerS]; };
+  auto gpus = [&](size_t i) { return rows[i][Metric::kGpus]; };
+  auto room = [&](size_t i) { return rows[i][Metric::kMemoryHeadroom]; };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (tps(a) != tps(b)) return tps(a) > tps(b);
+    if (gpus(a) != gpus(b)) return gpus(a) < gpus(b);
+    return room(a) > room(b);
+  });
+  auto dominates = [&](size_t a, size_t b) {
+    const bool no_worse = tps(a) >= tps(b) && gpus(a) <= gpus(b) && room(a) >= room(b);
+    const bool better = tps(a) > tps(b) || gpus(a) < gpus(b) || room(a) > room(b);
+    return no_worse && better;
+  };
+  std::vector<size_t> front;
+  for (size_t i : order) {
+    const bool dominated =
+        std::any_of(front.begin(), front.end(), [&](size_t f) { return dominates(f, i); });
+    if (!dominated) front.push_back(i);
+  }
+  std::sort(front.begin(), front.end());
+  return front;
+}
+
+double CostToTrain(const Row& r, double price) {
+  return r.has(Metric::kGpuHours) ? r[Metric::kGpuHours] * price : Row::kAbsent;
+}
+
+double CostPerMillionTokens(const Row& r, double price) {
+  const double tps = r[Metric::kTokensPerS];
+  if (!(tps > 0.0)) return Row::kAbsent;
+  return r[Metric::kGpus] * price / 3600.0 / tps * kMega;
+}
+
+Result<std::vector<size_t>> Rank(const std::vector<Row>& rows, const RankOptions& o) {
+  std::vector<double> key(rows.size());
+  bool all_train = true;
+  for (const Row& r : rows) all_train = all_train && r.has(Metric::kTimeToTrain);
+  if (o.by == RankBy::kTimeToTrain && !all_train) {
+    return Status::Invalid(
+        "--rank-by time_to_train needs training.tokens in the scenario (the "
+        "tokens to train on)");
+  }
+  if (o.by == RankBy::kCost && !(o.price_per_gpu_hour > 0.0)) {
+    return Status::Invalid("--rank-by cost needs --price-per-gpu-hour");
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    switch (o.by) {
+      case RankBy::kTokensPerS:
+        key[i] = -r[Metric::kTokensPerS];
+        break;
+      case RankBy::kTimeToTrain:
+        key[i] = r[Metric::kTimeToTrain];
+        break;
+      case RankBy::kCost:
+        key[i] = all_train ? CostToTrain(r, o.price_per_gpu_hour)
+                           : CostPerMillionTokens(r, o.price_per_gpu_hour);
+        break;
+    }
+  }
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return key[a] != key[b] ? key[a] < key[b] : rows[a].point < rows[b].point;
+  });
+  return order;
+}
+
+Result<std::string> SweepReport(const SweepSummary& summary,
+                                const std::vector<std::string>& columns, const RankOptions& o) {
+  const std::vector<Row>& rows = summary.feasible_rows();
+  std::string out;
+  if (!rows.empty()) {
+    Result<std::vector<size_t>> order = Rank(rows, o);
+    if (!order.ok()) return order.status();
+    const std::vector<size_t> front = ParetoFront(rows);
+    std::vector<bool> on_front(rows.size(), false);
+    for (size_t i : front) on_front[i] = true;
+    const bool train = std::all_of(rows.begin(), rows.end(),
+                                   [](const Row& r) { return r.has(Metric::kTimeToTrain); });
+    const bool cost = o.price_per_gpu_hour > 0.0;
+    auto table = [&](const std::vector<size_t>& which, bool ranked) {
+      std::vector<std::string> head = {ranked ? "#" : "", "point"};
+      for (const std::string& c : columns) head.push_back(ShortName(c));
+      for (const char* h : {"tokens/s", "tok/s/GPU", "MFU", "step", "peak mem", "headroom"}) {
+        head.push_back(h);
+      }
+      if (train) head.push_back("time to train");
+      if (cost) head.push_back(train ? "cost to train" : "$/M tokens");
+      TextTable t(head);
+      std::vector<size_t> left;
+      for (size_t c = 0; c < columns.size(); ++c) left.push_back(2 + c);
+      t.SetLeftAligned(left);
+      for (size_t n = 0; n < which.size(); ++n) {
+        const Row& r = rows[which[n]];
+        std::vector<std::string> cells = {
+            ranked ? std::to_string(n + 1) + (on_front[which[n]] ? "*" : "") : "",
+            std::to_string(r.point)};
+        for (const std::string& v : r.inputs) cells.push_back(v);
+        cells.push_back(FormatSig(r[Metric::kTokensPerS], 4));
+        cells.push_back(FormatSig(r[Metric::kTokensPerSPerGpu], 4));
+        cells.push_back(Percent(r[Metric::kMfu]));
+        cells.push_back(TimeOrDash(r, Metric::kStepTime));
+        cells.push_back(FormatBytes(Bytes(r[Metric::kPeakMemory])));
+        cells.push_back(FormatBytes(Bytes(r[Metric::kMemoryHeadroom])));
+        if (train) cells.push_back(TimeOrDash(r, Metric::kTimeToTrain));
+        if (cost) {
+          cells.push_back(Dollars(train ? CostToTrain(r, o.price_per_gpu_hour)
+                                        : CostPerMillionTokens(r, o.price_per_gpu_hour)));
+        }
+        t.AddRow(cells);
+      }
+      return t.ToString();
+    };
+    const char* by = o.by == RankBy::kTokensPerS    ? "tokens/s"
+                     : o.by == RankBy::kTimeToTrain ? "time to train"
+                                                    : (train ? "cost to train" : "cost per token");
+    std::vector<size_t> top(
+        order->begin(),
+        order->begin() + std::min<int64_t>(o.top_k, static_cast<int64_t>(order->size())));
+    out += "Top " + std::to_string(top.size()) + " of " + std::to_string(rows.size()) +
+           " feasible points by " + by + " (* = on the Pareto front)\n";
+    out += table(top, true);
+    // The front, fewest GPUs first, then best throughput.
+    std::vector<size_t> f = front;
+    std::stable_sort(f.begin(), f.end(), [&](size_t a, size_t b) {
+      if (rows[a][Metric::kGpus] != rows[b][Metric::kGpus]) {
+        return rows[a][Metric::kGpus] < rows[b][Metric::kGpus];
+      }
+      return rows[a][Metric::kTokensPerS] > rows[b][Metric::kTokensPerS];
+    });
+    const size_t shown =
+        std::min<size_t>(f.size(), static_cast<size_t>(std::max<int64_t>(o.top_k, 1)));
+    out += "\nPareto front: " + std::to_string(f.size()) +
+           " points (throughput vs GPUs vs memory headroom)" +
+           (shown < f.size() ? ", first " + std::to_string(shown) + " by GPUs" : std::string()) +
+           "\n";
+    f.resize(shown);
+    out += table(f, false);
+  }
+  out += InfeasibleReport(summary);
+  return out;
+}
+
+std::string InfeasibleReport(const SweepSummary& s) {
+  const int64_t infeasible = s.total() - s.feasible();
+  if (infeasible == 0) return "";
+  std::string out = "\nInfeasible: " + std::to_string(infeasible) + " of " +
+                    std::to_string(s.total()) + " points (pruned " +
+                    std::to_string(s.count(PointStatus::kPruned)) + ", simulated and not fitting " +
+                    std::to_string(s.count(PointStatus::kNoFit)) + ", invalid " +
+                    std::to_string(s.count(PointStatus::kInvalid)) + ", failed " +
+                    std::to_string(s.count(PointStatus::kError)) + ")\n";
+  TextTable t({"status", "reason", "points", "example"});
+  t.SetLeftAligned({1, 3});
+  for (const InfeasibleGroup& g : s.groups()) {
+    t.AddRow({Name(g.status), g.group, std::to_string(g.count),
+              "point " + std::to_string(g.example_point) + ": " + g.example_reason});
+  }
+  return out + t.ToString();
+}
+
+}  // namespace shardsim

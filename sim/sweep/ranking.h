@@ -1,0 +1,85 @@
+// What a sweep found: feasible points ranked, the Pareto front of throughput vs GPUs vs memory
+// headroom, and the infeasible points counted and grouped by reason.
+//
+// Rows arrive one at a time (in point order, from a run, a resumed file or merged shards) into a
+// SweepSummary, which keeps the feasible rows and only counts and one example of the others.
+// Ranking is deterministic: ties go to the lower point index.
+#ifndef SHARDSIM_SWEEP_RANKING_H_
+#define SHARDSIM_SWEEP_RANKING_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/base/status.h"
+#include "sim/sweep/rows.h"
+
+namespace shardsim {
+
+// Infeasible points sharing a status and a reason group (the reason up to its first ": ").
+struct InfeasibleGroup {
+  PointStatus status = PointStatus::kInvalid;
+  std::string group;
+  int64_t count = 0;
+  int64_t example_point = 0;
+  std::string example_reason;
+};
+
+class SweepSummary {
+ public:
+  void Add(const Row& row);
+
+  int64_t total() const { return total_; }
+  int64_t feasible() const { return static_cast<int64_t>(feasible_.size()); }
+  int64_t count(PointStatus s) const;
+  const std::vector<Row>& feasible_rows() const { return feasible_; }
+  // Largest groups first (ties: earlier first example).
+  std::vector<InfeasibleGroup> groups() const;
+
+ private:
+  int64_t total_ = 0;
+  std::map<PointStatus, int64_t> by_status_;
+  std::vector<Row> feasible_;
+  std::map<std::pair<PointStatus, std::string>, InfeasibleGroup> groups_;
+};
+
+// The reason group of a reason text: "parallel.tp: 3 does not divide ..." -> "parallel.tp".
+std::string ReasonGroup(const std::string& reason);
+
+enum class RankBy { kTokensPerS, kTimeToTrain, kCost };
+
+struct RankOptions {
+  RankBy by = RankBy::kTokensPerS;
+  int64_t top_k = 10;
+  double price_per_gpu_hour = 0.0;  // > 0: a cost column (and required by kCost)
+};
+
+// From the command line: "tokens_per_s", "time_to_train" or "cost"; rows of the table; dollars
+// per GPU-hour (0: no cost column).
+Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k,
+                                     double price_per_gpu_hour);
+
+// Indices into `rows` of the Pareto front: no other row has at least the tokens/s, at most the
+// GPUs and at least the memory headroom, and strictly better in one. Ascending index order.
+std::vector<size_t> ParetoFront(const std::vector<Row>& rows);
+
+// Indices of `rows` best first under `options` (ties: lower point). Errors: ranking by time to
+// train or cost to train when rows lack it (training.tokens not set) — kInvalidInput.
+Result<std::vector<size_t>> Rank(const std::vector<Row>& rows, const RankOptions& options);
+
+// The dollars of a row: to train (training.tokens set) or per million tokens.
+double CostToTrain(const Row& row, double price_per_gpu_hour);
+double CostPerMillionTokens(const Row& row, double price_per_gpu_hour);
+
+// The text printed after a sweep: top-k table with the Pareto members marked, the Pareto front,
+// and the infeasible groups. `columns` are the sweep's input columns.
+Result<std::string> SweepReport(const SweepSummary& summary,
+                                const std::vector<std::string>& columns,
+                                const RankOptions& options);
+// "Infeasible: 120 of 400 points" and one line per group with an example.
+std::string InfeasibleReport(const SweepSummary& summary);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_SWEEP_RANKING_H_

@@ -1,0 +1,118 @@
+// One result row per sweep point, as CSV or JSON Lines, and back.
+//
+// A row holds the point's index (its place in the unsharded enumeration), every input the sweep
+// varies, the outcome (ok, no_fit, pruned, invalid, error), every scalar output of `simulate`
+// (DESIGN.md §4 keys, flattened: breakdown_s.tp_comm -> tp_comm_s, memory.breakdown.weights ->
+// weights_bytes), the largest bottleneck and, for infeasible points, the reason. Numbers are
+// written in their shortest round-trip form (std::to_chars), so a row formatted, parsed and
+// formatted again is the same bytes, and equal results give equal files at any thread count.
+// A row never contains a line break: files are read back line by line (resume, merge).
+#ifndef SHARDSIM_SWEEP_ROWS_H_
+#define SHARDSIM_SWEEP_ROWS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/base/status.h"
+
+namespace shardsim {
+
+enum class PointStatus {
+  kOk,       // simulated, fits in memory
+  kNoFit,    // simulated, its peak memory exceeds the capacity
+  kPruned,   // not simulated: memory it needs before any activation already exceeds the capacity
+  kInvalid,  // not simulated: the scenario reader or ValidateScenario refused it
+  kError,    // the simulation failed
+};
+const char* Name(PointStatus s);  // "ok", "no_fit", "pruned", "invalid", "error"
+bool Feasible(PointStatus s);     // kOk
+
+// The numeric outputs, in column order.
+enum class Metric {
+  kGpus,
+  kStepTime,
+  kTokensPerS,
+  kTokensPerSPerGpu,
+  kTflopsPerGpu,
+  kMfu,
+  kHfu,
+  kPeakFlopsPerGpu,
+  kBubbleFraction,
+  kMicrobatchesPerStep,
+  kPeakMemory,
+  kMemoryCapacity,
+  kMemoryHeadroom,
+  kWeights,
+  kGradients,
+  kOptimizer,
+  kActivations,
+  kCompute,
+  kRecompute,
+  kTpComm,
+  kCpComm,
+  kEpComm,
+  kPpComm,
+  kPipelineBubble,
+  kDpComm,
+  kParamGather,
+  kOptimizerStep,
+  kModelFlops,
+  kHardwareFlops,
+  kSixNd,
+  kTokensPerStep,
+  kTimeToTrain,
+  kGpuHours,
+  kSimulatedTasks,
+  kBottleneckShare,
+  kCount
+};
+inline constexpr size_t kMetricCount = static_cast<size_t>(Metric::kCount);
+const char* ColumnName(Metric m);  // "tokens_per_s", "tp_comm_s", ...
+
+struct Row {
+  int64_t point = 0;
+  std::vector<std::string> inputs;  // parallel to the sweep's input columns
+  PointStatus status = PointStatus::kOk;
+  std::array<double, kMetricCount> metrics;  // NaN: not known for this point
+  std::string bottleneck;                    // the largest, "tp all_reduce", "pipeline_bubble", ...
+  std::string reason;                        // infeasible points: "<group>: <details>"
+
+  Row() { metrics.fill(kAbsent); }
+  double operator[](Metric m) const { return metrics[static_cast<size_t>(m)]; }
+  double& operator[](Metric m) { return metrics[static_cast<size_t>(m)]; }
+  bool has(Metric m) const;
+  static const double kAbsent;
+};
+
+enum class RowFormatKind { kCsv, kJsonl };
+
+class RowFormat {
+ public:
+  RowFormat(RowFormatKind kind, std::vector<std::string> input_columns);
+
+  RowFormatKind kind() const { return kind_; }
+  // CSV: the header line (with its line break); JSON Lines: "".
+  std::string Header() const;
+  // One line, with its line break.
+  std::string Format(const Row& row) const;
+  // What a line formatted for point `point` with `inputs` starts with: a resumed file must hold
+  // exactly these inputs at each point.
+  std::string Prefix(int64_t point, const std::vector<std::string>& inputs) const;
+  // A line without its line break. Errors: malformed lines, unknown status, wrong columns.
+  Result<Row> Parse(std::string_view line) const;
+
+ private:
+  RowFormatKind kind_;
+  std::vector<std::string> inputs_;
+  std::vector<std::string> names_;  // every column, in order
+};
+
+// Shortest text that reads back as exactly `v` ("0.6053", "1.7e+19", "1024").
+std::string FormatNumber(double v);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_SWEEP_ROWS_H_

@@ -1,0 +1,121 @@
+// check-claim: parsing the forms vendors use, and verdicts on a claim above peak, a published
+// run and twice that run.
+#include "sim/sweep/claim.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/sweep/sweep_test_util.h"
+
+namespace shardsim {
+namespace {
+
+struct Form {
+  const char* text;
+  ClaimKind kind;
+  double value;
+  double tokens = 0;
+};
+
+class ClaimForms : public ::testing::TestWithParam<Form> {};
+
+TEST_P(ClaimForms, Parse) {
+  Result<Claim> c = ParseClaim(GetParam().text);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->kind, GetParam().kind);
+  EXPECT_DOUBLE_EQ(c->value, GetParam().value);
+  EXPECT_DOUBLE_EQ(c->train_tokens, GetParam().tokens);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ClaimForms,
+    ::testing::Values(Form{"1200 tokens/s/GPU", ClaimKind::kTokensPerSPerGpu, 1200},
+                      Form{"1,200 tok/s per GPU", ClaimKind::kTokensPerSPerGpu, 1200},
+                      Form{"3.2M tokens/s", ClaimKind::kTokensPerS, 3.2e6},
+                      Form{"600k tokens per second", ClaimKind::kTokensPerS, 6e5},
+                      Form{"400 TFLOP/s per GPU", ClaimKind::kFlopsPerGpu, 400e12},
+                      Form{"400 TFLOPS/GPU", ClaimKind::kFlopsPerGpu, 400e12},
+                      Form{"0.2 EFLOP/s total", ClaimKind::kFlopsTotal, 0.2e18},
+                      Form{"45% MFU", ClaimKind::kMfu, 0.45},
+                      Form{"MFU 0.45", ClaimKind::kMfu, 0.45},
+                      Form{"MFU of 38.1%", ClaimKind::kMfu, 0.381},
+                      Form{"15T tokens in 54 days", ClaimKind::kTimeToTrain, 54 * 86400.0, 15e12},
+                      Form{"300B tokens in 2 weeks", ClaimKind::kTimeToTrain, 14 * 86400.0,
+                           300e9}));
+
+TEST(Claim, UnreadableForms) {
+  EXPECT_EQ(ParseClaim("fast").status().message(),
+            "claim \"fast\" is not in a form shardsim reads; write the claim as e.g. \"1200 "
+            "tokens/s/GPU\", \"3.2M tokens/s\", \"400 TFLOP/s per GPU\", \"200 PFLOP/s total\", "
+            "\"45% MFU\" or \"15T tokens in 54 days\"");
+  EXPECT_EQ(ParseClaim("400 TFLOPS").status().message(),
+            "claim \"400 TFLOPS\": say whether the FLOP/s are per GPU (\"400 tFLOP/s per GPU\") "
+            "or in total (\"... total\")");
+}
+
+// Korthikanti et al. 2022 (arXiv 2205.05198), Table 5: the 22B model on 8 A100s with sequence
+// parallelism and selective recompute, 1.10 s per iteration of 4 sequences of 2048 tokens:
+// 930.9 tokens/s per GPU, MFU 41.5% (tests/validation/published.json).
+constexpr const char* kPublished = "tests/validation/korthikanti2022_22b_sp_selective.yaml";
+
+Result<ClaimCheck> Check(const std::string& claim) {
+  const LoadOptions lib = sweep_test::Lib();
+  Result<Claim> c = ParseClaim(claim);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  Result<ScenarioDocument> doc = ScenarioDocument::Parse(kPublished);
+  EXPECT_TRUE(doc.ok()) << doc.status().ToString();
+  ClaimOptions o;
+  o.jobs = 2;
+  o.simulate_given_layout = true;
+  return CheckClaim(*doc, *c, o, lib);
+}
+
+TEST(Claim, PublishedRunIsPlausible) {
+  Result<ClaimCheck> c = Check("930.9 tokens/s/GPU");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->verdict, Verdict::kPlausible) << ClaimReport(*c);
+  ASSERT_TRUE(c->best.has_value());
+  ASSERT_TRUE(c->given.has_value());
+  // The 6·N convention: 6 x 21.8B parameters per token; the published MFU (Megatron model FLOPs)
+  // is 41.5%, which the model-FLOPs convention must reproduce within a few percent.
+  EXPECT_EQ(c->conventions[0].name, "6·N");
+  EXPECT_NEAR(c->conventions[2].mfu, 0.415, 0.02);
+  EXPECT_NE(ClaimReport(*c).find("Verdict: plausible"), std::string::npos);
+  // The same run stated as its MFU.
+  Result<ClaimCheck> m = Check("41.5% MFU");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->verdict, Verdict::kPlausible) << ClaimReport(*m);
+}
+
+TEST(Claim, TwiceThePublishedRunIsImplausible) {
+  Result<ClaimCheck> c = Check("1861.8 tokens/s/GPU");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_LT(c->claimed_low, c->ceiling);
+  EXPECT_EQ(c->verdict, Verdict::kImplausible) << ClaimReport(*c);
+  EXPECT_GE(c->assumptions.size(), 2u);
+}
+
+TEST(Claim, AbovePeakIsImpossible) {
+  // A100: 312 TFLOP/s dense bf16/fp16.
+  Result<ClaimCheck> f = Check("400 TFLOP/s per GPU");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->verdict, Verdict::kImpossible) << ClaimReport(*f);
+  Result<ClaimCheck> t = Check("5000 tokens/s/GPU");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_GT(5000.0, t->ceiling);
+  EXPECT_EQ(t->verdict, Verdict::kImpossible) << ClaimReport(*t);
+  Result<ClaimCheck> m = Check("105% MFU");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->verdict, Verdict::kImpossible);
+}
+
+TEST(Claim, CeilingIsPeakOverTheLeastFlopsPerToken) {
+  Result<ClaimCheck> c = Check("900 tokens/s/GPU");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_DOUBLE_EQ(c->ceiling, c->peak_flops / c->min_flops_per_token);
+  // 6·N counts the input embedding, which does no matmul: the minimum is below 6·N + attention.
+  EXPECT_LT(c->min_flops_per_token, c->conventions[1].flops_per_token);
+  EXPECT_EQ(c->peak_flops, 312e12);
+}
+
+}  // namespace
+}  // namespace shardsim

@@ -1,0 +1,127 @@
+// The sweep, merge and check-claim commands end to end: exit codes, stdout, files.
+#include <gtest/gtest.h>
+
+#include "tests/sweep/sweep_test_util.h"
+
+namespace shardsim {
+namespace {
+
+using sweep_test::ReadFile;
+using sweep_test::Shardsim;
+using sweep_test::TempDir;
+
+TEST(SweepCli, RanksAndWritesFiles) {
+  TempDir dir;
+  const sweep_test::CliRun r = Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "s.csv" +
+                                            " --jsonl " + dir / "s.jsonl" + " -j 2 --top 3",
+                                        false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("shardsim sweep: tests/sweep/data/small.yaml, 1262 points\n"
+                        "Top 3 of ",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("(* = on the Pareto front)"), std::string::npos);
+  EXPECT_NE(r.out.find("\nPareto front: "), std::string::npos);
+  EXPECT_NE(r.out.find("invalid  parallel.schedule"), std::string::npos) << r.out;
+  EXPECT_FALSE(ReadFile(dir / "s.csv").empty());
+  EXPECT_FALSE(ReadFile(dir / "s.jsonl").empty());
+  // Existing files are kept unless told.
+  const sweep_test::CliRun again =
+      Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "s.csv");
+  EXPECT_EQ(again.code, 2) << again.out;
+}
+
+TEST(SweepCli, BadSpecExitsTwoNamingFileLineAndKey) {
+  const sweep_test::CliRun r = Shardsim("sweep tests/sweep/data/bad.yaml");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("tests/sweep/data/bad.yaml:10:3: error: parallel.tpp: unknown key"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("tests/sweep/data/bad.yaml:11:23: error: training.recompute: empty list"),
+            std::string::npos);
+}
+
+TEST(SweepCli, EveryPointInfeasibleSaysWhyAndExitsOne) {
+  const sweep_test::CliRun r = Shardsim("sweep tests/sweep/data/infeasible.yaml -j 2", false);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("\nInfeasible: 220 of 220 points (pruned 220, simulated and not fitting "
+                       "0, invalid 0, failed 0)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("pruned  memory before activations over capacity     220  point 0: memory "
+                       "before activations over capacity: 386 GiB of 40.0 GiB on pipeline stage 0; "
+                       "model states 366 GiB (weights"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nno feasible point: all 220 points are infeasible (reasons above)\n"),
+            std::string::npos);
+}
+
+TEST(SweepCli, SlurmArrayShardsAndMerge) {
+  TempDir dir;
+  std::string files;
+  for (int id = 1; id <= 2; ++id) {
+    const std::string f = dir / ("s" + std::to_string(id) + ".csv");
+    const sweep_test::CliRun r =
+        Shardsim("sweep tests/sweep/data/infeasible.yaml -o " + f + " -j 1 --progress none", false);
+    (void)r;
+    files += " " + f;
+  }
+  // Both runs above were unsharded (no SLURM variables): merging them is a duplicate error.
+  const sweep_test::CliRun dup = Shardsim("merge -o " + dir / "m.csv" + files);
+  EXPECT_EQ(dup.code, 2) << dup.out;
+  std::string shards;
+  for (int id = 1; id <= 2; ++id) {
+    const std::string f = dir / ("t" + std::to_string(id) + ".csv");
+    const sweep_test::CliRun r =
+        Shardsim("sweep tests/sweep/data/small.yaml -o " + f + " -j 2 --progress none", false);
+    (void)r;
+    shards += " " + f;
+    break;
+  }
+  const std::string env =
+      "env SLURM_ARRAY_TASK_ID=4 SLURM_ARRAY_TASK_COUNT=2 "
+      "SLURM_ARRAY_TASK_MIN=3 ";
+  const std::string shard2 = dir / "u2.csv";
+  const std::string cmd = env + SHARDSIM_BINARY + " sweep tests/sweep/data/small.yaml -o " +
+                          shard2 + " -j 2 --progress none > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const sweep_test::CliRun s1 = Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "u1.csv" +
+                                             " --shard 1/2 -j 2 --progress none",
+                                         false);
+  ASSERT_EQ(s1.code, 0) << s1.out;
+  EXPECT_NE(s1.out.find("shard 1/2: 631 points"), std::string::npos) << s1.out;
+  const sweep_test::CliRun m = Shardsim("merge --sweep tests/sweep/data/small.yaml -o " +
+                                            dir / "u.csv" + " " + dir / "u1.csv" + " " + shard2,
+                                        false);
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_EQ(m.out.rfind("shardsim merge: 1262 points from 2 files into " + dir / "u.csv", 0), 0u);
+  EXPECT_EQ(ReadFile(dir / "u.csv"), ReadFile(dir / "t1.csv"));
+}
+
+TEST(CheckClaimCli, AbovePeak) {
+  const sweep_test::CliRun r = Shardsim(
+      "check-claim \"20000 tokens/s/GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 -j 2 "
+      "--progress none",
+      false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Verdict: impossible\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("llama3-8b on 8 x h100-sxm (dgx-h100), seq 8192, global batch 512, bf16"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Stated uncertainty: ±15%, from the validation table of tests/validation/"),
+            std::string::npos);
+}
+
+TEST(CheckClaimCli, BadClaimExitsTwo) {
+  const sweep_test::CliRun r = Shardsim(
+      "check-claim \"very fast\" --model llama3-8b "
+      "--hardware h100-sxm --gpus 8");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out.rfind("error: claim \"very fast\" is not in a form shardsim reads", 0), 0u)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace shardsim

@@ -1,0 +1,105 @@
+// parallel: auto: the divisor chains find every layout ValidateScenario accepts, and no other.
+#include "sim/sweep/layout_space.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <tuple>
+
+#include "sim/sweep/sweep_spec.h"
+#include "tests/sweep/sweep_test_util.h"
+
+namespace shardsim {
+namespace {
+
+Scenario Small(const std::string& model, int64_t gpus, int64_t seq, int64_t batch) {
+  const LoadOptions lib = sweep_test::Lib();
+  Result<ScenarioDocument> doc = ScenarioDocument::ParseText(
+      "model: " + model + "\nhardware: a100-sxm4-80gb\ntopology: dgx-a100\ngpus: " +
+          std::to_string(gpus) + "\ntraining: {seq_len: " + std::to_string(seq) +
+          ", global_batch: " + std::to_string(batch) + "}\nparallel: {dp: " + std::to_string(gpus) +
+          "}\n",
+      "tests/sweep/data/inline.yaml");
+  Result<Scenario> s = doc->Build(lib);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int, int64_t>;
+Key KeyOf(const LayoutChoice& l) {
+  return {l.dp, l.tp, l.pp, l.cp, static_cast<int>(l.schedule), l.virtual_stages};
+}
+
+TEST(LayoutSpace, Divisors) {
+  EXPECT_EQ(Divisors(1), (std::vector<int64_t>{1}));
+  EXPECT_EQ(Divisors(12), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));
+  EXPECT_EQ(Divisors(16), (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(Divisors(49), (std::vector<int64_t>{1, 7, 49}));
+}
+
+// gpt3-350m: 16 heads, 24 layers, ffn 4096, on 16 GPUs (2^4), seq 2048, batch 32. Every
+// (tp, pp, cp, dp) with product 16 is valid except pp = 16 (24 layers): 35 - 1 = 34 tuples;
+// by pp: 15 with pp 1, 10 with pp 2, 6 with pp 4, 3 with pp 8. pp 1 runs 1F1B; pp >= 2 runs
+// GPipe, 1F1B and interleaved with v >= 2 dividing 24/pp: 5 (pp 2: 2,3,4,6,12), 3 (pp 4: 2,3,6),
+// 1 (pp 8: 3). Total 15 + 10*7 + 6*5 + 3*3 = 124.
+TEST(LayoutSpace, ClosedFormCount) {
+  const Scenario s = Small("gpt3-350m", 16, 2048, 32);
+  EXPECT_EQ(ValidLayouts(s, 16, LayoutAuto{}, true).size(), 124u);
+}
+
+TEST(LayoutSpace, RestrictionsFilterCandidates) {
+  const Scenario s = Small("gpt3-350m", 16, 2048, 32);
+  LayoutAuto only;
+  only.tp = {2};
+  only.cp = {1};
+  only.schedules = {PipelineSchedule::k1F1B};
+  const std::vector<LayoutChoice> ls = ValidLayouts(s, 16, only, true);
+  // (tp 2, cp 1): pp in {1, 2, 4, 8}, 1F1B only.
+  ASSERT_EQ(ls.size(), 4u);
+  for (const LayoutChoice& l : ls) {
+    EXPECT_EQ(l.tp, 2);
+    EXPECT_EQ(l.cp, 1);
+    EXPECT_EQ(l.schedule, PipelineSchedule::k1F1B);
+    EXPECT_EQ(l.dp * l.tp * l.pp * l.cp, 16);
+  }
+}
+
+// Every tuple of degrees up to the GPU count and every schedule, checked by ValidateScenario:
+// the enumeration holds exactly the accepted ones (pp = 1 GPipe excepted by design).
+TEST(LayoutSpace, AgreesWithValidateScenarioOnEveryCandidate) {
+  for (const auto& [model, gpus, seq, batch] :
+       std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>>{
+           {"gpt3-350m", 16, 2048, 32}, {"llama3-8b", 24, 8192, 48}, {"gpt3-125m", 12, 2048, 24}}) {
+    Scenario s = Small(model, gpus, seq, batch);
+    std::set<Key> enumerated;
+    for (const LayoutChoice& l : ValidLayouts(s, gpus, LayoutAuto{}, false)) {
+      EXPECT_TRUE(enumerated.insert(KeyOf(l)).second) << "duplicate layout";
+    }
+    std::set<Key> accepted;
+    s.gpus = gpus;
+    for (int64_t tp = 1; tp <= gpus; ++tp) {
+      for (int64_t pp = 1; pp <= gpus; ++pp) {
+        for (int64_t cp = 1; cp <= gpus; ++cp) {
+          for (int64_t dp = 1; dp <= gpus; ++dp) {
+            if (tp * pp * cp * dp != gpus) continue;
+            for (PipelineSchedule p : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B,
+                                       PipelineSchedule::kInterleaved1F1B}) {
+              for (int64_t v = 1; v <= s.model.num_layers; ++v) {
+                LayoutChoice l{dp, tp, pp, cp, p, v};
+                ApplyLayout(l, &s);
+                if (!ValidateScenario(s).ok()) continue;
+                if (pp == 1 && p == PipelineSchedule::kGpipe) continue;
+                accepted.insert(KeyOf(l));
+              }
+            }
+          }
+        }
+      }
+    }
+    EXPECT_EQ(enumerated, accepted) << model << " on " << gpus;
+    EXPECT_FALSE(accepted.empty());
+  }
+}
+
+}  // namespace
+}  // namespace shardsim

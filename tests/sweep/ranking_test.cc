@@ -1,0 +1,96 @@
+// Ranking, the Pareto front, costs, and the grouping of infeasible points.
+#include "sim/sweep/ranking.h"
+
+#include <gtest/gtest.h>
+
+namespace shardsim {
+namespace {
+
+Row Feasible(int64_t point, double tps, double gpus, double headroom) {
+  Row r;
+  r.point = point;
+  r.status = PointStatus::kOk;
+  r[Metric::kTokensPerS] = tps;
+  r[Metric::kGpus] = gpus;
+  r[Metric::kMemoryHeadroom] = headroom;
+  return r;
+}
+
+TEST(SweepRanking, ParetoFrontOfThroughputGpusAndHeadroom) {
+  const std::vector<Row> rows = {
+      Feasible(0, 100, 8, 10),  // front
+      Feasible(1, 90, 8, 20),   // front: more headroom
+      Feasible(2, 80, 8, 5),    // dominated by 0
+      Feasible(3, 50, 4, 1),    // front: fewer GPUs
+      Feasible(4, 100, 8, 10),  // equal to 0: not dominated (nothing strictly better)
+      Feasible(5, 50, 8, 1),    // dominated by 3 (and 0)
+  };
+  EXPECT_EQ(ParetoFront(rows), (std::vector<size_t>{0, 1, 3, 4}));
+}
+
+TEST(SweepRanking, TiesGoToTheLowerPoint) {
+  const std::vector<Row> rows = {Feasible(7, 100, 8, 1), Feasible(3, 100, 8, 1),
+                                 Feasible(9, 200, 8, 1)};
+  Result<std::vector<size_t>> order = Rank(rows, RankOptions{});
+  ASSERT_TRUE(order.ok());
+  EXPECT_EQ(*order, (std::vector<size_t>{2, 1, 0}));
+}
+
+TEST(SweepRanking, CostPerMillionTokensAndToTrain) {
+  Row r = Feasible(0, 100, 8, 1);
+  // 8 GPUs at $2/h: $16/h for 360,000 tokens/h -> $44.44 per million tokens.
+  EXPECT_NEAR(CostPerMillionTokens(r, 2.0), 16.0 / 0.36, 1e-9);
+  r[Metric::kGpuHours] = 1000;
+  EXPECT_DOUBLE_EQ(CostToTrain(r, 2.0), 2000.0);
+  Row cheap = Feasible(1, 60, 4, 1);  // $8/h for 216,000 tokens/h: $37.04 per million
+  RankOptions o;
+  o.by = RankBy::kCost;
+  o.price_per_gpu_hour = 2.0;
+  Result<std::vector<size_t>> order = Rank({Feasible(0, 100, 8, 1), cheap}, o);
+  ASSERT_TRUE(order.ok());
+  EXPECT_EQ(order->front(), 1u);
+}
+
+TEST(SweepRanking, OptionsFromTheCommandLine) {
+  EXPECT_EQ(ParseRankOptions("cost", 10, 0).status().message(),
+            "--rank-by cost needs --price-per-gpu-hour");
+  EXPECT_EQ(ParseRankOptions("speed", 10, 0).status().message(),
+            "--rank-by: expected tokens_per_s, time_to_train or cost, got \"speed\"");
+  EXPECT_EQ(ParseRankOptions("time_to_train", 5, 0)->by, RankBy::kTimeToTrain);
+  RankOptions o;
+  o.by = RankBy::kTimeToTrain;
+  EXPECT_EQ(Rank({Feasible(0, 1, 1, 1)}, o).status().message(),
+            "--rank-by time_to_train needs training.tokens in the scenario (the tokens to train "
+            "on)");
+}
+
+TEST(SweepRanking, InfeasibleGroupsLargestFirst) {
+  SweepSummary s;
+  auto bad = [&](int64_t point, PointStatus st, const std::string& reason) {
+    Row r;
+    r.point = point;
+    r.status = st;
+    r.reason = reason;
+    s.Add(r);
+  };
+  bad(0, PointStatus::kInvalid, "parallel.schedule: interleaved 1F1B needs ... (3) ... (2)");
+  bad(1, PointStatus::kPruned, "memory before activations over capacity: 90 GiB of 80 GiB");
+  bad(2, PointStatus::kInvalid, "parallel.schedule: interleaved 1F1B needs ... (5) ... (4)");
+  s.Add(Feasible(3, 1, 1, 1));
+  EXPECT_EQ(s.total(), 4);
+  EXPECT_EQ(s.feasible(), 1);
+  EXPECT_EQ(s.count(PointStatus::kInvalid), 2);
+  const std::vector<InfeasibleGroup> g = s.groups();
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].group, "parallel.schedule");
+  EXPECT_EQ(g[0].count, 2);
+  EXPECT_EQ(g[0].example_point, 0);
+  EXPECT_EQ(g[1].group, "memory before activations over capacity");
+  EXPECT_EQ(InfeasibleReport(s).rfind("\nInfeasible: 3 of 4 points (pruned 1, simulated and not "
+                                      "fitting 0, invalid 2, failed 0)\n",
+                                      0),
+            0u);
+}
+
+}  // namespace
+}  // namespace shardsim

@@ -1,0 +1,83 @@
+// Result rows: CSV and JSON Lines, round trips, no line breaks, exact prefixes.
+#include "sim/sweep/rows.h"
+
+#include <gtest/gtest.h>
+
+namespace shardsim {
+namespace {
+
+Row Sample() {
+  Row r;
+  r.point = 42;
+  r.inputs = {"8", "selective", "{base: h100-sxm, memory: {capacity: 96 GiB}}", ""};
+  r.status = PointStatus::kNoFit;
+  r[Metric::kGpus] = 512;
+  r[Metric::kTokensPerS] = 1.0 / 3.0;
+  r[Metric::kPeakMemory] = 8.5899345920e10;
+  r[Metric::kMfu] = 0.4567;
+  r.bottleneck = "tp all_reduce";
+  r.reason = "peak memory: \"quoted\", with comma\nand a line break";
+  return r;
+}
+
+const std::vector<std::string> kColumns = {"parallel.tp", "training.recompute", "hardware",
+                                           "training.micro_batch"};
+
+TEST(Rows, NumbersAreShortestRoundTrip) {
+  EXPECT_EQ(FormatNumber(1024), "1024");
+  EXPECT_EQ(FormatNumber(0.6053), "0.6053");
+  EXPECT_EQ(FormatNumber(1.7e19), "1.7e+19");
+  EXPECT_EQ(FormatNumber(1.0 / 3.0), "0.3333333333333333");
+}
+
+TEST(Rows, CsvRoundTripKeepsEveryByte) {
+  const RowFormat f(RowFormatKind::kCsv, kColumns);
+  const std::string line = f.Format(Sample());
+  EXPECT_EQ(line.find('\n'), line.size() - 1);
+  EXPECT_EQ(line.rfind("42,8,selective,\"{base: h100-sxm, memory: {capacity: 96 GiB}}\",,no_fit,"
+                       "false,512,,0.3333333333333333,",
+                       0),
+            0u)
+      << line;
+  Result<Row> back = f.Parse(line.substr(0, line.size() - 1));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(f.Format(*back), line);
+  EXPECT_EQ(back->inputs, Sample().inputs);
+  EXPECT_EQ(back->reason, "peak memory: \"quoted\", with comma and a line break");
+  EXPECT_FALSE(back->has(Metric::kStepTime));
+  EXPECT_EQ((*back)[Metric::kTokensPerS], 1.0 / 3.0);
+  EXPECT_EQ(f.Header().rfind("point,parallel.tp,training.recompute,hardware,"
+                             "training.micro_batch,status,fits,gpus,step_time_s,",
+                             0),
+            0u);
+}
+
+TEST(Rows, JsonLinesRoundTripKeepsEveryByte) {
+  const RowFormat f(RowFormatKind::kJsonl, kColumns);
+  const std::string line = f.Format(Sample());
+  EXPECT_EQ(line.rfind("{\"point\":42,\"parallel.tp\":8,\"training.recompute\":\"selective\","
+                       "\"hardware\":\"{base: h100-sxm, memory: {capacity: 96 GiB}}\","
+                       "\"training.micro_batch\":\"\",\"status\":\"no_fit\",\"fits\":false,"
+                       "\"gpus\":512,\"step_time_s\":null,",
+                       0),
+            0u)
+      << line;
+  Result<Row> back = f.Parse(line.substr(0, line.size() - 1));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(f.Format(*back), line);
+  EXPECT_EQ(f.Header(), "");
+}
+
+TEST(Rows, MalformedLinesAreErrors) {
+  const RowFormat csv(RowFormatKind::kCsv, kColumns);
+  EXPECT_FALSE(csv.Parse("1,2,3").ok());
+  EXPECT_FALSE(csv.Parse("").ok());
+  const RowFormat json(RowFormatKind::kJsonl, kColumns);
+  EXPECT_FALSE(json.Parse("{\"point\":1").ok());
+  std::string other = json.Format(Sample());
+  other.replace(other.find("\"hardware\""), 10, "\"hardwire\"");
+  EXPECT_FALSE(json.Parse(other.substr(0, other.size() - 1)).ok());
+}
+
+}  // namespace
+}  // namespace shardsim
