@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_spec.h"
+#include "sim/report/html_sweep.h"
 
 namespace shardsim {
 namespace {
@@ -32,6 +34,49 @@ std::optional<std::string> Env(const char* name) {
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The sweep's rows as the HTML report's points (the mapping sim/report/html_sweep.h documents).
+SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const SweepRun& run,
+                         const RankOptions& rank) {
+  SweepHtmlInput in;
+  in.title = "shardsim sweep: " + spec;
+  in.description = std::to_string(space.size()) + " points over " + Join(space.input_columns());
+  in.input_keys = space.input_columns();
+  in.rank_by = rank.by == RankBy::kTimeToTrain ? SweepRankBy::kTimeToTrain
+               : rank.by == RankBy::kCost      ? SweepRankBy::kCost
+                                               : SweepRankBy::kTokensPerS;
+  in.top_k = static_cast<size_t>(std::max<int64_t>(1, rank.top_k));
+  const auto value = [](const Row& r, Metric m) { return r.has(m) ? r[m] : 0.0; };
+  for (const Row& r : run.summary.rows()) {
+    SweepHtmlPoint p;
+    p.inputs = r.inputs;
+    p.gpus = static_cast<int64_t>(value(r, Metric::kGpus));
+    p.feasible = Feasible(r.status);
+    p.simulated = r.status == PointStatus::kOk || r.status == PointStatus::kNoFit;
+    p.reason = r.reason;
+    p.step_time_s = value(r, Metric::kStepTime);
+    p.tokens_per_s = value(r, Metric::kTokensPerS);
+    p.tokens_per_s_per_gpu = value(r, Metric::kTokensPerSPerGpu);
+    p.mfu = value(r, Metric::kMfu);
+    p.peak_memory_bytes = value(r, Metric::kPeakMemory);
+    p.capacity_bytes = value(r, Metric::kMemoryCapacity);
+    if (r.has(Metric::kTimeToTrain)) p.time_to_train_s = r[Metric::kTimeToTrain];
+    if (rank.price_per_gpu_hour > 0.0 && r.has(Metric::kGpuHours)) {
+      p.cost = CostToTrain(r, rank.price_per_gpu_hour);
+    }
+    p.bottleneck = r.bottleneck;
+    in.points.push_back(std::move(p));
+  }
+  return in;
+}
+
+Status WriteSweepHtml(const std::string& spec, const PointSpace& space, const SweepRun& run,
+                      const RankOptions& rank, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  out << SweepHtml(HtmlInput(spec, space, run, rank));
+  if (!out.good()) return Status::Invalid("--html: cannot write '" + path + "'");
+  return Status::Ok();
 }
 
 }  // namespace
@@ -49,7 +94,7 @@ void TuneAllocatorForManySimulations() {
 void AddSweepCommand(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string spec;
-    std::string output, csv, jsonl, shard, rank_by = "tokens_per_s", progress = "auto";
+    std::string output, csv, jsonl, shard, html, rank_by = "tokens_per_s", progress = "auto";
     int jobs = 0;
     int64_t top = 10;
     double price = 0.0;
@@ -74,6 +119,7 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--price-per-gpu-hour", args->price, "dollars per GPU-hour: adds a cost column");
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
   cmd->add_flag("--dry-run", args->dry_run, "check the spec and count the points; run nothing");
+  cmd->add_option("--html", args->html, "write a self-contained HTML report of the sweep to FILE");
   cmd->callback([&ctx, args]() {
     TuneAllocatorForManySimulations();
     const LoadOptions load = ctx.load_options();
@@ -180,6 +226,13 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     std::fputs(report->c_str(), stdout);
+    if (!args->html.empty()) {
+      const Status written = WriteSweepHtml(args->spec, *space, *run, *rank, args->html);
+      if (!written.ok()) {
+        ctx.exit_code = ReportStatus(written);
+        return;
+      }
+    }
     if (run->summary.total() > 0 && run->summary.feasible() == 0) {
       std::printf("\nno feasible point: all %lld points are infeasible (reasons above)\n",
                   static_cast<long long>(run->summary.total()));

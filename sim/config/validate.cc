@@ -145,6 +145,14 @@ Status ValidateScenario(const Scenario& s) {
   if (interleaved && p.pp < 2) {
     c.Fail("parallel.schedule", "interleaved_1f1b needs pp >= 2 (pp is " + Str(p.pp) + ")");
   }
+  // Megatron-LM's interleaved schedule takes micro-batches in groups of pp per model chunk.
+  if (interleaved && p.pp >= 2 && per_step > 0 && s.training.global_batch % per_step == 0 &&
+      (s.training.global_batch / per_step) % p.pp != 0) {
+    c.Fail("parallel.schedule",
+           "interleaved_1f1b needs the micro-batches per step (global_batch / (dp*micro_batch) = " +
+               Str(s.training.global_batch / per_step) + ") to be a multiple of pp (" +
+               Str(p.pp) + ")");
+  }
   if (p.ep > 1) {
     if (!m.moe) {
       c.Fail("parallel.ep", Str(p.ep) + " needs a mixture-of-experts model (model " + m.name +

@@ -34,6 +34,8 @@ class SweepSummary {
   int64_t feasible() const { return static_cast<int64_t>(feasible_.size()); }
   int64_t count(PointStatus s) const;
   const std::vector<Row>& feasible_rows() const { return feasible_; }
+  // Every row added, in the order added (point order): what the HTML report plots.
+  const std::vector<Row>& rows() const { return rows_; }
   // Largest groups first (ties: earlier first example).
   std::vector<InfeasibleGroup> groups() const;
 
@@ -41,6 +43,7 @@ class SweepSummary {
   int64_t total_ = 0;
   std::map<PointStatus, int64_t> by_status_;
   std::vector<Row> feasible_;
+  std::vector<Row> rows_;
   std::map<std::pair<PointStatus, std::string>, InfeasibleGroup> groups_;
 };
 
