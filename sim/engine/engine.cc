@@ -76,26 +76,26 @@ TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
                        std::span<const ResourceId> links, uint32_t label, uint8_t category,
                        BytesPerSec rate_cap) {
   const TaskId id(num_tasks());
-  const std::string where = "task " + std::to_string(id.v) + ": ";
+  const auto where = [&id] { return "task " + std::to_string(id.v) + ": "; };  // errors only
   if (stream.valid() && !IsResource(stream, ResourceKind::kStream)) {
-    Error(where + "resource " + std::to_string(stream.v) + " is not a stream");
+    Error(where() + "resource " + std::to_string(stream.v) + " is not a stream");
   }
   if (!(bytes.value() >= 0.0) || !std::isfinite(bytes.value())) {
-    Error(where + "flow bytes must be finite and >= 0, got " + FormatSig(bytes.value()));
+    Error(where() + "flow bytes must be finite and >= 0, got " + FormatSig(bytes.value()));
   }
   if (latency < SimTime::Zero()) {
-    Error(where + "negative latency " + std::to_string(latency.picos()) + " ps");
+    Error(where() + "negative latency " + std::to_string(latency.picos()) + " ps");
   }
   const double cap = rate_cap.value();
   if (!(cap >= 0.0)) {
-    Error(where + "negative rate cap " + FormatSig(cap) + " B/s");
+    Error(where() + "negative rate cap " + FormatSig(cap) + " B/s");
   }
 
   const auto flow = static_cast<int32_t>(flow_task_.size());
   for (size_t i = 0; i < links.size(); ++i) {
     const ResourceId l = links[i];
     if (!IsResource(l, ResourceKind::kLink)) {
-      Error(where + "resource " + std::to_string(l.v) + " is not a link");
+      Error(where() + "resource " + std::to_string(l.v) + " is not a link");
       continue;
     }
     bool repeated = false;
@@ -103,7 +103,7 @@ TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
       repeated = repeated || links[j] == l;
     }
     if (repeated) {
-      Error(where + "link '" + resource_name_[Index(l)] + "' listed twice");
+      Error(where() + "link '" + resource_name_[Index(l)] + "' listed twice");
       continue;
     }
     flow_links_.push_back(l);

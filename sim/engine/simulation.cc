@@ -257,6 +257,16 @@ void Simulation::Reshare(int64_t now) {
   }
   ++stats_.reshares;
   stats_.reshared_flows += static_cast<int64_t>(comp_flows_.size());
+  // A flow alone on one link (the common case) gets the link, or its cap: no solver needed.
+  if (comp_flows_.size() == 1 && comp_links_.size() == 1) {
+    const int32_t flow = comp_flows_[0];
+    const size_t f = At(flow);
+    const double capacity = e_.capacity_[At(comp_links_[0])];
+    const double cap = e_.flow_cap_[f];
+    const double rate = cap > 0.0 && cap < capacity ? cap : capacity;
+    if (rate != rate_[f]) SetRate(flow, rate, now);
+    return;
+  }
 
   local_capacity_.clear();
   for (size_t i = 0; i < comp_links_.size(); ++i) {

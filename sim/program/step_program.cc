@@ -113,7 +113,14 @@ class Builder {
   Status Finish(const Device& d);
   // Collective flows joined across replicas (every-rank mode): returns the task that completes
   // when all members of this collective instance have.
-  TaskId Joined(const std::string& instance, TaskId flow);
+  // Identifies one collective across the ranks that run it (every-rank mode).
+  enum class JoinKind { kParamGather, kGradBucket, kExpertGrad, kZero2, kZero3Gather, kZero3Reduce };
+  struct JoinKey {
+    JoinKind kind;
+    int64_t stage, chunk, microbatch, index;
+    auto operator<=>(const JoinKey&) const = default;
+  };
+  TaskId Joined(const JoinKey& key, TaskId flow);
 
   const Scenario& sc_;
   const OpGraph& g_;
@@ -125,6 +132,7 @@ class Builder {
   StepProgram prog_;
   ScheduleShape shape_;
   std::vector<std::vector<ChunkWork>> chunks_;  // [pp rank][chunk]
+  std::vector<std::vector<ScheduleItem>> orders_;  // [pp rank]: the schedule's run order
   // Flat tables indexed by Slot(device, chunk, micro-batch): the first and last compute task of
   // each forward and backward (a backward split into gradient buckets has several).
   size_t Slot(const Key& k) const {
@@ -135,8 +143,7 @@ class Builder {
   std::vector<TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
   std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather
-  std::map<std::string, std::vector<TaskId>> joins_;  // instance -> member flows
-  std::map<std::string, TaskId> join_task_;
+  std::map<JoinKey, TaskId> join_task_;  // every-rank mode: the task that completes a collective
 };
 
 Status Builder::MakeChunks() {
@@ -212,15 +219,13 @@ PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recomput
   return t;
 }
 
-TaskId Builder::Joined(const std::string& instance, TaskId flow) {
+TaskId Builder::Joined(const JoinKey& key, TaskId flow) {
   if (!opt_.every_rank) return flow;
-  joins_[instance].push_back(flow);
-  auto it = join_task_.find(instance);
+  auto it = join_task_.find(key);
   if (it == join_task_.end()) {
     TaskInfo info;
     info.category = TaskCategory::kJoin;
-    const TaskId j = Add(info, ResourceId(), SimTime::Zero());
-    it = join_task_.emplace(instance, j).first;
+    it = join_task_.emplace(key, Add(info, ResourceId(), SimTime::Zero())).first;
   }
   Dep(flow, it->second);
   return it->second;
@@ -228,14 +233,12 @@ TaskId Builder::Joined(const std::string& instance, TaskId flow) {
 
 Status Builder::BuildDevice(const Device& d) {
   const int64_t r = d.coords.pp;
-  Result<std::vector<ScheduleItem>> order = PipelineOrder(shape_, r);
-  if (!order.ok()) return order.status();
+  const std::vector<ScheduleItem>& order = orders_[static_cast<size_t>(r)];
   const std::vector<ChunkWork>& chunks = chunks_[static_cast<size_t>(r)];
   const int zero = sc_.parallel.zero_stage;
   const int64_t m = prog_.microbatches;
   const double grad_bytes = BytesOf(sc_.training.grad_dtype);
   const double weight_bytes = mem_.weight_bytes_per_param;
-  const std::string dev = std::to_string(d.coords.pp) + "/";
 
   // ZeRO-1/2 parameter all-gathers: overlapped with the first forwards (Megatron-LM
   // --overlap-param-gather) they are queued first on the data stream; otherwise after the
@@ -248,11 +251,11 @@ Status Builder::BuildDevice(const Device& d) {
                                        static_cast<int32_t>(c));
       if (!t.ok()) return t.status();
       gather_[Slot(Key{d.index, static_cast<int32_t>(c), 0}) / static_cast<size_t>(prog_.microbatches)] =
-          Joined("ag " + dev + std::to_string(c), *t);
+          Joined(JoinKey{JoinKind::kParamGather, d.coords.pp, static_cast<int64_t>(c), 0, 0}, *t);
     }
   }
 
-  for (const ScheduleItem& it : *order) {
+  for (const ScheduleItem& it : order) {
     const ChunkWork& w = chunks[static_cast<size_t>(it.chunk)];
     const Key key{d.index, it.chunk, it.microbatch};
     const bool backward = it.phase == Phase::kBackward;
@@ -295,7 +298,7 @@ Status Builder::BuildDevice(const Device& d) {
             it.chunk);
         if (!f.ok()) return f.status();
         waits_[static_cast<size_t>(d.index)].push_back(
-            Joined("rs " + dev + std::to_string(it.chunk) + "/" + std::to_string(k), *f));
+            Joined(JoinKey{JoinKind::kGradBucket, d.coords.pp, it.chunk, 0, k}, *f));
       }
       if (reduce_here && w.expert_params > 0 && layout_.GroupSize(CommGroup::kExpertGrad) > 1) {
         const Bytes eg(static_cast<double>(w.expert_params) * grad_bytes);
@@ -304,7 +307,7 @@ Status Builder::BuildDevice(const Device& d) {
             zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, eg, d.grad, last,
             it.chunk);
         if (!f.ok()) return f.status();
-        waits_[static_cast<size_t>(d.index)].push_back(Joined("ers " + dev + std::to_string(it.chunk), *f));
+        waits_[static_cast<size_t>(d.index)].push_back(Joined(JoinKey{JoinKind::kExpertGrad, d.coords.pp, it.chunk, 0, 0}, *f));
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
       if (backward && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
@@ -312,8 +315,7 @@ Status Builder::BuildDevice(const Device& d) {
                                          CollectiveOp::kReduceScatter, grads, d.grad, last,
                                          it.chunk, it.microbatch);
         if (!f.ok()) return f.status();
-        waits_[static_cast<size_t>(d.index)].push_back(Joined(
-            "rs2 " + dev + std::to_string(it.chunk) + "/" + std::to_string(it.microbatch), *f));
+        waits_[static_cast<size_t>(d.index)].push_back(Joined(JoinKey{JoinKind::kZero2, d.coords.pp, it.chunk, it.microbatch, 0}, *f));
       }
     }
     if (!backward) {
@@ -365,9 +367,8 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
       if (!g.ok()) return g.status();
       // Two gathered layers at most: this gather waits for the layer two back to finish.
       if (computed.size() >= 2) Dep(computed[computed.size() - 2], *g);
-      gather = Joined("z3ag " + std::to_string(d.coords.pp) + "/" + std::to_string(it.chunk) + "/" +
-                          std::to_string(it.microbatch) + "/" + std::to_string(backward) + "/" +
-                          std::to_string(l),
+      gather = Joined(JoinKey{JoinKind::kZero3Gather, d.coords.pp, it.chunk, it.microbatch,
+                              2 * l + (backward ? 1 : 0)},
                       *g);
     }
     TaskInfo info;
@@ -397,9 +398,7 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
                                        it.microbatch, static_cast<int32_t>(l));
       if (!f.ok()) return f.status();
       waits_[static_cast<size_t>(d.index)].push_back(
-          Joined("z3rs " + std::to_string(d.coords.pp) + "/" + std::to_string(it.chunk) + "/" +
-                     std::to_string(it.microbatch) + "/" + std::to_string(l),
-                 *f));
+          Joined(JoinKey{JoinKind::kZero3Reduce, d.coords.pp, it.chunk, it.microbatch, l}, *f));
     }
   }
   return Status::Ok();
@@ -414,12 +413,10 @@ Status Builder::LinkPipeline() {
     return static_cast<int32_t>(stage * replicas + d.index % replicas);
   };
   for (const Device& d : prog_.devices) {
-    Result<std::vector<ScheduleItem>> order = PipelineOrder(shape_, d.coords.pp);
-    if (!order.ok()) return order.status();
     const int64_t r = d.coords.pp;
     const CommTime& next = costs_.pp_send[static_cast<size_t>(r)];
     const CommTime& prev = costs_.pp_send[static_cast<size_t>((r + p - 1) % p)];
-    for (const ScheduleItem& it : *order) {
+    for (const ScheduleItem& it : orders_[static_cast<size_t>(d.coords.pp)]) {
       const Key key{d.index, it.chunk, it.microbatch};
       TaskInfo info;
       info.category = TaskCategory::kPpSend;
@@ -515,7 +512,18 @@ Result<StepProgram> Builder::Build() {
                          par.schedule == PipelineSchedule::kInterleaved1F1B ? par.virtual_stages : 1,
                          prog_.microbatches};
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
+  for (int64_t r = 0; r < par.pp; ++r) {
+    Result<std::vector<ScheduleItem>> order = PipelineOrder(shape_, r);
+    if (!order.ok()) return order.status();
+    orders_.push_back(std::move(*order));
+  }
   MakeDevices();
+  // Per device and chunk-step: a forward, a backward, two transfers and their dependencies.
+  const int64_t steps = static_cast<int64_t>(prog_.devices.size()) * shape_.virtual_stages *
+                        prog_.microbatches;
+  prog_.engine.Reserve(static_cast<int32_t>(std::min<int64_t>(4 * steps + 1024, 1 << 28)),
+                       8 * steps + 1024);
+  prog_.tasks->reserve(static_cast<size_t>(4 * steps + 1024));
   const size_t slots = prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages) *
                        static_cast<size_t>(prog_.microbatches);
   fwd_.assign(slots, TaskId());
