@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "sim/hardware/op_cost.h"
@@ -98,11 +99,19 @@ class Builder {
     return t;
   }
 
-  Result<CommTime> Cost(CommGroup grp, CollectiveOp op, Bytes size, const Device& d) const {
+  // Collective costs, memoized: a step repeats the same few collectives (one per layer and
+  // micro-batch under ZeRO-3) and analyzing a group's shape is the expensive part.
+  Result<CommTime> Cost(CommGroup grp, CollectiveOp op, Bytes size, const Device& d) {
+    const CostKey key{static_cast<int>(grp), static_cast<int>(op), size.value(), d.coords.dp,
+                      d.coords.pp, d.coords.cp};
+    auto it = cost_cache_.find(key);
+    if (it != cost_cache_.end()) return it->second;
     Result<CollectiveCost> c = layout_.Cost(grp, op, size, d.coords);
     if (!c.ok()) return c.status();
-    return ToCommTime(*c);
+    return cost_cache_.emplace(key, ToCommTime(*c)).first->second;
   }
+  using CostKey = std::tuple<int, int, double, int64_t, int64_t, int64_t>;
+  std::map<CostKey, CommTime> cost_cache_;
 
   Status MakeChunks();
   void MakeDevices();
