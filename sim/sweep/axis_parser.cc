@@ -147,6 +147,7 @@ void AxisParser::LayoutRestrictions(const ConfigNode& node, LayoutAuto* out) {
     if (k == "pp") ints = &out->pp;
     if (k == "cp") ints = &out->cp;
     if (k == "virtual_stages") ints = &out->virtual_stages;
+    if (k == "ep") ints = &out->ep;
     if (ints != nullptr) {
       if (auto xs = Ints(v, key, true)) *ints = *xs;
       continue;
@@ -157,8 +158,8 @@ void AxisParser::LayoutRestrictions(const ConfigNode& node, LayoutAuto* out) {
     }
     FailAt(node.key_origin(i),
            key + ": unknown key of parallel: auto" +
-               DidYouMean(k, {"auto", "dp", "tp", "pp", "cp", "virtual_stages", "schedule"}) +
-               " (it restricts dp, tp, pp, cp, virtual_stages and schedule)");
+               DidYouMean(k, {"auto", "dp", "tp", "pp", "cp", "virtual_stages", "schedule", "ep"}) +
+               " (it restricts dp, tp, pp, cp, virtual_stages, schedule and ep)");
   }
 }
 

@@ -32,6 +32,7 @@ void ApplyLayout(const LayoutChoice& l, Scenario* s) {
   s->parallel.cp = l.cp;
   s->parallel.schedule = l.schedule;
   s->parallel.virtual_stages = l.virtual_stages;
+  s->parallel.ep = l.ep;
   s->parallel.first_stage_layers = 0;
   s->parallel.last_stage_layers = 0;
 }
@@ -48,9 +49,16 @@ std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
     return std::find(restrict.schedules.begin(), restrict.schedules.end(), p) !=
            restrict.schedules.end();
   };
+  const bool moe = s.model.moe.has_value();
   auto consider = [&](LayoutChoice l) {
-    ApplyLayout(l, &s);
-    if (ValidateScenario(s).ok()) out.push_back(l);
+    const std::vector<int64_t> eps =
+        moe ? Divisors(l.dp * l.cp) : std::vector<int64_t>{scenario.parallel.ep};
+    for (int64_t ep : eps) {
+      if (!Allowed(restrict.ep, ep)) continue;
+      l.ep = ep;
+      ApplyLayout(l, &s);
+      if (ValidateScenario(s).ok()) out.push_back(l);
+    }
   };
   for (int64_t tp : Divisors(gpus)) {
     if (!Allowed(restrict.tp, tp)) continue;

@@ -1,7 +1,9 @@
-// The layouts `parallel: auto` stands for: every (dp, tp, pp, cp, schedule, virtual stages) of a
-// GPU count that ValidateScenario accepts for a scenario's model and training settings.
+// The layouts `parallel: auto` stands for: every (dp, tp, pp, cp, schedule, virtual stages, ep) of
+// a GPU count that ValidateScenario accepts for a scenario's model and training settings.
 //
 // Candidates are the divisor chains tp | gpus, pp | gpus/tp, cp | gpus/(tp*pp), dp the rest;
+// for a mixture-of-experts model every ep | dp*cp (ValidateScenario also wants ep | num_experts),
+// for a dense model the scenario's ep (1);
 // pp = 1 runs 1F1B only (GPipe and 1F1B are the same single stage, GPipe holding more
 // activations), pp >= 2 runs GPipe, 1F1B and interleaved 1F1B with every virtual-stage count
 // >= 2. Validity is not re-derived here: each candidate is put into the scenario and
@@ -24,6 +26,7 @@ struct LayoutChoice {
   int64_t dp = 1, tp = 1, pp = 1, cp = 1;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int64_t virtual_stages = 1;
+  int64_t ep = 1;
 };
 
 // Positive divisors of n (n >= 1), ascending.
@@ -32,9 +35,9 @@ std::vector<int64_t> Divisors(int64_t n);
 // `scenario` with the layout's degrees, schedule and an even pipeline split.
 void ApplyLayout(const LayoutChoice& layout, Scenario* scenario);
 
-// Every valid layout of `gpus` GPUs for `scenario` (its model, training, ep and the other
-// parallel settings are kept) within `restrict`, ordered by tp, pp, cp, schedule (GPipe, 1F1B,
-// interleaved), virtual stages. With `micro_batch_auto` the check uses micro-batch 1 (the sizes
+// Every valid layout of `gpus` GPUs for `scenario` (its model, training and the other parallel
+// settings are kept) within `restrict`, ordered by tp, pp, cp, schedule (GPipe, 1F1B,
+// interleaved), virtual stages, ep. With `micro_batch_auto` the check uses micro-batch 1 (the sizes
 // are enumerated afterwards as divisors of global_batch / dp); otherwise the scenario's.
 std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
                                        const LayoutAuto& restrict, bool micro_batch_auto);

@@ -45,6 +45,7 @@ std::string Restrictions(const LayoutAuto& l) {
   list("pp", l.pp);
   list("cp", l.cp);
   list("virtual_stages", l.virtual_stages);
+  list("ep", l.ep);
   if (!l.schedules.empty()) {
     std::vector<std::string> parts;
     for (PipelineSchedule p : l.schedules) parts.emplace_back(Name(p));
@@ -213,6 +214,7 @@ std::vector<std::string> PointSpace::Inputs(int64_t i) const {
       for (int64_t v : {l.dp, l.tp, l.pp, l.cp}) out.push_back(std::to_string(v));
       out.emplace_back(Name(l.schedule));
       out.push_back(std::to_string(l.virtual_stages));
+      out.push_back(std::to_string(l.ep));
     }
   }
   if (spec_.micro_batch_auto) out.push_back(p.micro_batch > 0 ? std::to_string(p.micro_batch) : "");
@@ -232,6 +234,7 @@ Result<ScenarioDocument> PointSpace::Document(int64_t i) const {
     sets.push_back({"parallel.cp", std::to_string(l.cp)});
     sets.push_back({"parallel.schedule", Name(l.schedule)});
     sets.push_back({"parallel.virtual_stages", std::to_string(l.virtual_stages)});
+    sets.push_back({"parallel.ep", std::to_string(l.ep)});
     sets.push_back({"parallel.first_stage_layers", "0"});
     sets.push_back({"parallel.last_stage_layers", "0"});
   }

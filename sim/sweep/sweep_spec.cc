@@ -113,7 +113,8 @@ Result<std::string> WithoutSweepBlock(const std::string& text, const ConfigNode&
 const std::vector<std::string>& LayoutKeys() {
   static const std::vector<std::string> kKeys = {"parallel.dp",       "parallel.tp",
                                                  "parallel.pp",       "parallel.cp",
-                                                 "parallel.schedule", "parallel.virtual_stages"};
+                                                 "parallel.schedule", "parallel.virtual_stages",
+                                                 "parallel.ep"};
   return kKeys;
 }
 

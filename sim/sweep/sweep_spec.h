@@ -52,7 +52,7 @@ struct SweepDim {
 struct LayoutAuto {
   bool enabled = false;
   KeyOrigin origin;
-  std::vector<int64_t> dp, tp, pp, cp, virtual_stages;
+  std::vector<int64_t> dp, tp, pp, cp, virtual_stages, ep;
   std::vector<PipelineSchedule> schedules;
 };
 

@@ -25,6 +25,8 @@ TEST(SweepExamples, ReadAndEnumerate) {
   EXPECT_EQ(Points("scenarios/sweeps/gpt3-175b-a100x1024.yaml"), 55740);
   EXPECT_EQ(Points("scenarios/sweeps/llama3-70b-h100x512.yaml"), 22260);
   EXPECT_EQ(Points("scenarios/sweeps/h100-vs-h200-deadline.yaml"), 2332);
+  // 263 layouts (tp, pp, schedule, virtual stages and ep | gcd(dp, 8)) x 2 recompute modes.
+  EXPECT_EQ(Points("scenarios/sweeps/mixtral-8x7b-h100x64.yaml"), 526);
 }
 
 }  // namespace

@@ -25,9 +25,9 @@ Scenario Small(const std::string& model, int64_t gpus, int64_t seq, int64_t batc
   return *s;
 }
 
-using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int, int64_t>;
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int, int64_t, int64_t>;
 Key KeyOf(const LayoutChoice& l) {
-  return {l.dp, l.tp, l.pp, l.cp, static_cast<int>(l.schedule), l.virtual_stages};
+  return {l.dp, l.tp, l.pp, l.cp, static_cast<int>(l.schedule), l.virtual_stages, l.ep};
 }
 
 TEST(LayoutSpace, Divisors) {
@@ -64,12 +64,40 @@ TEST(LayoutSpace, RestrictionsFilterCandidates) {
   }
 }
 
+// A mixture-of-experts model also gets every expert-parallel degree: ep | dp*cp and
+// ep | num_experts (Megatron-Core's expert grid; DESIGN.md). mixtral-8x7b (8 experts) on 16 GPUs
+// with tp 2, pp 1, 1F1B: cp 1 -> dp 8, ep in {1, 2, 4, 8}; cp 2 -> dp 4, dp*cp 8, ep in
+// {1, 2, 4, 8}; cp 4 -> dp 2, dp*cp 8, the same four. 12 layouts; a dense model keeps ep 1.
+TEST(LayoutSpace, MixtureOfExpertsEnumeratesExpertParallelism) {
+  const Scenario s = Small("mixtral-8x7b", 16, 4096, 32);
+  LayoutAuto only;
+  only.tp = {2};
+  only.pp = {1};
+  only.cp = {1, 2, 4};
+  const std::vector<LayoutChoice> ls = ValidLayouts(s, 16, only, true);
+  ASSERT_EQ(ls.size(), 12u);
+  EXPECT_EQ(ls[0].ep, 1);
+  EXPECT_EQ(ls[3].ep, 8);
+  EXPECT_EQ(ls[3].dp, 8);
+  for (const LayoutChoice& l : ls) EXPECT_EQ((l.dp * l.cp) % l.ep, 0);
+  only.ep = {8};
+  EXPECT_EQ(ValidLayouts(s, 16, only, true).size(), 3u);
+  only.ep = {16};  // does not divide 8 experts
+  EXPECT_TRUE(ValidLayouts(s, 16, only, true).empty());
+  for (const LayoutChoice& l : ValidLayouts(Small("gpt3-350m", 16, 2048, 32), 16, {}, true)) {
+    EXPECT_EQ(l.ep, 1);
+  }
+}
+
 // Every tuple of degrees up to the GPU count and every schedule, checked by ValidateScenario:
 // the enumeration holds exactly the accepted ones (pp = 1 GPipe excepted by design).
 TEST(LayoutSpace, AgreesWithValidateScenarioOnEveryCandidate) {
   for (const auto& [model, gpus, seq, batch] :
        std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>>{
-           {"gpt3-350m", 16, 2048, 32}, {"llama3-8b", 24, 8192, 48}, {"gpt3-125m", 12, 2048, 24}}) {
+           {"gpt3-350m", 16, 2048, 32},
+           {"llama3-8b", 24, 8192, 48},
+           {"gpt3-125m", 12, 2048, 24},
+           {"mixtral-8x7b", 16, 4096, 32}}) {
     Scenario s = Small(model, gpus, seq, batch);
     std::set<Key> enumerated;
     for (const LayoutChoice& l : ValidLayouts(s, gpus, LayoutAuto{}, false)) {
@@ -85,11 +113,13 @@ TEST(LayoutSpace, AgreesWithValidateScenarioOnEveryCandidate) {
             for (PipelineSchedule p : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B,
                                        PipelineSchedule::kInterleaved1F1B}) {
               for (int64_t v = 1; v <= s.model.num_layers; ++v) {
-                LayoutChoice l{dp, tp, pp, cp, p, v};
-                ApplyLayout(l, &s);
-                if (!ValidateScenario(s).ok()) continue;
-                if (pp == 1 && p == PipelineSchedule::kGpipe) continue;
-                accepted.insert(KeyOf(l));
+                for (int64_t ep = 1; ep <= gpus; ++ep) {
+                  LayoutChoice l{dp, tp, pp, cp, p, v, ep};
+                  ApplyLayout(l, &s);
+                  if (!ValidateScenario(s).ok()) continue;
+                  if (pp == 1 && p == PipelineSchedule::kGpipe) continue;
+                  accepted.insert(KeyOf(l));
+                }
               }
             }
           }

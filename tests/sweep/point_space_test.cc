@@ -57,9 +57,9 @@ TEST(PointSpace, AutoLayoutsThenMicroBatchesInnermost) {
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   // One layout (dp 16) per recompute mode; micro-batches divide 32 / 16 = 2: {1, 2}.
   ASSERT_EQ(s->size(), 4);
-  EXPECT_EQ(s->input_columns().size(), 1u + 6u + 1u);
+  EXPECT_EQ(s->input_columns().size(), 1u + 7u + 1u);
   EXPECT_EQ(s->Inputs(1),
-            (std::vector<std::string>{"none", "16", "1", "1", "1", "1f1b", "1", "2"}));
+            (std::vector<std::string>{"none", "16", "1", "1", "1", "1f1b", "1", "1", "2"}));
   EXPECT_EQ(s->Inputs(2).front(), "full");
   EXPECT_EQ(s->Gpus(0), 16);
 }
@@ -71,7 +71,7 @@ TEST(PointSpace, CombinationWithoutValidLayoutIsOneInfeasiblePoint) {
   EXPECT_EQ(s->Problem(last),
             "parallel: auto: no layout of 7 GPUs passes validation for model gpt3-350m (16 heads, "
             "24 layers), seq_len 2048, global_batch 32");
-  EXPECT_EQ(s->Inputs(last), (std::vector<std::string>{"7", "", "", "", "", "", ""}));
+  EXPECT_EQ(s->Inputs(last), (std::vector<std::string>{"7", "", "", "", "", "", "", ""}));
   EXPECT_TRUE(s->Problem(0).empty());
 }
 

@@ -205,8 +205,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "tp: [...]}"},
         BadCase{"sweep:\n  parallel: {auto: true, tpp: [1]}\n",
                 "tests/sweep/data/inline.yaml:10:26: parallel.tpp: unknown key of parallel: "
-                "auto; did you mean 'tp'? (it restricts dp, tp, pp, cp, virtual_stages and "
-                "schedule)"},
+                "auto; did you mean 'tp'? (it restricts dp, tp, pp, cp, virtual_stages, "
+                "schedule and ep)"},
         BadCase{"sweep:\n  parallel: {auto: true, schedule: [1f1bb]}\n",
                 "tests/sweep/data/inline.yaml:10:37: parallel.schedule: \"1f1bb\" is not one of "
                 "gpipe, 1f1b, interleaved_1f1b; did you mean '1f1b'?"},
