@@ -1,7 +1,8 @@
 // One training step end to end (op graph, costs, layout, task graph, engine run, report data),
 // for the scenarios of issue 4, and the simulation cost against the data-parallel degree (it
 // must not grow: the representative pipeline stands for every replica). Also `budget` on the
-// largest library model (issue 2).
+// largest model of the reference runs (Megatron-LM's 1T GPT, 1,008B) and on DeepSeek-V3 (the
+// largest op graph: MLA, 256 routed experts, multi-token prediction) (issue 2).
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -60,15 +61,20 @@ void BM_DpScaling(benchmark::State& state) {
 }
 BENCHMARK(BM_DpScaling)->RangeMultiplier(4)->Range(8, 2048)->Unit(benchmark::kMillisecond);
 
-void BM_BudgetLargestModel(benchmark::State& state) {
-  Scenario sc = Load("scenarios/llama3-405b-h100x16k.yaml");
+void RunBudget(benchmark::State& state, const std::string& file) {
+  const Scenario sc = Load(file);
   for (auto _ : state) {
     auto r = BuildBudget(sc);
     if (!r.ok()) state.SkipWithError(r.status().message().c_str());
     benchmark::DoNotOptimize(r->params.total);
   }
 }
+void BM_BudgetLargestModel(benchmark::State& s) {
+  RunBudget(s, "tests/validation/narayanan2021_t1_1008.0b.yaml");
+}
+void BM_BudgetDeepSeekV3(benchmark::State& s) { RunBudget(s, "scenarios/deepseek-v3-h800x2048.yaml"); }
 BENCHMARK(BM_BudgetLargestModel)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_BudgetDeepSeekV3)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace shardsim

@@ -3,10 +3,6 @@
 #ifndef SHARDSIM_TESTS_SWEEP_SWEEP_TEST_UTIL_H_
 #define SHARDSIM_TESTS_SWEEP_SWEEP_TEST_UTIL_H_
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +10,7 @@
 #include <string>
 
 #include "sim/config/loader.h"
+#include "tests/cli/run_cli.h"
 
 namespace shardsim::sweep_test {
 
@@ -51,25 +48,12 @@ inline void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-struct CliRun {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using testing::CliRun;
 
 // Runs `shardsim ARGS` from the source tree.
 inline CliRun Shardsim(const std::string& args, bool with_stderr = true) {
   Lib();
-  const std::string cmd =
-      std::string(SHARDSIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::Shardsim(args, with_stderr);
 }
 
 }  // namespace shardsim::sweep_test

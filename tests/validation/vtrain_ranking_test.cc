@@ -121,6 +121,13 @@ TEST(VTrainRanking, LayoutsRankedRight) {
     const auto best_m = std::min_element(pts.begin(), pts.end(), [](auto& a, auto& b) { return a.measured < b.measured; });
     const auto best_p = std::min_element(pts.begin(), pts.end(), [](auto& a, auto& b) { return a.predicted < b.predicted; });
     const double gap = best_p->measured / best_m->measured - 1.0;
+    std::vector<Point> by_measured = pts;
+    std::sort(by_measured.begin(), by_measured.end(),
+              [](const Point& a, const Point& b) { return a.measured < b.measured; });
+    for (const Point& x : by_measured) {
+      std::printf("    %-24s measured %8.3f s  predicted %8.3f s  %+6.1f%%\n", x.layout.c_str(),
+                  x.measured, x.predicted, (x.predicted / x.measured - 1.0) * 100.0);
+    }
     std::printf("%-8s %5d %7zu %9.3f %-24s %-24s %+.1f%%\n", (key.first + "B").c_str(), key.second,
                 pts.size(), rho, best_m->layout.c_str(), best_p->layout.c_str(), gap * 100.0);
     EXPECT_GE(rho, 0.65) << key.first << "B on " << key.second << " GPUs";
