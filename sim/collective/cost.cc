@@ -72,8 +72,9 @@ struct Evaluation {
   std::array<Share, kNumLinkClasses> shares{};
 };
 
+// `rated`: the NIC bytes as NCCL's tuner rates them (TrafficPhase::nic_rating), for choosing.
 Evaluation Evaluate(const Cluster& cluster, const GroupShape& s, const Plan& plan,
-                    int64_t concurrent) {
+                    int64_t concurrent, bool rated = false) {
   Evaluation e;
   for (const TrafficPhase& phase : plan.phases) {
     const auto shares = Shares(cluster, s, concurrent, phase.nvls);
@@ -81,7 +82,9 @@ Evaluation Evaluate(const Cluster& cluster, const GroupShape& s, const Plan& pla
     size_t which = static_cast<size_t>(LinkClass::kNvlink);
     for (size_t c = 0; c < kNumLinkClasses; ++c) {
       if (phase.bytes[c] <= 0.0) continue;
-      const double t = phase.bytes[c] / shares[c].effective;
+      const double scale =
+          rated && c == static_cast<size_t>(LinkClass::kNic) ? phase.nic_rating : 1.0;
+      const double t = scale * phase.bytes[c] / shares[c].effective;
       e.bytes[c] += phase.bytes[c];
       e.time[c] += t;
       e.shares[c] = shares[c];
@@ -124,18 +127,19 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
 
   const double bytes = size.value();
   Plan best_plan;
-  Evaluation best;
+  double best_rated = 0.0;
   bool found = false;
   for (Algorithm a : candidates) {
     Result<Plan> plan = PlanCollective(cluster, shape, op, bytes, a);
     if (!plan.ok()) return plan.status();
-    const Evaluation e = Evaluate(cluster, shape, *plan, options.concurrent_groups);
-    if (!found || e.latency + e.bandwidth < best.latency + best.bandwidth) {
-      best = e;
+    const Evaluation r = Evaluate(cluster, shape, *plan, options.concurrent_groups, true);
+    if (!found || r.latency + r.bandwidth < best_rated) {
+      best_rated = r.latency + r.bandwidth;
       best_plan = *plan;
       found = true;
     }
   }
+  const Evaluation best = Evaluate(cluster, shape, best_plan, options.concurrent_groups);
   // The bottleneck does not depend on the size (all bytes scale with it); for an empty message
   // it is read from a one-byte plan.
   LinkClass bottleneck = Bottleneck(best);

@@ -60,6 +60,10 @@ TrafficPhase RingPhase(const Ctx& c, double factor, int64_t steps, int64_t inter
 // other: 2S per direction (NCCL's tuner: tree algbw = busbw / 2); with 2 nodes each sends only S.
 // An interior chain GPU sends S up and S down: 2S (S with 2 GPUs). Latency (tuning.cc):
 // 2 * ((g - 1) * a_intra + log2(N) * a_inter).
+// NCCL's tuner converts the tree's bus bandwidth to algorithm bandwidth with the ratio 0.5 at any
+// node count (tuning.cc: "ratio = (a != NCCL_ALGO_RING) ? .5 : nRanks / nsteps"), i.e. it rates a
+// node as sending 2S even with 2 nodes; so it prefers the ring for large messages on two nodes
+// (it does run the tree for small ones). nic_rating = 2 carries that rating into kAuto's choice.
 TrafficPhase TreePhase(const Ctx& c) {
   const GroupShape& s = c.s;
   TrafficPhase p;
@@ -67,7 +71,10 @@ TrafficPhase TreePhase(const Ctx& c) {
   if (g >= 3) p.bytes[kNv] = 2 * c.size;
   if (g == 2) p.bytes[kNv] = c.size;
   if (s.nodes >= 3) p.bytes[kNic] = 2 * c.size;
-  if (s.nodes == 2) p.bytes[kNic] = c.size;
+  if (s.nodes == 2) {
+    p.bytes[kNic] = c.size;
+    p.nic_rating = 2.0;
+  }
   if (s.leaves > 1) p.bytes[kLeaf] = c.size;  // one subtree edge per tree leaves each domain
   if (s.pods > 1) p.bytes[kPod] = c.size;
   const double depth = s.nodes > 1 ? std::ceil(std::log2(D(s.nodes))) : 0.0;
@@ -125,6 +132,7 @@ TrafficPhase NvlsTreePhase(const Ctx& c) {
   const double g = D(s.ranks_per_node);
   p.bytes[kNv] = (g + 1) / g * c.size;
   p.nvls = true;
+  p.nic_rating = 1.0;  // the tuner rates NVLS tree at the inter-node bandwidth on two nodes
   const double depth = std::ceil(std::log2(D(s.nodes)));
   p.latency = c.cluster.spec().nvls_latency + 2 * depth * c.a_inter();
   return p;

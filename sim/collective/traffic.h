@@ -23,6 +23,10 @@ struct TrafficPhase {
   double latency = 0.0;                         // seconds
   std::array<double, kNumLinkClasses> bytes{};  // per unit of each class, per direction
   bool nvls = false;                            // NVLink traffic at intra_node.nvls_efficiency
+  // How NCCL's tuner rates this phase's NIC bytes when it picks an algorithm, relative to what
+  // they are (1: as they are). kAuto compares candidates at rated bytes and reports the chosen
+  // one at its real bytes: NCCL runs what its own model prefers, at the speed physics allows.
+  double nic_rating = 1.0;
 };
 
 struct Plan {

@@ -288,6 +288,22 @@ TEST(Auto, TreeWinsSmallMessagesAtScaleAndRingLargeOnes) {
   EXPECT_EQ(Cost(c, Range(0, 8 * 4), CollectiveOp::kAllReduce, 8 * kS).algo, Algorithm::kRing);
 }
 
+// NCCL's tuner rates the tree at algbw = busbw / 2 on any node count (tuning.cc), so on two
+// nodes it runs the ring for large all-reduces although the tree would move only S per node;
+// kAuto follows that choice and costs the ring at its own traffic.
+TEST(Auto, TwoNodesLargeMessagesRunTheRingAsNcclChooses) {
+  const Cluster c = Make(DgxA100(), 16);
+  const CollectiveCost large = Cost(c, Range(0, 16), CollectiveOp::kAllReduce, kS);
+  EXPECT_NE(large.algo, Algorithm::kTree);
+  const CollectiveCost tree = Cost(c, Range(0, 16), CollectiveOp::kAllReduce, kS, Algorithm::kTree);
+  EXPECT_GT(large.time.value(), tree.time.value());  // what the tree would have done
+  const CollectiveCost chosen =
+      Cost(c, Range(0, 16), CollectiveOp::kAllReduce, kS, large.algo);
+  EXPECT_DOUBLE_EQ(large.time.value(), chosen.time.value());
+  // Small messages: the tree's log-depth latency wins, as in NCCL.
+  EXPECT_EQ(Cost(c, Range(0, 16), CollectiveOp::kAllReduce, 4096).algo, Algorithm::kTree);
+}
+
 TEST(Auto, ChoosesTheFastestCandidate) {
   const Cluster c = Make(DgxH100(), 64);
   for (double bytes : {1024.0, 1048576.0, kS}) {

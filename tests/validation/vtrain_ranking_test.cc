@@ -5,9 +5,10 @@
 // Spearman rank correlation between predicted and measured iteration time is printed.
 //
 // The target is a Spearman correlation of at least 0.8 in every group. Two groups miss
-// it (18.4B on 256 GPUs: 0.77; 39.1B on 512: 0.68): their low-TP layouts (tp 2-4 with deep
-// pipelines, and tp 16 across two nodes) measured up to 1.5x slower than the compute, bubble
-// and communication shardsim models for them, while the high-TP layouts agree within ~10%. The
+// it (18.4B on 256 GPUs: 0.78; 39.1B on 512: 0.68): their low-TP layouts with many DP ranks per
+// node (tp 2-4, dp 16-32) measured up to 1.5x slower than the compute, bubble and communication
+// shardsim models for them, and tp 16 across two nodes 5-20% slower, while the tp 8 layouts
+// agree within ~10%. The
 // test holds what is reached (every group at least 0.65, their mean at least 0.8) so that a
 // regression fails; README "Accuracy" states the gap. Shared settings of the runs:
 // tests/validation/vtrain/base.yaml (sourced there).
