@@ -36,6 +36,47 @@ void ReadPart(MapReader& r, const ConfigNode& tree, Resolver* resolver, DocKind 
   sink->Merge(read(*doc, where, doc->is_inline ? key + "." : std::string(), out));
 }
 
+const std::vector<DType> kOptimizerStateDTypes = {DType::kFp32, DType::kBf16};
+
+// training.recompute_modules: a list of module names, each once; only with recompute: selective
+// (Megatron-Core's --recompute-modules applies to the selective granularity).
+void ReadRecomputeModules(MapReader& tr, TrainingSpec* t) {
+  const ConfigNode* list = tr.Get("recompute_modules");
+  if (list == nullptr) return;
+  const std::string valid = "core_attn, layernorm, mla_up_proj, moe_act";
+  if (!list->is_sequence()) {
+    tr.Error(*list, "recompute_modules",
+             "expected a list of modules (" + valid + "), got " + list->Describe());
+    return;
+  }
+  unsigned modules = 0;
+  for (const ConfigNode& item : list->items()) {
+    bool known = false;
+    for (int i = 0; i < kNumRecomputeModules && item.is_scalar(); ++i) {
+      const auto m = static_cast<RecomputeModule>(i);
+      if (item.text() != Name(m)) continue;
+      known = true;
+      if ((modules & ModuleBit(m)) != 0) {
+        tr.Error(item, "recompute_modules", "'" + item.text() + "' is listed twice");
+        return;
+      }
+      modules |= ModuleBit(m);
+    }
+    if (!known) {
+      tr.Error(item, "recompute_modules",
+               "unknown module " + item.Describe() + "; valid: " + valid);
+      return;
+    }
+  }
+  if (t->recompute != Recompute::kSelective) {
+    tr.Error(*list, "recompute_modules",
+             std::string("recompute_modules applies to recompute: selective, but recompute is ") +
+                 Name(t->recompute));
+    return;
+  }
+  t->recompute_modules = modules;
+}
+
 void ReadTraining(MapReader& r, TrainingSpec* t) {
   MapReader tr = r.Sub("training", Need::kRequired);
   tr.PositiveInt("seq_len", &t->seq_len, Need::kRequired);
@@ -49,6 +90,15 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
   tr.Bool("fused_kernels", &t->fused_kernels);
   tr.Enum("attention_kernel", &t->attention_kernel, kAttentionKernels);
   tr.Bool("fused_loss", &t->fused_loss);
+  ReadRecomputeModules(tr, t);
+  if (tr.Bool("fp8_saved_activations", &t->fp8_saved_activations) &&
+      t->fp8_saved_activations && t->precision != DType::kFp8) {
+    tr.ErrorAtKey("fp8_saved_activations",
+                  std::string("fp8_saved_activations needs precision: fp8 (the fp8 copies are those "
+                         "the fp8 matmuls make), but precision is ") +
+                 Name(t->precision));
+  }
+  tr.Enum("optimizer_state_dtype", &t->optimizer_state_dtype, kOptimizerStateDTypes);
   double tokens = 0.0;
   if (tr.Quantity("tokens", Dimension::kCount, &tokens)) t->tokens = tokens;
   tr.Finish();

@@ -59,6 +59,27 @@ const char* Name(Recompute v) {
   return "?";
 }
 
+const char* Name(RecomputeModule v) {
+  switch (v) {
+    case RecomputeModule::kCoreAttn: return "core_attn";
+    case RecomputeModule::kLayernorm: return "layernorm";
+    case RecomputeModule::kMlaUpProj: return "mla_up_proj";
+    case RecomputeModule::kMoeAct: return "moe_act";
+  }
+  return "?";
+}
+
+std::string RecomputeModulesText(unsigned modules) {
+  std::string out;
+  for (int i = 0; i < kNumRecomputeModules; ++i) {
+    const auto m = static_cast<RecomputeModule>(i);
+    if ((modules & ModuleBit(m)) == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += Name(m);
+  }
+  return out;
+}
+
 const char* Name(AttentionKernel v) {
   switch (v) {
     case AttentionKernel::kFused: return "fused";

@@ -26,6 +26,12 @@ enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionEmbedding { kRope, kLearned, kAlibi, kNone };
 enum class Optimizer { kAdam, kSgd };
 enum class Recompute { kNone, kSelective, kSelectiveOps, kFull };
+// What selective recompute re-runs (training.recompute_modules; Megatron-Core's
+// --recompute-modules names): the attention core (Korthikanti 2022 §5, the default), every norm,
+// MLA's query/key/value up-projections, the routed experts' activation function. Bit flags.
+enum class RecomputeModule { kCoreAttn, kLayernorm, kMlaUpProj, kMoeAct };
+inline constexpr int kNumRecomputeModules = 4;
+inline constexpr unsigned ModuleBit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }
 // Which fused attention kernel: Transformer Engine / cuDNN's (what Megatron-LM and NeMo run on
 // Hopper), or FlashAttention-2 (PyTorch SDPA's flash backend). Unfused attention: flash_attention false.
 enum class AttentionKernel { kFused, kFlash2 };
@@ -40,6 +46,9 @@ const char* Name(NormKind v);
 const char* Name(PositionEmbedding v);
 const char* Name(Optimizer v);
 const char* Name(Recompute v);
+const char* Name(RecomputeModule v);  // "core_attn", "layernorm", "mla_up_proj", "moe_act"
+// The modules of a ModuleBit set, in enum order, comma-separated ("core_attn, moe_act").
+std::string RecomputeModulesText(unsigned modules);
 const char* Name(AttentionKernel v);
 const char* Name(PipelineSchedule v);
 const char* Name(LinkKind v);
@@ -219,6 +228,13 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::kAdam;    // training.optimizer
   DType grad_dtype = DType::kFp32;           // training.grad_dtype
   Recompute recompute = Recompute::kNone;    // training.recompute
+  // training.recompute_modules (with recompute: selective): ModuleBit flags.
+  unsigned recompute_modules = ModuleBit(RecomputeModule::kCoreAttn);
+  // training.fp8_saved_activations: the inputs of fp8 matmuls and of the routed experts' SwiGLU
+  // are kept for backward in fp8 (DeepSeek-V3, arXiv 2412.19437 §3.3.3); needs precision fp8.
+  bool fp8_saved_activations = false;
+  // training.optimizer_state_dtype: Adam's m and v (fp32; DeepSeek-V3 §3.3.3 keeps them in bf16).
+  DType optimizer_state_dtype = DType::kFp32;
   bool flash_attention = true;               // training.flash_attention
   // training.fused_kernels: Megatron/Transformer-Engine fused kernels (a fused SwiGLU saves only
   // its input); false = PyTorch eager (gate, up, silu and product each saved separately).

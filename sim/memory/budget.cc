@@ -67,7 +67,10 @@ double WeightBytes(DType precision) {
 
 double OptimizerBytes(const TrainingSpec& t) {
   const bool master = WeightBytes(t.precision) < 4.0;  // fp32 master copy of 16-bit weights
-  const double moments = t.optimizer == Optimizer::kAdam ? 8.0 : 4.0;  // Adam m, v / SGD momentum
+  // Adam m and v / SGD momentum, in training.optimizer_state_dtype (fp32, or bf16 as DeepSeek-V3
+  // §3.3.3 keeps them).
+  const double element = BytesOf(t.optimizer_state_dtype);
+  const double moments = (t.optimizer == Optimizer::kAdam ? 2.0 : 1.0) * element;
   return moments + (master ? 4.0 : 0.0);
 }
 
@@ -107,7 +110,7 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
         p.dense += lp.dense;
         p.expert += lp.expert;
         largest_layer_params = std::max(largest_layer_params, lp.dense + lp.expert);
-        layer_acts += LayerActivationBytes(layer, training.recompute);
+        layer_acts += LayerActivationBytes(layer, training);
         rebuilt = std::max(rebuilt, Sum(layer.ops).saved);
         has_moe = has_moe || layer.kind == "moe";
       }
@@ -183,7 +186,8 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
                           " B/param), gradients " + Name(training.grad_dtype) + " (" +
                           FormatSig(b.grad_bytes_per_param, 1) + " B/param)");
   b.assumptions.push_back(
-      std::string(training.optimizer == Optimizer::kAdam ? "Adam m and v in fp32" : "SGD momentum in fp32") +
+      std::string(training.optimizer == Optimizer::kAdam ? "Adam m and v in " : "SGD momentum in ") +
+      Name(training.optimizer_state_dtype) +
       (b.weight_bytes_per_param < 4.0 ? " + fp32 master weights" : "") + " = " +
       FormatSig(b.optimizer_bytes_per_param, 2) + " B/param, ZeRO stage " +
       std::to_string(parallel.zero_stage) + " over dp x cp = " + std::to_string(b.zero_shards) +
@@ -191,7 +195,14 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
   b.assumptions.push_back("activations in " + std::string(Name(training.precision == DType::kFp32
                                                                     ? DType::kFp32
                                                                     : DType::kBf16)) +
-                          ", recompute " + Name(training.recompute) + ", flash attention " +
+                          (training.fp8_saved_activations
+                               ? " (fp8 copies of the fp8 matmuls' inputs kept for backward)"
+                               : "") +
+                          ", recompute " + Name(training.recompute) +
+                          (training.recompute == Recompute::kSelective
+                               ? " (" + RecomputeModulesText(training.recompute_modules) + ")"
+                               : "") +
+                          ", flash attention " +
                           (training.flash_attention ? "on" : "off") + ", " +
                           (training.fused_kernels ? "fused" : "eager") + " kernels");
   b.assumptions.push_back("runtime reserve: CUDA context + library handles " +

@@ -35,7 +35,7 @@ Result<FlopsSummary> SummarizeFlops(const ModelSpec& model, const TrainingSpec& 
       const double m = op.model_fwd_flops.value();
       (op.kind == OpKind::kAttention ? f.fwd_attention : f.fwd_layer_matmuls) += m;
       executed += executed_of(op);
-      const bool redo = Recomputes(training.recompute, op, matmul);
+      const bool redo = Recomputes(training, op, matmul);
       if (op.kind == OpKind::kMatmul) ++matmul;
       if (redo) {
         recompute += m;

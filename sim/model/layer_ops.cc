@@ -11,6 +11,17 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The row-parallel output projection over `width` local context columns. It saves its input
+// (the attention context); DeepSeek-V3 caches it in a 1.5-byte E5M6 format under
+// fp8_saved_activations (arXiv 2412.19437 §3.3.3), as the attention backward reads it too.
+void AppendOutputProjection(const Ctx& c, int64_t width, bool bias, std::vector<Op>& ops) {
+  const Bytes context = ActBytes(c, D(c.tokens) * D(width));
+  ops.push_back(MatmulOp(c, "attn.out", TpSplit::kRow, c.tokens, c.model.hidden_size, width, 1,
+                         bias, context,
+                         "row-parallel output projection; saves its input (the context)"));
+  ops.back().saved = Fp8Saved(c, ops.back().dtype, context, 1.5);
+}
+
 void AppendMha(const Ctx& c, std::vector<Op>& ops) {
   const ModelSpec& m = c.model;
   const int64_t t = c.tp;
@@ -22,13 +33,12 @@ void AppendMha(const Ctx& c, std::vector<Op>& ops) {
   ops.push_back(MatmulOp(c, "attn.qkv", TpSplit::kColumn, c.tokens, (q_heads + 2 * kv_heads) * d,
                          h, 1, m.qkv_bias, ActBytes(c, D(c.norm_tokens) * D(h)),
                          "column-parallel q/k/v; saves its input (the norm output)"));
+  DropWithModule(RecomputeModule::kLayernorm, ops.back());
   if (m.position_embedding == PositionEmbedding::kRope) {
     ops.push_back(RopeOp(c, "attn.rope", q_heads + kv_heads, d));
   }
   ops.push_back(AttentionOp(c, "attn.core", q_heads, kv_heads, d, d));
-  ops.push_back(MatmulOp(c, "attn.out", TpSplit::kRow, c.tokens, h, q_heads * d, 1, m.bias,
-                         ActBytes(c, D(c.tokens) * D(q_heads) * D(d)),
-                         "row-parallel output projection; saves its input (the context)"));
+  AppendOutputProjection(c, q_heads * d, m.bias, ops);
 }
 
 // Multi-head latent attention: low-rank query and key/value projections with a decoupled RoPE
@@ -42,17 +52,25 @@ void AppendMla(const Ctx& c, std::vector<Op>& ops) {
   const int64_t h = m.hidden_size;
   const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
   const Bytes norm_out = ActBytes(c, D(c.norm_tokens) * D(h));
+  // With the layernorm module recomputed, the norm outputs the projections keep are dropped;
+  // with mla_up_proj, the up-projections (and the rope on their outputs) run again in backward
+  // and the core's Q, K, V are dropped (DeepSeek-V3 §3.2.3).
+  const unsigned up_proj = ModuleBit(RecomputeModule::kMlaUpProj);
   if (a.q_lora_rank > 0) {
     ops.push_back(MatmulOp(c, "attn.q_down", TpSplit::kReplicated, c.tokens, a.q_lora_rank, h, 1,
                            false, norm_out, "query down-projection; saves the norm output"));
+    DropWithModule(RecomputeModule::kLayernorm, ops.back());
     ops.push_back(NormOp(c, "attn.q_norm", c.tokens, a.q_lora_rank, true, false));
     ops.back().tp_split = TpSplit::kReplicated;
     ops.push_back(MatmulOp(c, "attn.q_up", TpSplit::kColumn, c.tokens, heads * qk, a.q_lora_rank,
                            1, false, ActBytes(c, D(c.tokens) * D(a.q_lora_rank)),
                            "query up-projection; saves the latent query"));
+    DropWithModule(RecomputeModule::kLayernorm, ops.back());
+    ops.back().rerun_by |= up_proj;
   } else {
     ops.push_back(MatmulOp(c, "attn.q", TpSplit::kColumn, c.tokens, heads * qk, h, 1, false,
                            norm_out, "query projection; saves the norm output"));
+    DropWithModule(RecomputeModule::kLayernorm, ops.back());
   }
   ops.push_back(MatmulOp(c, "attn.kv_down", TpSplit::kReplicated, c.tokens,
                          a.kv_lora_rank + a.qk_rope_head_dim, h, 1, false, Bytes(0),
@@ -63,12 +81,16 @@ void AppendMla(const Ctx& c, std::vector<Op>& ops) {
                          heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, false,
                          ActBytes(c, D(c.tokens) * D(a.kv_lora_rank)),
                          "key/value up-projection; saves the latent kv"));
+  DropWithModule(RecomputeModule::kLayernorm, ops.back());
+  ops.back().rerun_by |= up_proj;
   // Decoupled RoPE: the rope dims of every query head and of the one shared key.
   ops.push_back(RopeOp(c, "attn.rope", heads + 1, a.qk_rope_head_dim));
+  ops.back().rerun_by |= up_proj;
   ops.push_back(AttentionOp(c, "attn.core", heads, heads, qk, a.v_head_dim));
-  ops.push_back(MatmulOp(c, "attn.out", TpSplit::kRow, c.tokens, h, heads * a.v_head_dim, 1,
-                         false, ActBytes(c, D(c.tokens) * D(heads) * D(a.v_head_dim)),
-                         "row-parallel output projection; saves its input (the context)"));
+  Op& core = ops.back();
+  core.dropped_by[static_cast<size_t>(RecomputeModule::kMlaUpProj)] =
+      core.saved - core.dropped_by[static_cast<size_t>(RecomputeModule::kCoreAttn)];
+  AppendOutputProjection(c, heads * a.v_head_dim, false, ops);
 }
 
 bool Gated(const ModelSpec& m) {
@@ -125,6 +147,8 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
                        false, input_saved ? norm_out : Bytes(0),
                        "router logits; saves the norm output and fp32 routing probabilities");
   if (router.dtype == DType::kFp8) router.dtype = DType::kBf16;  // routers stay in high precision
+  router.saved = input_saved ? norm_out : Bytes(0);  // kept in bf16, as the router runs
+  DropWithModule(RecomputeModule::kLayernorm, router);
   router.saved += Bytes(4.0 * D(c.norm_tokens) * D(e.num_experts));
   ops.push_back(router);
   ops.push_back(PermuteOp(c, "moe.dispatch", rows, Bytes(0),
@@ -133,6 +157,8 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
   const size_t first_expert_op = ops.size();
   AppendFfn(c, "moe.experts", TpSplit::kExperts, TpSplit::kExperts, rows, f_expert,
             local_experts, false, ActBytes(c, D(rows) * D(h)), ops);
+  // moe_act recompute re-runs the SwiGLU in backward: fc2 no longer keeps its input.
+  DropWithModule(RecomputeModule::kMoeAct, ops.back());
   // Model FLOPs count the routed tokens, not the padding or imbalance of the busiest rank.
   const double active = D(routed) / D(rows);
   for (size_t i = first_expert_op; i < ops.size(); ++i) {
@@ -163,8 +189,10 @@ void AppendMlp(const Ctx& c, bool moe, bool input_saved, std::vector<Op>& ops) {
     return;
   }
   const Bytes saved = input_saved ? ActBytes(c, D(c.norm_tokens) * D(c.model.hidden_size)) : Bytes(0);
+  const size_t fc1 = ops.size();
   AppendFfn(c, "mlp", TpSplit::kColumn, TpSplit::kRow, c.tokens, c.model.ffn_hidden_size / c.tp,
             1, c.model.bias, saved, ops);
+  DropWithModule(RecomputeModule::kLayernorm, ops[fc1]);
 }
 
 }  // namespace shardsim::model_internal

@@ -7,6 +7,7 @@
 #ifndef SHARDSIM_MODEL_OP_H_
 #define SHARDSIM_MODEL_OP_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -94,9 +95,13 @@ struct Op {
   // Activation bytes this op keeps for its backward, per micro-batch, with no recompute. A
   // tensor saved by several ops is counted once, at the first op that saves it.
   Bytes saved;
-  // Bytes of `saved` that selective recompute (Korthikanti 2022 §4.2) drops: the attention
-  // core's score/softmax/dropout tensors, which are recomputed in backward.
-  Bytes saved_selective_dropped;
+  // Bytes of `saved` that selective recompute drops when it re-runs each module
+  // (RecomputeModule): the attention core's score/softmax/dropout tensors (core_attn, Korthikanti
+  // 2022 §4.2); a norm's output kept by the matmul after it (layernorm); the q/k/v that MLA's
+  // up-projections make and the core keeps (mla_up_proj); the expert SwiGLU output (moe_act).
+  std::array<Bytes, kNumRecomputeModules> dropped_by{};
+  // ModuleBit flags of the modules whose selective recompute re-runs this op in backward.
+  unsigned rerun_by = 0;
   // Bytes this op's output occupies (per micro-batch), for transient-memory estimates.
   Bytes output;
   int kernels = 1;     // kernel launches in forward (backward is priced with the same count)

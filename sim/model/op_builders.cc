@@ -19,6 +19,15 @@ Ctx MakeCtx(const ModelSpec& model, const GraphOptions& options) {
              options.tp};
 }
 
+Bytes Fp8Saved(const Ctx& c, DType consumer, Bytes saved, double bytes_per_element) {
+  if (!c.options.fp8_saved_activations || consumer != DType::kFp8) return saved;
+  return saved * (bytes_per_element / c.act_bytes);
+}
+
+void DropWithModule(RecomputeModule m, Op& op) {
+  op.dropped_by[static_cast<size_t>(m)] = op.saved;
+}
+
 Op MatmulOp(const Ctx& c, std::string name, TpSplit split, int64_t m, int64_t n, int64_t k,
             int64_t batch, bool bias, Bytes saved_input, std::string note) {
   Op op;
@@ -46,7 +55,7 @@ Op MatmulOp(const Ctx& c, std::string name, TpSplit split, int64_t m, int64_t n,
   // --accumulate-allreduce-grads-in-fp32): read and written once per micro-batch.
   op.bwd_weight.bytes = Bytes(b * (in * D(m) * D(k) + out * D(m) * D(n) + 8.0 * D(k) * D(n)));
   op.params = batch * (k * n + (bias ? n : 0));
-  op.saved = saved_input;
+  op.saved = Fp8Saved(c, op.dtype, saved_input, 1.0);
   op.output = Bytes(out * D(m) * D(n) * b);
   op.kernels = 1;  // bias add fused into the GEMM epilogue
   op.note = std::move(note);
@@ -81,6 +90,7 @@ Op NormOp(const Ctx& c, std::string name, int64_t tokens, int64_t width, bool sa
   // The per-row fp32 statistics (mean, rstd) are under 0.1% of the layer and not counted.
   op.saved = saves_input ? Bytes(c.act_bytes * e) : Bytes(0);
   op.output = Bytes(c.act_bytes * e);
+  op.rerun_by = ModuleBit(RecomputeModule::kLayernorm);
   op.note = saves_input ? "saves its input (Korthikanti 2022 §4.1)"
                         : "same input as an earlier norm: saved once";
   return op;
@@ -128,6 +138,10 @@ Op ActivationOp(const Ctx& c, std::string name, int64_t tokens, int64_t width, T
     // A fused SwiGLU/GeGLU (Megatron-LM bias_swiglu, Transformer Engine) saves its 2w-wide
     // input and recomputes the rest; PyTorch eager keeps gate, up and act(gate) (3w).
     op.saved = Bytes((c.options.fused_kernels ? 2.0 : 3.0) * c.act_bytes * e);
+    if (split == TpSplit::kExperts) {
+      // DeepSeek-V3 §3.3.3: the routed experts' SwiGLU inputs are cached in fp8.
+      op.saved = Fp8Saved(c, c.matmul_dtype, op.saved, 1.0);
+    }
     op.kernels = c.options.fused_kernels ? 1 : 2;
     op.note = c.options.fused_kernels ? "fused gated activation: saves gate and up (2f)"
                                       : "eager gated activation: saves gate, up, act(gate) (3f)";
@@ -140,6 +154,7 @@ Op ActivationOp(const Ctx& c, std::string name, int64_t tokens, int64_t width, T
     op.note = "saves its input (Korthikanti 2022 §4.1)";
   }
   op.output = Bytes(c.act_bytes * e);
+  if (split == TpSplit::kExperts) op.rerun_by = ModuleBit(RecomputeModule::kMoeAct);
   return op;
 }
 
@@ -206,7 +221,8 @@ Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads
   // The context output is counted by the output projection, which saves it as its input.
   const double scores = flash ? 0.0 : s2 * (c.act_bytes + (dropout ? 1.0 + c.act_bytes : 0.0));
   op.saved = Bytes(q + kv_local + scores);
-  op.saved_selective_dropped = Bytes(scores);
+  op.dropped_by[static_cast<size_t>(RecomputeModule::kCoreAttn)] = Bytes(scores);
+  op.rerun_by = ModuleBit(RecomputeModule::kCoreAttn);
   op.output = Bytes(out);
   op.kernels = flash ? 1 : 4;
   op.note = flash ? "flash attention: saves Q, K, V (+ per-row logsumexp, not counted)"

@@ -32,6 +32,15 @@ struct Ctx {
 
 Ctx MakeCtx(const ModelSpec& model, const GraphOptions& options);
 
+// What an op keeps of a `saved` activation tensor (in the activation dtype) when its consumer
+// runs in `consumer` dtype: with training.fp8_saved_activations and an fp8 consumer,
+// `bytes_per_element` per element (DeepSeek-V3 §3.3.3: 1 for fp8, 1.5 for the E5M6 input of the
+// attention output projection); else `saved` unchanged.
+Bytes Fp8Saved(const Ctx& c, DType consumer, Bytes saved, double bytes_per_element);
+
+// Marks all of `op.saved` as dropped when selective recompute re-runs module `m`.
+void DropWithModule(RecomputeModule m, Op& op);
+
 // A linear layer on `m` tokens: [m x k] . [k x n], `batch` equal copies (e.g. local experts).
 // `saved_input` is the input bytes this op keeps for backward (0 when another op already
 // counted the same tensor). `bias` adds n parameters per copy.

@@ -25,6 +25,7 @@ GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& p
   o.cp = parallel.cp;
   o.ep = parallel.ep;
   o.sequence_parallel = parallel.sequence_parallel;
+  o.fp8_saved_activations = training.fp8_saved_activations;
   return o;
 }
 
@@ -275,7 +276,7 @@ OpTotals Sum(const std::vector<Op>& ops) {
     t.bwd_flops += op.bwd_input.flops + op.bwd_weight.flops;
     t.model_fwd_flops += op.model_fwd_flops;
     t.saved += op.saved;
-    t.saved_selective_dropped += op.saved_selective_dropped;
+    for (size_t m = 0; m < t.dropped_by.size(); ++m) t.dropped_by[m] += op.dropped_by[m];
     t.params += op.params;
   }
   return t;

@@ -9,6 +9,7 @@
 #ifndef SHARDSIM_MODEL_OP_GRAPH_H_
 #define SHARDSIM_MODEL_OP_GRAPH_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ struct GraphOptions {
   int64_t cp = 1;            // context-parallel degree: each device holds s / cp tokens
   int64_t ep = 1;            // expert-parallel degree
   bool sequence_parallel = false;
+  bool fp8_saved_activations = false;  // training.fp8_saved_activations
 };
 
 GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& parallel);
@@ -74,7 +76,8 @@ double MoeLoadFactor(const MoeSpec& moe);
 // Totals over a list of ops.
 struct OpTotals {
   Flops fwd_flops, bwd_flops, model_fwd_flops;
-  Bytes saved, saved_selective_dropped;
+  Bytes saved;
+  std::array<Bytes, kNumRecomputeModules> dropped_by{};
   int64_t params = 0;
 };
 OpTotals Sum(const std::vector<Op>& ops);

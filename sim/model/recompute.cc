@@ -2,12 +2,12 @@
 
 namespace shardsim {
 
-bool Recomputes(Recompute r, const Op& op, int matmul_ordinal) {
-  switch (r) {
+bool Recomputes(const TrainingSpec& training, const Op& op, int matmul_ordinal) {
+  switch (training.recompute) {
     case Recompute::kNone:
       return false;
     case Recompute::kSelective:
-      return op.kind == OpKind::kAttention;
+      return (op.rerun_by & training.recompute_modules) != 0;
     case Recompute::kSelectiveOps:
       if (op.kind == OpKind::kAttention || op.kind == OpKind::kPermute) return false;
       if (op.kind == OpKind::kMatmul) return matmul_ordinal % 2 == 1;  // see LayerActivationBytes
@@ -18,14 +18,20 @@ bool Recomputes(Recompute r, const Op& op, int matmul_ordinal) {
   return false;
 }
 
-Bytes LayerActivationBytes(const LayerOps& layer, Recompute r) {
-  switch (r) {
+Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training) {
+  switch (training.recompute) {
     case Recompute::kNone: {
       return Sum(layer.ops).saved;
     }
     case Recompute::kSelective: {
       const OpTotals t = Sum(layer.ops);
-      return t.saved - t.saved_selective_dropped;
+      Bytes kept = t.saved;
+      for (int m = 0; m < kNumRecomputeModules; ++m) {
+        if ((training.recompute_modules & ModuleBit(static_cast<RecomputeModule>(m))) != 0) {
+          kept -= t.dropped_by[static_cast<size_t>(m)];
+        }
+      }
+      return kept;
     }
     case Recompute::kSelectiveOps: {
       // The layer input, the attention output, and every other matmul output. Frameworks run

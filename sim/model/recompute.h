@@ -3,7 +3,12 @@
 //
 //   none            every op keeps what its backward needs (Korthikanti 2022 §4.1)
 //   selective       Megatron-LM: the attention core's score/softmax/dropout tensors are dropped
-//                   and the core re-run in backward (Korthikanti 2022 §5)
+//                   and the core re-run in backward (Korthikanti 2022 §5); with
+//                   training.recompute_modules, Megatron-Core's other modules as well: norms
+//                   (their outputs kept by the next matmul are dropped), MLA's up-projections
+//                   (the core's Q, K, V are dropped; DeepSeek-V3 §3.2.3), the routed experts'
+//                   activation (fc2's input is dropped) — each op says what (Op::dropped_by,
+//                   Op::rerun_by)
 //   selective_ops   PyTorch op-level selective checkpointing (torchtitan's default `selective`
 //                   policy): the layer keeps its input, the attention output and every other
 //                   matmul output (the 1st, 3rd, ... in forward order); backward re-runs the
@@ -20,11 +25,11 @@
 namespace shardsim {
 
 // Whether `op` (the `matmul_ordinal`-th matmul of its layer when it is one, 0-based) runs again
-// in backward under `r`.
-bool Recomputes(Recompute r, const Op& op, int matmul_ordinal);
+// in backward under training.recompute (and recompute_modules).
+bool Recomputes(const TrainingSpec& training, const Op& op, int matmul_ordinal);
 
-// Activation bytes one layer keeps per micro-batch, on this device, under `r`.
-Bytes LayerActivationBytes(const LayerOps& layer, Recompute r);
+// Activation bytes one layer keeps per micro-batch, on this device, under training.recompute.
+Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training);
 
 }  // namespace shardsim
 

@@ -191,7 +191,10 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
       if (ti.category != TaskCategory::kOptimizer) busy_before += (result->end(id) - result->start(id)).seconds();
     }
     if (busy_before.value() > 0.0) {
-      r.bubble_fraction = (d.last_backward_end - busy_before).value() / busy_before.value();
+      // Busy time is summed in seconds from integer-picosecond spans: with no idle time the sum
+      // can exceed the end by a rounding error, which must not print as a negative bubble.
+      r.bubble_fraction =
+          std::max(0.0, (d.last_backward_end - busy_before).value() / busy_before.value());
     }
   }
   // Memory at the simulated peak: the closed-form stage budget with its activations replaced by

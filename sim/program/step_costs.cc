@@ -192,7 +192,7 @@ struct Pricer {
     } else {
       int matmul = 0;
       for (const Op& op : layer.ops) {
-        if (Recomputes(sc.training.recompute, op, matmul)) {
+        if (Recomputes(sc.training, op, matmul)) {
           b.recompute.compute += hw.Cost(op, Pass::kForward).time;
         }
         if (op.kind == OpKind::kMatmul) ++matmul;

@@ -158,14 +158,13 @@ class Builder {
 Status Builder::MakeChunks() {
   Result<std::vector<PipelineRank>> ranks = SplitLayers(sc_.model.num_layers, sc_.parallel);
   if (!ranks.ok()) return ranks.status();
-  const Recompute rc = sc_.training.recompute;
   for (const PipelineRank& r : *ranks) {
     std::vector<ChunkWork> chunks;
     for (size_t c = 0; c < r.chunks.size(); ++c) {
       ChunkWork w;
       for (int64_t i = r.chunks[c].begin; i < r.chunks[c].end; ++i) {
         w.layers.push_back(i);
-        w.activations += LayerActivationBytes(g_.layer(i), rc);
+        w.activations += LayerActivationBytes(g_.layer(i), sc_.training);
         for (const Op& op : g_.layer(i).ops) {
           (op.tp_split == TpSplit::kExperts ? w.expert_params : w.dense_params) += op.params;
         }
@@ -388,7 +387,7 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
     info.layer = static_cast<int32_t>(l);
     info.parts = parts;
     info.recompute = recompute;
-    Bytes acts = LayerActivationBytes(ops, sc_.training.recompute);
+    Bytes acts = LayerActivationBytes(ops, sc_.training);
     // The embedding's and the head's saved tensors live with the first and last layer tasks.
     if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0)) acts += Sum(g_.embedding).saved;
     if (w.head && (backward ? idx == 0 : idx + 1 == layers.size())) {
@@ -491,7 +490,10 @@ Status Builder::Finish(const Device& d) {
   const bool adam = sc_.training.optimizer == Optimizer::kAdam;
   const double grad = BytesOf(sc_.training.grad_dtype);
   const bool master = mem_.weight_bytes_per_param < 4.0;
-  const double per_param = (adam ? kAdamBytesPerParam : 20.0) + 2.0 * grad +
+  // m and v (or the momentum) are each read and written once: narrower when kept in bf16.
+  const double state_saving =
+      (adam ? 4.0 : 2.0) * (4.0 - BytesOf(sc_.training.optimizer_state_dtype));
+  const double per_param = (adam ? kAdamBytesPerParam : 20.0) - state_saving + 2.0 * grad +
                            (sc_.training.precision == DType::kFp16 ? grad : 0.0) +
                            (master ? 6.0 : 0.0);
   TaskInfo oi;

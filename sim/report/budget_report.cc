@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/units.h"
+#include "sim/model/recompute.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
 
@@ -223,7 +224,18 @@ std::string BudgetJson(const Scenario& sc, const BudgetReport& r) {
   return j.dump(2) + "\n";
 }
 
-std::string ExplainOps(const OpGraph& g) {
+std::string ExplainOps(const OpGraph& g, const TrainingSpec& training) {
+  // Selective recompute drops part of some ops' saved tensors (sim/model/recompute.h).
+  auto kept = [&](const Op& op) {
+    Bytes k = op.saved;
+    if (training.recompute != Recompute::kSelective) return k;
+    for (int m = 0; m < kNumRecomputeModules; ++m) {
+      if ((training.recompute_modules & ModuleBit(static_cast<RecomputeModule>(m))) != 0) {
+        k -= op.dropped_by[static_cast<size_t>(m)];
+      }
+    }
+    return k;
+  };
   TextTable t({"op", "kind", "tp split", "shape", "fwd FLOPs", "bwd FLOPs", "fwd bytes", "params",
                "saved", "source"});
   t.SetLeftAligned({1, 2, 3, 9});
@@ -242,7 +254,11 @@ std::string ExplainOps(const OpGraph& g) {
     t.AddRow({op.name, Name(op.kind), Name(op.tp_split), shape, FormatSci(op.fwd.flops.value()),
               FormatSci((op.bwd_input.flops + op.bwd_weight.flops).value()),
               FormatBytes(op.fwd.bytes), FormatCount(static_cast<double>(op.params)),
-              FormatBytes(op.saved), op.note});
+              FormatBytes(op.saved) +
+                  (kept(op).value() < op.saved.value()
+                       ? " (keeps " + FormatBytes(kept(op)) + ")"
+                       : std::string()),
+              op.note});
   };
   t.AddSection("embedding (first stage)");
   for (const Op& op : g.embedding) add(op);
@@ -252,8 +268,15 @@ std::string ExplainOps(const OpGraph& g) {
       if (&g.layer_kinds[static_cast<size_t>(g.layer_kind_of[i])] == &layer) ++n;
     }
     if (n == 0) continue;
-    t.AddSection(layer.kind + " layer (x" + std::to_string(n) + "); full recompute keeps " +
-                 FormatBytes(layer.input_bytes));
+    std::string keeps = "full recompute keeps " + FormatBytes(layer.input_bytes);
+    if (training.recompute != Recompute::kFull) {
+      keeps = "recompute " + std::string(Name(training.recompute)) +
+              (training.recompute == Recompute::kSelective
+                   ? " (" + RecomputeModulesText(training.recompute_modules) + ")"
+                   : std::string()) +
+              " keeps " + FormatBytes(LayerActivationBytes(layer, training)) + "; " + keeps;
+    }
+    t.AddSection(layer.kind + " layer (x" + std::to_string(n) + "); " + keeps);
     for (const Op& op : layer.ops) add(op);
   }
   t.AddSection("head (last stage)");

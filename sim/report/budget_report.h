@@ -26,8 +26,9 @@ Result<BudgetReport> BuildBudget(const Scenario& scenario);
 std::string BudgetText(const Scenario& scenario, const BudgetReport& report);
 std::string BudgetJson(const Scenario& scenario, const BudgetReport& report);
 // One row per op of the embedding, of one layer of each kind, and of the head: shapes, FLOPs
-// and bytes per pass, parameters and saved activations, with the formula's source.
-std::string ExplainOps(const OpGraph& graph);
+// and bytes per pass, parameters and saved activations (with what training's recompute keeps
+// of them), with the formula's source.
+std::string ExplainOps(const OpGraph& graph, const TrainingSpec& training);
 
 // The terms that separate operator-level model FLOPs from 6·N·D, per token (they sum exactly
 // to the difference).

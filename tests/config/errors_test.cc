@@ -246,5 +246,54 @@ TEST(ErrorsTest, OddInputsGiveErrorsNotCrashes) {
   }
 }
 
+// training.recompute_modules: Megatron-Core's module names, only with recompute: selective.
+TEST(ErrorsTest, RecomputeModules) {
+  Result<Scenario> ok = BuildText(Head() + "gpus: 8\n" +
+                                  "training: {seq_len: 4096, global_batch: 256, recompute: "
+                                  "selective, recompute_modules: [layernorm, moe_act]}\n");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->training.recompute_modules, ModuleBit(RecomputeModule::kLayernorm) |
+                                                ModuleBit(RecomputeModule::kMoeAct));
+  Result<Scenario> unknown = BuildText(Head() + "gpus: 8\n" +
+                                       "training: {seq_len: 4096, global_batch: 256, recompute: "
+                                       "selective, recompute_modules: [mlp]}\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().ToString().find(
+                "training.recompute_modules: unknown module \"mlp\"; valid: core_attn, layernorm, "
+                "mla_up_proj, moe_act"),
+            std::string::npos)
+      << unknown.status().ToString();
+  Result<Scenario> twice = BuildText(Head() + "gpus: 8\n" +
+                                     "training: {seq_len: 4096, global_batch: 256, recompute: "
+                                     "selective, recompute_modules: [moe_act, moe_act]}\n");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().ToString().find("'moe_act' is listed twice"), std::string::npos);
+  Result<Scenario> full = BuildText(Head() + "gpus: 8\n" +
+                                    "training: {seq_len: 4096, global_batch: 256, recompute: full, "
+                                    "recompute_modules: [layernorm]}\n");
+  ASSERT_FALSE(full.ok());
+  EXPECT_NE(full.status().ToString().find(
+                "inline.yaml:5:82: error: training.recompute_modules: recompute_modules applies "
+                "to recompute: selective, but recompute is full"),
+            std::string::npos)
+      << full.status().ToString();
+}
+
+TEST(ErrorsTest, Fp8SavedActivationsNeedFp8Training) {
+  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" +
+                                 "training: {seq_len: 4096, global_batch: 256, precision: bf16, "
+                                 "fp8_saved_activations: true}\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().ToString().find(
+                "training.fp8_saved_activations: fp8_saved_activations needs precision: fp8"),
+            std::string::npos)
+      << s.status().ToString();
+  Result<Scenario> bad = BuildText(Head() + "gpus: 8\n" +
+                                   "training: {seq_len: 4096, global_batch: 256, "
+                                   "optimizer_state_dtype: fp8}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("optimizer_state_dtype"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardsim

@@ -49,6 +49,27 @@ TEST(ZeroModelStates, MegatronBytesPerParameter) {
   }
 }
 
+// DeepSeek-V3 §3.3.3 keeps Adam's m and v in bf16: 2 + 2 bytes plus the fp32 master copy = 8
+// bytes per parameter instead of 12.
+TEST(ZeroModelStates, Bf16OptimizerMoments) {
+  const ModelSpec m = testing::Llama(2, 1024, 8, 8, 4096, 32000);
+  TrainingSpec t;
+  t.seq_len = 1024;
+  t.global_batch = 1;
+  ParallelSpec p;
+  HardwareSpec hw;
+  hw.memory_capacity = 80e9;
+  auto fp32 = EstimateMemory(m, t, p, hw);
+  ASSERT_TRUE(fp32.ok()) << fp32.status().ToString();
+  EXPECT_DOUBLE_EQ(fp32->optimizer_bytes_per_param, 12.0);
+  t.optimizer_state_dtype = DType::kBf16;
+  auto bf16 = EstimateMemory(m, t, p, hw);
+  ASSERT_TRUE(bf16.ok()) << bf16.status().ToString();
+  EXPECT_DOUBLE_EQ(bf16->optimizer_bytes_per_param, 8.0);
+  EXPECT_DOUBLE_EQ(bf16->worst_stage().optimizer.value() * 12.0,
+                   fp32->worst_stage().optimizer.value() * 8.0);
+}
+
 TEST(InFlight, SchedulesHoldTheRightMicrobatches) {
   // GPipe holds all m; 1F1B holds min(p - i, m) on stage i.
   EXPECT_DOUBLE_EQ(InFlightMicrobatches(PipelineSchedule::kGpipe, 4, 1, 16, 0), 16.0);

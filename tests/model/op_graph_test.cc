@@ -5,7 +5,9 @@
 #include <cmath>
 #include <string>
 
+#include "sim/config/loader.h"
 #include "sim/model/flops.h"
+#include "sim/model/recompute.h"
 #include "tests/model/test_models.h"
 
 namespace shardsim {
@@ -18,7 +20,8 @@ using testing::Llama;
 double LayerActivationBytes(const LayerOps& layer, Recompute r) {
   if (r == Recompute::kFull) return layer.input_bytes.value();
   const OpTotals t = Sum(layer.ops);
-  return (r == Recompute::kSelective ? t.saved - t.saved_selective_dropped : t.saved).value();
+  const Bytes scores = t.dropped_by[static_cast<size_t>(RecomputeModule::kCoreAttn)];
+  return (r == Recompute::kSelective ? t.saved - scores : t.saved).value();
 }
 
 TEST(OpGraph, MatmulFlopsAre2mnkPerPass) {
@@ -163,6 +166,79 @@ TEST(Activations, LlamaLayerByHand) {
   auto eager = BuildOpGraph(m, o);
   ASSERT_TRUE(eager.ok());
   EXPECT_DOUBLE_EQ(Sum(eager->layer(0).ops).saved.value(), tokens * (per_token + 2 * f));
+}
+
+// Megatron-Core's recompute modules, by hand on the Llama layer above: `layernorm` re-runs the
+// norms, so q/k/v and fc1 no longer keep the norm outputs (2h each per token).
+TEST(Activations, LayernormRecomputeDropsTheNormOutputs) {
+  const ModelSpec m = Llama(2, 4096, 32, 8, 14336, 128256);
+  GraphOptions o;
+  o.seq_len = 4096;
+  o.micro_batch = 2;
+  auto g = BuildOpGraph(m, o);
+  ASSERT_TRUE(g.ok());
+  TrainingSpec t;
+  t.recompute = Recompute::kSelective;
+  const double all = Sum(g->layer(0).ops).saved.value();
+  EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(g->layer(0), t).value(), all);  // flash: none
+  t.recompute_modules |= ModuleBit(RecomputeModule::kLayernorm);
+  EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(g->layer(0), t).value(),
+                   all - 8192.0 * (2 * 4096 + 2 * 4096));
+  int norms = 0;
+  for (const Op& op : g->layer(0).ops) {
+    if (Recomputes(t, op, 0) && op.kind == OpKind::kNorm) ++norms;
+  }
+  EXPECT_EQ(norms, 2);
+}
+
+// DeepSeek-V3 §3.3.3 under fp8 training: the fp8 matmuls keep 1-byte copies of their inputs
+// (1.5 bytes, E5M6, for the attention output projection's); norms and the core stay bf16.
+TEST(Activations, Fp8SavedLinearInputsByHand) {
+  const ModelSpec m = Llama(2, 4096, 32, 8, 14336, 128256);
+  GraphOptions o;
+  o.seq_len = 4096;
+  o.micro_batch = 2;
+  o.precision = DType::kFp8;
+  o.fp8_saved_activations = true;
+  auto g = BuildOpGraph(m, o);
+  ASSERT_TRUE(g.ok());
+  const double tokens = 8192, h = 4096, f = 14336;
+  // ln1 in (2h) + qkv in (1h) + Q (2h) + K,V (2·2·h/4) + context (1.5h) + ln2 in (2h) + fc1 in
+  // (1h) + gate/up (2·2f, a dense SwiGLU) + fc2 in (1f).
+  const double per_token = 2 * h + h + 2 * h + 2 * 2 * h * 8 / 32 + 1.5 * h + 2 * h + h +
+                           2 * 2 * f + f;
+  EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), tokens * per_token);
+}
+
+// DeepSeek-V3's own recompute (§3.2.3) on one of its MoE layers (ep 1, 4096 tokens): norms and
+// MLA up-projections re-run, the routed experts' SwiGLU too; what each drops, by hand.
+TEST(Activations, DeepSeekRecomputeModulesByHand) {
+  Result<ModelSpec> m = ImportHfConfig("tests/data/hf/deepseek-v3.json");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  GraphOptions o;
+  o.seq_len = 4096;
+  o.micro_batch = 1;
+  auto g = BuildOpGraph(*m, o);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const LayerOps& moe = g->layer(g->num_layers() - 1);
+  ASSERT_EQ(moe.kind, "moe");
+  const double T = 4096, h = 7168, heads = 128;
+  const double rows = T * 8;  // top-8, balanced
+  TrainingSpec t;
+  t.recompute = Recompute::kSelective;
+  const double all = shardsim::LayerActivationBytes(moe, t).value();
+  t.recompute_modules = ModuleBit(RecomputeModule::kCoreAttn) |
+                        ModuleBit(RecomputeModule::kLayernorm);
+  // q_down's and the router's norm outputs; the latent query and latent kv the up-projections keep.
+  const double norms = 2 * T * h + 2 * T * h + 2 * T * 1536 + 2 * T * 512;
+  EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(moe, t).value(), all - norms);
+  t.recompute_modules |= ModuleBit(RecomputeModule::kMlaUpProj);
+  const double qkv = 2 * T * heads * 192 + 2 * T * heads * (192 + 128);
+  EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(moe, t).value(), all - norms - qkv);
+  t.recompute_modules |= ModuleBit(RecomputeModule::kMoeAct);
+  const double act_out = 2 * rows * 2048;
+  EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(moe, t).value(),
+                   all - norms - qkv - act_out);
 }
 
 // Property: tensor parallelism splits the matmul and attention work exactly; the sum over the

@@ -119,7 +119,7 @@ TEST(Simulate, ActivationsInFlightOnTheFirstStage) {
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
       ASSERT_TRUE(g.ok());
-      const double per_mb = 4.0 * LayerActivationBytes(g->layer(0), sc.training.recompute).value() +
+      const double per_mb = 4.0 * LayerActivationBytes(g->layer(0), sc.training).value() +
                             Sum(g->embedding).saved.value();
       const double held = r->devices[0].peak_activations.value() / per_mb;
       const double expected = sched == PipelineSchedule::kGpipe ? static_cast<double>(m)

@@ -228,7 +228,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "(`training.recompute: [none, full]`), got a list"},
         BadCase{"",  // the whole document in flow style (kHead is not prepended: see below)
                 "tests/sweep/data/inline.yaml:1:39: sweep: write the sweep block in block style "
-                "at the top level of the file (a line `sweep:` followed by its indented keys)"}));
+                "at the top level of the file (a line `sweep:` followed by its indented keys)"}),
+    [](const ::testing::TestParamInfo<SweepSpecErrors::ParamType>& param) {
+      return "case" + std::to_string(param.index);
+    });
 
 TEST(SweepSpec, NoSweepBlock) {
   Result<SweepSpec> s = Parse("");
