@@ -148,14 +148,21 @@ TEST(Activations, NoDropoutDropsTheMasks) {
   EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), sbh * (32.0 + 2.0 * 16 * 2048 / 2048.0));
 }
 
+// The Llama 3 8B-shaped layer of the hand-derived tests below: 2 sequences of 4,096 tokens.
+GraphOptions LlamaOptions() {
+  GraphOptions o;
+  o.seq_len = 4096;
+  o.micro_batch = 2;
+  return o;
+}
+ModelSpec LlamaByHand() { return Llama(2, 4096, 32, 8, 14336, 128256); }
+
 // The saved tensors of a Llama layer with a fused SwiGLU, GQA and no dropout, derived by hand:
 // ln1 in (2h) + qkv in (2h) + Q (2h) + K,V (2·2·h·kv/n) + context (2h) + ln2 in (2h) + fc1 in (2h)
 // + gate/up (2·2f) + fc2 in (2f) bytes per token.
 TEST(Activations, LlamaLayerByHand) {
-  const ModelSpec m = Llama(2, 4096, 32, 8, 14336, 128256);
-  GraphOptions o;
-  o.seq_len = 4096;
-  o.micro_batch = 2;
+  const ModelSpec m = LlamaByHand();
+  GraphOptions o = LlamaOptions();
   auto g = BuildOpGraph(m, o);
   ASSERT_TRUE(g.ok());
   const double tokens = 8192, h = 4096, f = 14336;
@@ -171,11 +178,7 @@ TEST(Activations, LlamaLayerByHand) {
 // Megatron-Core's recompute modules, by hand on the Llama layer above: `layernorm` re-runs the
 // norms, so q/k/v and fc1 no longer keep the norm outputs (2h each per token).
 TEST(Activations, LayernormRecomputeDropsTheNormOutputs) {
-  const ModelSpec m = Llama(2, 4096, 32, 8, 14336, 128256);
-  GraphOptions o;
-  o.seq_len = 4096;
-  o.micro_batch = 2;
-  auto g = BuildOpGraph(m, o);
+  auto g = BuildOpGraph(LlamaByHand(), LlamaOptions());
   ASSERT_TRUE(g.ok());
   TrainingSpec t;
   t.recompute = Recompute::kSelective;
@@ -194,10 +197,8 @@ TEST(Activations, LayernormRecomputeDropsTheNormOutputs) {
 // DeepSeek-V3 §3.3.3 under fp8 training: the fp8 matmuls keep 1-byte copies of their inputs
 // (1.5 bytes, E5M6, for the attention output projection's); norms and the core stay bf16.
 TEST(Activations, Fp8SavedLinearInputsByHand) {
-  const ModelSpec m = Llama(2, 4096, 32, 8, 14336, 128256);
-  GraphOptions o;
-  o.seq_len = 4096;
-  o.micro_batch = 2;
+  const ModelSpec m = LlamaByHand();
+  GraphOptions o = LlamaOptions();
   o.precision = DType::kFp8;
   o.fp8_saved_activations = true;
   auto g = BuildOpGraph(m, o);
