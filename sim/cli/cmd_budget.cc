@@ -34,7 +34,8 @@ void AddBudgetCommand(CLI::App& app, CliContext& ctx) {
     }
     const std::string out = args->json ? BudgetJson(*sc, *r) : BudgetText(*sc, *r);
     std::fputs(out.c_str(), stdout);
-    if (args->explain && !args->json) std::fputs(("\n" + ExplainOps(r->graph, sc->training)).c_str(), stdout);
+    if (args->explain && !args->json)
+      std::fputs(("\n" + ExplainOps(r->graph, sc->training)).c_str(), stdout);
     ctx.exit_code = 0;
   });
 }

@@ -91,12 +91,13 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
   tr.Enum("attention_kernel", &t->attention_kernel, kAttentionKernels);
   tr.Bool("fused_loss", &t->fused_loss);
   ReadRecomputeModules(tr, t);
-  if (tr.Bool("fp8_saved_activations", &t->fp8_saved_activations) &&
-      t->fp8_saved_activations && t->precision != DType::kFp8) {
-    tr.ErrorAtKey("fp8_saved_activations",
-                  std::string("fp8_saved_activations needs precision: fp8 (the fp8 copies are those "
-                         "the fp8 matmuls make), but precision is ") +
-                 Name(t->precision));
+  if (tr.Bool("fp8_saved_activations", &t->fp8_saved_activations) && t->fp8_saved_activations &&
+      t->precision != DType::kFp8) {
+    tr.ErrorAtKey(
+        "fp8_saved_activations",
+        std::string("fp8_saved_activations needs precision: fp8 (the fp8 copies are those "
+                    "the fp8 matmuls make), but precision is ") +
+            Name(t->precision));
   }
   tr.Enum("optimizer_state_dtype", &t->optimizer_state_dtype, kOptimizerStateDTypes);
   double tokens = 0.0;

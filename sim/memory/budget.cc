@@ -185,26 +185,24 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
   b.assumptions.push_back("weights " + wdt + " (" + FormatSig(b.weight_bytes_per_param, 1) +
                           " B/param), gradients " + Name(training.grad_dtype) + " (" +
                           FormatSig(b.grad_bytes_per_param, 1) + " B/param)");
+  b.assumptions.push_back(std::string(training.optimizer == Optimizer::kAdam ? "Adam m and v in "
+                                                                             : "SGD momentum in ") +
+                          Name(training.optimizer_state_dtype) +
+                          (b.weight_bytes_per_param < 4.0 ? " + fp32 master weights" : "") + " = " +
+                          FormatSig(b.optimizer_bytes_per_param, 2) + " B/param, ZeRO stage " +
+                          std::to_string(parallel.zero_stage) +
+                          " over dp x cp = " + std::to_string(b.zero_shards) + " ranks");
   b.assumptions.push_back(
-      std::string(training.optimizer == Optimizer::kAdam ? "Adam m and v in " : "SGD momentum in ") +
-      Name(training.optimizer_state_dtype) +
-      (b.weight_bytes_per_param < 4.0 ? " + fp32 master weights" : "") + " = " +
-      FormatSig(b.optimizer_bytes_per_param, 2) + " B/param, ZeRO stage " +
-      std::to_string(parallel.zero_stage) + " over dp x cp = " + std::to_string(b.zero_shards) +
-      " ranks");
-  b.assumptions.push_back("activations in " + std::string(Name(training.precision == DType::kFp32
-                                                                    ? DType::kFp32
-                                                                    : DType::kBf16)) +
-                          (training.fp8_saved_activations
-                               ? " (fp8 copies of the fp8 matmuls' inputs kept for backward)"
-                               : "") +
-                          ", recompute " + Name(training.recompute) +
-                          (training.recompute == Recompute::kSelective
-                               ? " (" + RecomputeModulesText(training.recompute_modules) + ")"
-                               : "") +
-                          ", flash attention " +
-                          (training.flash_attention ? "on" : "off") + ", " +
-                          (training.fused_kernels ? "fused" : "eager") + " kernels");
+      "activations in " +
+      std::string(Name(training.precision == DType::kFp32 ? DType::kFp32 : DType::kBf16)) +
+      (training.fp8_saved_activations ? " (fp8 copies of the fp8 matmuls' inputs kept for backward)"
+                                      : "") +
+      ", recompute " + Name(training.recompute) +
+      (training.recompute == Recompute::kSelective
+           ? " (" + RecomputeModulesText(training.recompute_modules) + ")"
+           : "") +
+      ", flash attention " + (training.flash_attention ? "on" : "off") + ", " +
+      (training.fused_kernels ? "fused" : "eager") + " kernels");
   b.assumptions.push_back("runtime reserve: CUDA context + library handles " +
                           FormatBytes(Bytes(hardware.reserve_cuda_context)) +
                           ", communication buffers " +

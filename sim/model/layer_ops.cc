@@ -147,7 +147,7 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
                        false, input_saved ? norm_out : Bytes(0),
                        "router logits; saves the norm output and fp32 routing probabilities");
   if (router.dtype == DType::kFp8) router.dtype = DType::kBf16;  // routers stay in high precision
-  router.saved = input_saved ? norm_out : Bytes(0);  // kept in bf16, as the router runs
+  router.saved = input_saved ? norm_out : Bytes(0);              // kept in bf16, as the router runs
   DropWithModule(RecomputeModule::kLayernorm, router);
   router.saved += Bytes(4.0 * D(c.norm_tokens) * D(e.num_experts));
   ops.push_back(router);

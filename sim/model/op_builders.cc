@@ -24,9 +24,7 @@ Bytes Fp8Saved(const Ctx& c, DType consumer, Bytes saved, double bytes_per_eleme
   return saved * (bytes_per_element / c.act_bytes);
 }
 
-void DropWithModule(RecomputeModule m, Op& op) {
-  op.dropped_by[static_cast<size_t>(m)] = op.saved;
-}
+void DropWithModule(RecomputeModule m, Op& op) { op.dropped_by[static_cast<size_t>(m)] = op.saved; }
 
 Op MatmulOp(const Ctx& c, std::string name, TpSplit split, int64_t m, int64_t n, int64_t k,
             int64_t batch, bool bias, Bytes saved_input, std::string note) {

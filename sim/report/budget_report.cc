@@ -254,10 +254,9 @@ std::string ExplainOps(const OpGraph& g, const TrainingSpec& training) {
     t.AddRow({op.name, Name(op.kind), Name(op.tp_split), shape, FormatSci(op.fwd.flops.value()),
               FormatSci((op.bwd_input.flops + op.bwd_weight.flops).value()),
               FormatBytes(op.fwd.bytes), FormatCount(static_cast<double>(op.params)),
-              FormatBytes(op.saved) +
-                  (kept(op).value() < op.saved.value()
-                       ? " (keeps " + FormatBytes(kept(op)) + ")"
-                       : std::string()),
+              FormatBytes(op.saved) + (kept(op).value() < op.saved.value()
+                                           ? " (keeps " + FormatBytes(kept(op)) + ")"
+                                           : std::string()),
               op.note});
   };
   t.AddSection("embedding (first stage)");

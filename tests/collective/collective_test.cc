@@ -297,8 +297,7 @@ TEST(Auto, TwoNodesLargeMessagesRunTheRingAsNcclChooses) {
   EXPECT_NE(large.algo, Algorithm::kTree);
   const CollectiveCost tree = Cost(c, Range(0, 16), CollectiveOp::kAllReduce, kS, Algorithm::kTree);
   EXPECT_GT(large.time.value(), tree.time.value());  // what the tree would have done
-  const CollectiveCost chosen =
-      Cost(c, Range(0, 16), CollectiveOp::kAllReduce, kS, large.algo);
+  const CollectiveCost chosen = Cost(c, Range(0, 16), CollectiveOp::kAllReduce, kS, large.algo);
   EXPECT_DOUBLE_EQ(large.time.value(), chosen.time.value());
   // Small messages: the tree's log-depth latency wins, as in NCCL.
   EXPECT_EQ(Cost(c, Range(0, 16), CollectiveOp::kAllReduce, 4096).algo, Algorithm::kTree);

@@ -252,8 +252,8 @@ TEST(ErrorsTest, RecomputeModules) {
                                   "training: {seq_len: 4096, global_batch: 256, recompute: "
                                   "selective, recompute_modules: [layernorm, moe_act]}\n");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_EQ(ok->training.recompute_modules, ModuleBit(RecomputeModule::kLayernorm) |
-                                                ModuleBit(RecomputeModule::kMoeAct));
+  EXPECT_EQ(ok->training.recompute_modules,
+            ModuleBit(RecomputeModule::kLayernorm) | ModuleBit(RecomputeModule::kMoeAct));
   Result<Scenario> unknown = BuildText(Head() + "gpus: 8\n" +
                                        "training: {seq_len: 4096, global_batch: 256, recompute: "
                                        "selective, recompute_modules: [mlp]}\n");

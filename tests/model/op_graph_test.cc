@@ -206,8 +206,8 @@ TEST(Activations, Fp8SavedLinearInputsByHand) {
   const double tokens = 8192, h = 4096, f = 14336;
   // ln1 in (2h) + qkv in (1h) + Q (2h) + K,V (2·2·h/4) + context (1.5h) + ln2 in (2h) + fc1 in
   // (1h) + gate/up (2·2f, a dense SwiGLU) + fc2 in (1f).
-  const double per_token = 2 * h + h + 2 * h + 2 * 2 * h * 8 / 32 + 1.5 * h + 2 * h + h +
-                           2 * 2 * f + f;
+  const double per_token =
+      2 * h + h + 2 * h + 2 * 2 * h * 8 / 32 + 1.5 * h + 2 * h + h + 2 * 2 * f + f;
   EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), tokens * per_token);
 }
 
@@ -228,8 +228,8 @@ TEST(Activations, DeepSeekRecomputeModulesByHand) {
   TrainingSpec t;
   t.recompute = Recompute::kSelective;
   const double all = shardsim::LayerActivationBytes(moe, t).value();
-  t.recompute_modules = ModuleBit(RecomputeModule::kCoreAttn) |
-                        ModuleBit(RecomputeModule::kLayernorm);
+  t.recompute_modules =
+      ModuleBit(RecomputeModule::kCoreAttn) | ModuleBit(RecomputeModule::kLayernorm);
   // q_down's and the router's norm outputs; the latent query and latent kv the up-projections keep.
   const double norms = 2 * T * h + 2 * T * h + 2 * T * 1536 + 2 * T * 512;
   EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(moe, t).value(), all - norms);
@@ -238,8 +238,7 @@ TEST(Activations, DeepSeekRecomputeModulesByHand) {
   EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(moe, t).value(), all - norms - qkv);
   t.recompute_modules |= ModuleBit(RecomputeModule::kMoeAct);
   const double act_out = 2 * rows * 2048;
-  EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(moe, t).value(),
-                   all - norms - qkv - act_out);
+  EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(moe, t).value(), all - norms - qkv - act_out);
 }
 
 // Property: tensor parallelism splits the matmul and attention work exactly; the sum over the

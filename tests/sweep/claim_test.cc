@@ -39,8 +39,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Form{"MFU 0.45", ClaimKind::kMfu, 0.45},
                       Form{"MFU of 38.1%", ClaimKind::kMfu, 0.381},
                       Form{"15T tokens in 54 days", ClaimKind::kTimeToTrain, 54 * 86400.0, 15e12},
-                      Form{"300B tokens in 2 weeks", ClaimKind::kTimeToTrain, 14 * 86400.0,
-                           300e9}),
+                      Form{"300B tokens in 2 weeks", ClaimKind::kTimeToTrain, 14 * 86400.0, 300e9}),
     [](const ::testing::TestParamInfo<ClaimForms::ParamType>& param) {
       return "case" + std::to_string(param.index);
     });
