@@ -99,6 +99,12 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
                     "the fp8 matmuls make), but precision is ") +
             Name(t->precision));
   }
+  if (tr.Bool("fp8_dispatch", &t->fp8_dispatch) && t->fp8_dispatch && t->precision != DType::kFp8) {
+    tr.ErrorAtKey("fp8_dispatch",
+                  std::string("fp8_dispatch needs precision: fp8 (the tokens are quantized for the "
+                              "experts' fp8 up-projection), but precision is ") +
+                      Name(t->precision));
+  }
   tr.Enum("optimizer_state_dtype", &t->optimizer_state_dtype, kOptimizerStateDTypes);
   double tokens = 0.0;
   if (tr.Quantity("tokens", Dimension::kCount, &tokens)) t->tokens = tokens;

@@ -233,6 +233,9 @@ struct TrainingSpec {
   // training.fp8_saved_activations: the inputs of fp8 matmuls and of the routed experts' SwiGLU
   // are kept for backward in fp8 (DeepSeek-V3, arXiv 2412.19437 §3.3.3); needs precision fp8.
   bool fp8_saved_activations = false;
+  // training.fp8_dispatch: the MoE dispatch all-to-all (and its counterpart in backward) moves
+  // fp8 tokens, the combine stays bf16 (DeepSeek-V3 §3.3.3); needs precision fp8.
+  bool fp8_dispatch = false;
   // training.optimizer_state_dtype: Adam's m and v (fp32; DeepSeek-V3 §3.3.3 keeps them in bf16).
   DType optimizer_state_dtype = DType::kFp32;
   bool flash_attention = true;               // training.flash_attention

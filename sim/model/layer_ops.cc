@@ -113,7 +113,9 @@ void AppendFfn(const Ctx& c, const std::string& prefix, TpSplit fc1_split, TpSpl
                          "row-parallel down projection; saves its input"));
 }
 
-Op PermuteOp(const Ctx& c, std::string name, int64_t rows, Bytes saved, std::string note) {
+// `element` bytes per element of the tokens it moves (1 for an fp8 dispatch).
+Op PermuteOp(const Ctx& c, std::string name, int64_t rows, double element, Bytes saved,
+             std::string note) {
   Op op;
   op.name = std::move(name);
   op.kind = OpKind::kPermute;
@@ -121,11 +123,11 @@ Op PermuteOp(const Ctx& c, std::string name, int64_t rows, Bytes saved, std::str
   op.tp_split = TpSplit::kExperts;
   op.dtype = c.options.precision;
   const double e = D(rows) * D(c.model.hidden_size);
-  op.fwd.bytes = Bytes(2.0 * c.act_bytes * e);
-  op.bwd_input.bytes = Bytes(2.0 * c.act_bytes * e);
+  op.fwd.bytes = Bytes(2.0 * element * e);
+  op.bwd_input.bytes = Bytes(2.0 * element * e);
   op.fwd.flops = Flops(e);
   op.saved = saved;
-  op.output = Bytes(c.act_bytes * e);
+  op.output = Bytes(element * e);
   op.note = std::move(note);
   return op;
 }
@@ -151,8 +153,13 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
   DropWithModule(RecomputeModule::kLayernorm, router);
   router.saved += Bytes(4.0 * D(c.norm_tokens) * D(e.num_experts));
   ops.push_back(router);
-  ops.push_back(PermuteOp(c, "moe.dispatch", rows, Bytes(0),
-                          "permute tokens to local experts (after the dispatch all-to-all)"));
+  // An fp8 dispatch (DeepSeek-V3 §3.3.3) moves and buffers the tokens already quantized for the
+  // experts' fp8 up-projection: 1 byte per element.
+  const bool fp8_dispatch = c.options.fp8_dispatch && c.matmul_dtype == DType::kFp8;
+  ops.push_back(
+      PermuteOp(c, "moe.dispatch", rows, fp8_dispatch ? 1.0 : c.act_bytes, Bytes(0),
+                fp8_dispatch ? "permute fp8 tokens to local experts (after the dispatch all-to-all)"
+                             : "permute tokens to local experts (after the dispatch all-to-all)"));
   const int64_t f_expert = e.expert_ffn_hidden_size / c.tp;
   const size_t first_expert_op = ops.size();
   AppendFfn(c, "moe.experts", TpSplit::kExperts, TpSplit::kExperts, rows, f_expert,
@@ -164,7 +171,7 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
   for (size_t i = first_expert_op; i < ops.size(); ++i) {
     if (ops[i].kind == OpKind::kMatmul) ops[i].model_fwd_flops = ops[i].fwd.flops * active;
   }
-  ops.push_back(PermuteOp(c, "moe.combine", rows, ActBytes(c, D(rows) * D(h)),
+  ops.push_back(PermuteOp(c, "moe.combine", rows, c.act_bytes, ActBytes(c, D(rows) * D(h)),
                           "unpermute and weight by routing probabilities; saves expert outputs"));
   if (e.num_shared_experts > 0) {
     const int64_t f_shared = e.num_shared_experts * e.shared_expert_ffn_hidden_size / c.tp;

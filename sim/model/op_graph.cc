@@ -26,6 +26,7 @@ GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& p
   o.ep = parallel.ep;
   o.sequence_parallel = parallel.sequence_parallel;
   o.fp8_saved_activations = training.fp8_saved_activations;
+  o.fp8_dispatch = training.fp8_dispatch;
   return o;
 }
 

@@ -34,6 +34,7 @@ struct GraphOptions {
   int64_t ep = 1;            // expert-parallel degree
   bool sequence_parallel = false;
   bool fp8_saved_activations = false;  // training.fp8_saved_activations
+  bool fp8_dispatch = false;           // training.fp8_dispatch
 };
 
 GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& parallel);

@@ -59,7 +59,8 @@ struct Pricer {
   Bytes act;           // one full activation tensor of the micro-batch: T x h
   bool sp;
   int64_t tp;
-  EpAllToAll ep_a2a;  // one dispatch (or combine) of a MoE layer
+  EpAllToAll ep_a2a;       // one combine (or bf16 dispatch) of a MoE layer
+  EpAllToAll ep_dispatch;  // one dispatch: ep_a2a, or its fp8 version (training.fp8_dispatch)
 
   Result<Seconds> Coll(CommGroup grp, CollectiveOp op, Bytes size) const {
     Result<CollectiveCost> c = layout.Cost(grp, op, size, at);
@@ -144,8 +145,10 @@ struct Pricer {
   }
 
   // Expert all-to-alls of one MoE layer: a dispatch and a combine forward, and again backward
-  // (their gradients), each of `ep_a2a` (PriceEpAllToAll). Without overlap they run on the
-  // compute stream. With ep_comm_overlap, as DeepSeek-V3's DualPipe (arXiv 2412.19437 §3.2.1:
+  // (their gradients), each of `ep_a2a` (PriceEpAllToAll); with fp8_dispatch the dispatch of
+  // each pass moves fp8 tokens (`ep_dispatch`; DeepSeek-V3 §3.3.3: dispatch in FP8 forward and
+  // the matching activation gradient backward, both combines in BF16). Without overlap they run on
+  // the compute stream. With ep_comm_overlap, as DeepSeek-V3's DualPipe (arXiv 2412.19437 §3.2.1:
   // "overlap the computation and communication within a pair of individual forward and backward
   // chunks") and Megatron-Core's EP all-to-all overlap do, a forward chunk's all-to-alls run
   // under the paired backward chunk's computation and the other way round: the layer's four
@@ -161,7 +164,7 @@ struct Pricer {
       return op.tp_split == TpSplit::kExperts && op.kind == OpKind::kMatmul;
     });
     if (!moe) return Status::Ok();
-    const Seconds per_pass = ep_a2a.time * 2.0;  // dispatch + combine
+    const Seconds per_pass = ep_dispatch.time + ep_a2a.time;  // dispatch + combine
     if (sc.parallel.ep_comm_overlap) {
       constexpr double kEpCommSms = 20.0;
       const double f = std::min(1.0, kEpCommSms / static_cast<double>(sc.hardware.sm_count));
@@ -338,10 +341,24 @@ Result<StepCosts> PriceStep(const Scenario& sc, const OpGraph& g, const Layout& 
                   static_cast<double>(sc.model.hidden_size));
   Result<EpAllToAll> ep = PriceEpAllToAll(sc, layout, act);
   if (!ep.ok()) return ep.status();
-  Pricer p{sc, g, layout, hw, RankCoords{}, act,
-           sc.parallel.sequence_parallel && sc.parallel.tp > 1, sc.parallel.tp, *ep};
+  Result<EpAllToAll> dispatch = ep;
+  if (sc.training.fp8_dispatch && sc.training.precision == DType::kFp8) {
+    dispatch = PriceEpAllToAll(sc, layout, act * (1.0 / act_bytes));  // 1 byte per element
+    if (!dispatch.ok()) return dispatch.status();
+  }
+  Pricer p{sc,
+           g,
+           layout,
+           hw,
+           RankCoords{},
+           act,
+           sc.parallel.sequence_parallel && sc.parallel.tp > 1,
+           sc.parallel.tp,
+           *ep,
+           *dispatch};
   StepCosts out;
   out.ep = *ep;
+  out.ep_dispatch = *dispatch;
   for (const LayerOps& layer : g.layer_kinds) {
     Result<BlockCost> b = p.Layer(layer);
     if (!b.ok()) return b.status();

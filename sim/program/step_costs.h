@@ -52,8 +52,9 @@ struct CommTime {
 };
 CommTime ToCommTime(const CollectiveCost& c);
 
-// One expert all-to-all (the dispatch of a MoE layer; its combine moves the same bytes back), for
-// one micro-batch, as the busiest rank of an EP group sees it.
+// One expert all-to-all (the dispatch of a MoE layer; its combine moves the same bytes back, in
+// bf16 even when the dispatch is fp8), for one micro-batch, as the busiest rank of an EP group
+// sees it.
 struct EpAllToAll {
   Bytes size;                 // nccl-tests size: T * top_k * h * activation bytes * load factor
   Bytes sent_per_rank;        // of it, what leaves the GPU: size * (ep - 1) / ep
@@ -67,7 +68,8 @@ struct EpAllToAll {
 Result<EpAllToAll> PriceEpAllToAll(const Scenario& scenario, const Layout& layout, Bytes act);
 
 struct StepCosts {
-  EpAllToAll ep;                       // per MoE layer and micro-batch: dispatch (= combine)
+  EpAllToAll ep;                       // per MoE layer and micro-batch: the combine (bf16)
+  EpAllToAll ep_dispatch;              // the dispatch: = ep, or half its bytes with fp8_dispatch
   std::vector<BlockCost> layer_kinds;  // parallel to OpGraph::layer_kinds
   BlockCost embedding;                 // first pipeline rank, first chunk
   BlockCost head;                      // last pipeline rank, last chunk (with MTP modules)

@@ -288,6 +288,14 @@ TEST(ErrorsTest, Fp8SavedActivationsNeedFp8Training) {
                 "training.fp8_saved_activations: fp8_saved_activations needs precision: fp8"),
             std::string::npos)
       << s.status().ToString();
+  Result<Scenario> dispatch = BuildText(Head() + "gpus: 8\n" +
+                                        "training: {seq_len: 4096, global_batch: 256, "
+                                        "fp8_dispatch: true}\n");
+  ASSERT_FALSE(dispatch.ok());
+  EXPECT_NE(
+      dispatch.status().ToString().find("training.fp8_dispatch: fp8_dispatch needs precision: fp8"),
+      std::string::npos)
+      << dispatch.status().ToString();
   Result<Scenario> bad = BuildText(Head() + "gpus: 8\n" +
                                    "training: {seq_len: 4096, global_batch: 256, "
                                    "optimizer_state_dtype: fp8}\n");

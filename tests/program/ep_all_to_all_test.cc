@@ -195,6 +195,38 @@ TEST(EpAllToAll, ExposureWithAndWithoutOverlap) {
   }
 }
 
+// DeepSeek-V3 §3.3.3: an fp8 dispatch moves half the bytes of the bf16 combine; each pass pays
+// one of each, and the dispatched tokens wait in a 1-byte buffer.
+TEST(EpAllToAll, Fp8DispatchHalvesTheDispatchOnly) {
+  Scenario sc = Moe(64, 64, 64);
+  sc.training.precision = DType::kFp8;
+  auto price = [&](bool fp8_dispatch) {
+    sc.training.fp8_dispatch = fp8_dispatch;
+    auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
+    auto layout = Layout::Make(sc);
+    EXPECT_TRUE(g.ok() && layout.ok());
+    const OpCostModel hw(sc.hardware);
+    auto costs = PriceStep(sc, *g, *layout, hw);
+    EXPECT_TRUE(costs.ok()) << costs.status().ToString();
+    return std::make_pair(*costs, *g);
+  };
+  const auto [bf16, g16] = price(false);
+  const auto [fp8, g8] = price(true);
+  EXPECT_DOUBLE_EQ(fp8.ep_dispatch.size.value(), bf16.ep.size.value() / 2);
+  EXPECT_DOUBLE_EQ(fp8.ep.size.value(), bf16.ep.size.value());  // the combine stays bf16
+  EXPECT_DOUBLE_EQ(fp8.layer_kinds.back().fwd.ep.value(),
+                   fp8.ep_dispatch.time.value() + fp8.ep.time.value());
+  EXPECT_LT(fp8.layer_kinds.back().fwd.ep.value(), bf16.layer_kinds.back().fwd.ep.value());
+  auto buffer = [](const OpGraph& g, const std::string& name) {
+    for (const Op& op : g.layer_kinds.back().ops) {
+      if (op.name == name) return op.output.value();
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(buffer(g8, "moe.dispatch"), buffer(g16, "moe.dispatch") / 2);
+  EXPECT_DOUBLE_EQ(buffer(g8, "moe.combine"), buffer(g16, "moe.combine"));
+}
+
 // A multi-token-prediction module's block routes its tokens too: its all-to-alls are priced
 // with the head, one layer's worth per module.
 TEST(EpAllToAll, MtpBlocksPayTheirAllToAll) {

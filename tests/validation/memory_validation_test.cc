@@ -68,32 +68,33 @@ TEST(MemoryValidation, PublishedFeasibility) {
   }
 }
 
-// Published layouts the memory model does not yet reproduce, each with why. The test holds the
-// disagreement, so that whoever models the missing mechanism moves the case to
-// PublishedFeasibility above.
-TEST(MemoryValidation, KnownFeasibilityGaps) {
-  struct Gap {
+// Published layouts that, by their own account, use about all of the GPU: the model must put
+// their peak within 1% of the capacity, on either side (a verdict that close is a coin toss for
+// any estimate; the closed-form budget's assumptions, e.g. the 3% fragmentation reserve, are
+// larger than the margin). When a mechanism moves one of them clearly to one side, move it to
+// PublishedFeasibility or treat it as a gap.
+TEST(MemoryValidation, LayoutsAtTheCapacityLine) {
+  struct Line {
     const char* file;
-    bool stated_fits;
-    const char* why;
+    const char* statement;
   };
-  const Gap gaps[] = {
-      {"feasibility/deepseek-v3-h800-pp16-ep64.yaml", true,
-       "on the line: 79.3 GiB against 79.0 with DeepSeek's FP8 activation caching, RMSNorm / "
-       "MLA up-projection / SwiGLU recompute and BF16 moments modeled (arXiv 2412.19437 §3.2.3, "
-       "§3.3.3); the rest is inside our memory uncertainty (3% fragmentation reserve assumed, "
-       "DualPipe and micro-batch not modeled or stated; docs/moe.md)"},
+  const Line lines[] = {
+      {"feasibility/deepseek-v3-h800-pp16-ep64.yaml",
+       "DeepSeek-V3 trains PP16 EP64 ZeRO-1 without TP on 80 GB H800 with FP8 activation caching, "
+       "FP8 dispatch, RMSNorm / MLA up-projection / SwiGLU recompute and BF16 moments (arXiv "
+       "2412.19437 §3.2.3, §3.3.3), all modeled; DualPipe is not (docs/moe.md)"},
   };
-  for (const Gap& g : gaps) {
-    auto sc = LoadScenario(kDir + g.file, LoadOptions{});
+  for (const Line& l : lines) {
+    auto sc = LoadScenario(kDir + l.file, LoadOptions{});
     ASSERT_TRUE(sc.ok()) << sc.status().ToString();
     auto sim = Simulate(*sc);
     ASSERT_TRUE(sim.ok()) << sim.status().ToString();
-    std::printf("%-52s peak %6.1f GiB of %5.1f: %s (stated: %s) KNOWN GAP: %s\n", g.file,
-                sim->peak_memory.value() / 1073741824.0,
-                sc->hardware.memory_capacity / 1073741824.0, sim->fits ? "fits" : "does not fit",
-                g.stated_fits ? "fits" : "does not fit", g.why);
-    EXPECT_NE(sim->fits, g.stated_fits) << g.file << " now agrees: move it to PublishedFeasibility";
+    const double capacity = sc->hardware.memory_capacity;
+    const double off = sim->peak_memory.value() / capacity - 1.0;
+    std::printf("%-52s peak %6.2f GiB of %5.2f: %+.3f%% of capacity, %s. %s\n", l.file,
+                sim->peak_memory.value() / 1073741824.0, capacity / 1073741824.0, off * 100.0,
+                sim->fits ? "fits" : "does not fit", l.statement);
+    EXPECT_LE(std::fabs(off), 0.01) << l.file;
   }
 }
 
