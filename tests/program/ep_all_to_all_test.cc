@@ -62,6 +62,22 @@ EpAllToAll Price(const Scenario& sc) {
   return a.ok() ? *a : EpAllToAll{};
 }
 
+// The op graph and step costs of `sc` (failures are reported and leave them empty).
+struct Priced {
+  OpGraph graph;
+  StepCosts costs;
+};
+Priced PriceAll(const Scenario& sc) {
+  auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
+  auto layout = Layout::Make(sc);
+  EXPECT_TRUE(g.ok() && layout.ok());
+  if (!g.ok() || !layout.ok()) return Priced{};
+  const OpCostModel hw(sc.hardware);
+  auto costs = PriceStep(sc, *g, *layout, hw);
+  EXPECT_TRUE(costs.ok()) << costs.status().ToString();
+  return costs.ok() ? Priced{*g, *costs} : Priced{};
+}
+
 // Inside one node: S = T * top_k * h * 2 bytes; a rank keeps S/ep and sends the rest over its
 // NVLink port: t = a_intra + S * (ep - 1)/ep / B_nvlink.
 TEST(EpAllToAll, ClosedFormInsideOneNode) {
@@ -172,12 +188,9 @@ TEST(EpAllToAll, ExposureWithAndWithoutOverlap) {
   for (bool overlap : {false, true}) {
     Scenario sc = Moe(64, 64, 64);
     sc.parallel.ep_comm_overlap = overlap;
-    auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-    auto layout = Layout::Make(sc);
-    ASSERT_TRUE(g.ok() && layout.ok());
-    const OpCostModel hw(sc.hardware);
-    auto costs = PriceStep(sc, *g, *layout, hw);
-    ASSERT_TRUE(costs.ok()) << costs.status().ToString();
+    const Priced priced = PriceAll(sc);
+    const StepCosts* costs = &priced.costs;
+    ASSERT_FALSE(costs->layer_kinds.empty());
     const BlockCost& moe = costs->layer_kinds.back();
     const double t = costs->ep.time.value();
     if (!overlap) {
@@ -200,18 +213,14 @@ TEST(EpAllToAll, ExposureWithAndWithoutOverlap) {
 TEST(EpAllToAll, Fp8DispatchHalvesTheDispatchOnly) {
   Scenario sc = Moe(64, 64, 64);
   sc.training.precision = DType::kFp8;
-  auto price = [&](bool fp8_dispatch) {
-    sc.training.fp8_dispatch = fp8_dispatch;
-    auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-    auto layout = Layout::Make(sc);
-    EXPECT_TRUE(g.ok() && layout.ok());
-    const OpCostModel hw(sc.hardware);
-    auto costs = PriceStep(sc, *g, *layout, hw);
-    EXPECT_TRUE(costs.ok()) << costs.status().ToString();
-    return std::make_pair(*costs, *g);
-  };
-  const auto [bf16, g16] = price(false);
-  const auto [fp8, g8] = price(true);
+  const Priced p16 = PriceAll(sc);
+  sc.training.fp8_dispatch = true;
+  const Priced p8 = PriceAll(sc);
+  ASSERT_FALSE(p16.costs.layer_kinds.empty() || p8.costs.layer_kinds.empty());
+  const StepCosts& bf16 = p16.costs;
+  const StepCosts& fp8 = p8.costs;
+  const OpGraph& g16 = p16.graph;
+  const OpGraph& g8 = p8.graph;
   EXPECT_DOUBLE_EQ(fp8.ep_dispatch.size.value(), bf16.ep.size.value() / 2);
   EXPECT_DOUBLE_EQ(fp8.ep.size.value(), bf16.ep.size.value());  // the combine stays bf16
   EXPECT_DOUBLE_EQ(fp8.layer_kinds.back().fwd.ep.value(),
@@ -233,12 +242,8 @@ TEST(EpAllToAll, MtpBlocksPayTheirAllToAll) {
   for (int64_t depth : {0, 1, 2}) {
     Scenario sc = Moe(64, 64, 64);
     sc.model.mtp_depth = depth;
-    auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-    auto layout = Layout::Make(sc);
-    ASSERT_TRUE(g.ok() && layout.ok());
-    const OpCostModel hw(sc.hardware);
-    auto costs = PriceStep(sc, *g, *layout, hw);
-    ASSERT_TRUE(costs.ok()) << costs.status().ToString();
+    const Priced priced = PriceAll(sc);
+    const StepCosts* costs = &priced.costs;
     const double t = costs->ep.time.value();
     EXPECT_DOUBLE_EQ(costs->head.fwd.ep.value(), 2 * t * static_cast<double>(depth)) << depth;
     EXPECT_DOUBLE_EQ(costs->head.bwd.ep.value(), 2 * t * static_cast<double>(depth)) << depth;
