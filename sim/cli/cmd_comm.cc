@@ -118,6 +118,7 @@ std::string SingleText(const CommArgs& a, const TopologySpec& spec, CollectiveOp
   TextTable t({"", ""});
   t.SetLeftAligned({0, 1});
   t.AddRow({"algorithm", Name(c.algo)});
+  if (!c.choice.empty()) t.AddRow({"why", c.choice});
   t.AddRow({"time", FormatSeconds(c.time) + " = " + FormatSeconds(c.latency_part) + " latency + " +
                         FormatSeconds(c.bandwidth_part) + " bandwidth"});
   t.AddRow({"algbw", FormatSig(c.algbw / 1e9, 5) + " GB/s"});
@@ -221,6 +222,7 @@ Status RunComm(const CommArgs& a, const CliContext& ctx) {
                   {"busbw_gbps", c.busbw / 1e9},
                   {"bottleneck", c.bottleneck}};
     };
+    if (!costs[0].choice.empty() && a.sizes.empty()) j["algorithm_choice"] = costs[0].choice;
     if (a.sizes.empty()) {
       j.update(row(sizes[0], costs[0]));
       j["loads"] = LoadsJson(costs[0]);

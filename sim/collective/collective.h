@@ -92,6 +92,9 @@ struct CollectiveCost {
   LinkClass bottleneck_class = LinkClass::kNvlink;
   std::vector<LinkLoad> loads;  // one per class crossed, in LinkClass order
   GroupShape shape;
+  // With kAuto, when NCCL's rating chose another algorithm than the one that would be fastest:
+  // which one and what it would take, in words; empty otherwise.
+  std::string choice;
 };
 
 // Errors (kInvalidInput): a group of fewer than 2 ranks, a negative size, concurrent_groups < 1,

@@ -128,6 +128,8 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
   const double bytes = size.value();
   Plan best_plan;
   double best_rated = 0.0;
+  Algorithm fastest = Algorithm::kAuto;  // by real traffic, to explain a rated choice
+  double fastest_time = 0.0;
   bool found = false;
   for (Algorithm a : candidates) {
     Result<Plan> plan = PlanCollective(cluster, shape, op, bytes, a);
@@ -136,8 +138,13 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
     if (!found || r.latency + r.bandwidth < best_rated) {
       best_rated = r.latency + r.bandwidth;
       best_plan = *plan;
-      found = true;
     }
+    const Evaluation e = Evaluate(cluster, shape, *plan, options.concurrent_groups);
+    if (!found || e.latency + e.bandwidth < fastest_time) {
+      fastest_time = e.latency + e.bandwidth;
+      fastest = a;
+    }
+    found = true;
   }
   const Evaluation best = Evaluate(cluster, shape, best_plan, options.concurrent_groups);
   // The bottleneck does not depend on the size (all bytes scale with it); for an empty message
@@ -158,6 +165,13 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
   cost.bottleneck_class = bottleneck;
   cost.bottleneck = Name(bottleneck);
   cost.shape = shape;
+  if (fastest != Algorithm::kAuto && fastest != best_plan.algo &&
+      fastest_time < best.latency + best.bandwidth) {
+    cost.choice = std::string("NCCL's tuner rates ") + Name(fastest) +
+                  " at algbw = busbw / 2 (2S per node) on any node count and runs " +
+                  Name(best_plan.algo) + "; " + Name(fastest) + " would take " +
+                  FormatSeconds(Seconds(fastest_time));
+  }
   for (size_t c = 0; c < kNumLinkClasses; ++c) {
     if (best.bytes[c] <= 0.0) continue;
     const Share& sh = best.shares[c];

@@ -297,6 +297,8 @@ TEST(Auto, TwoNodesLargeMessagesRunTheRingAsNcclChooses) {
   EXPECT_NE(large.algo, Algorithm::kTree);
   const CollectiveCost tree = Cost(c, Range(0, 16), CollectiveOp::kAllReduce, kS, Algorithm::kTree);
   EXPECT_GT(large.time.value(), tree.time.value());  // what the tree would have done
+  EXPECT_NE(large.choice.find("rates tree"), std::string::npos) << large.choice;
+  EXPECT_TRUE(tree.choice.empty());  // an algorithm asked for is not explained
   const CollectiveCost chosen = Cost(c, Range(0, 16), CollectiveOp::kAllReduce, kS, large.algo);
   EXPECT_DOUBLE_EQ(large.time.value(), chosen.time.value());
   // Small messages: the tree's log-depth latency wins, as in NCCL.
