@@ -127,6 +127,7 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
 
   const double bytes = size.value();
   Plan best_plan;
+  Evaluation best;
   double best_rated = 0.0;
   Algorithm fastest = Algorithm::kAuto;  // by real traffic, to explain a rated choice
   double fastest_time = 0.0;
@@ -134,19 +135,25 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
   for (Algorithm a : candidates) {
     Result<Plan> plan = PlanCollective(cluster, shape, op, bytes, a);
     if (!plan.ok()) return plan.status();
-    const Evaluation r = Evaluate(cluster, shape, *plan, options.concurrent_groups, true);
-    if (!found || r.latency + r.bandwidth < best_rated) {
-      best_rated = r.latency + r.bandwidth;
-      best_plan = *plan;
-    }
+    const bool rating = std::any_of(plan->phases.begin(), plan->phases.end(),
+                                    [](const TrafficPhase& p) { return p.nic_rating != 1.0; });
     const Evaluation e = Evaluate(cluster, shape, *plan, options.concurrent_groups);
+    double rated = e.latency + e.bandwidth;
+    if (rating) {
+      const Evaluation r = Evaluate(cluster, shape, *plan, options.concurrent_groups, true);
+      rated = r.latency + r.bandwidth;
+    }
+    if (!found || rated < best_rated) {
+      best_rated = rated;
+      best_plan = *plan;
+      best = e;
+    }
     if (!found || e.latency + e.bandwidth < fastest_time) {
       fastest_time = e.latency + e.bandwidth;
       fastest = a;
     }
     found = true;
   }
-  const Evaluation best = Evaluate(cluster, shape, best_plan, options.concurrent_groups);
   // The bottleneck does not depend on the size (all bytes scale with it); for an empty message
   // it is read from a one-byte plan.
   LinkClass bottleneck = Bottleneck(best);
