@@ -80,6 +80,15 @@ std::string RecomputeModulesText(unsigned modules) {
   return out;
 }
 
+std::string RecomputeText(const TrainingSpec& training) {
+  std::string out = Name(training.recompute);
+  if (training.recompute == Recompute::kSelective &&
+      training.recompute_modules != ModuleBit(RecomputeModule::kCoreAttn)) {
+    out += " (" + RecomputeModulesText(training.recompute_modules) + ")";
+  }
+  return out;
+}
+
 const char* Name(AttentionKernel v) {
   switch (v) {
     case AttentionKernel::kFused: return "fused";

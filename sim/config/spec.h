@@ -49,6 +49,10 @@ const char* Name(Recompute v);
 const char* Name(RecomputeModule v);  // "core_attn", "layernorm", "mla_up_proj", "moe_act"
 // The modules of a ModuleBit set, in enum order, comma-separated ("core_attn, moe_act").
 std::string RecomputeModulesText(unsigned modules);
+struct TrainingSpec;
+// training.recompute as reports print it: "full", or "selective (core_attn, layernorm)" when
+// recompute_modules differs from the default.
+std::string RecomputeText(const TrainingSpec& training);
 const char* Name(AttentionKernel v);
 const char* Name(PipelineSchedule v);
 const char* Name(LinkKind v);

@@ -148,7 +148,7 @@ std::string BudgetText(const Scenario& sc, const BudgetReport& r) {
   out += "\nAssumptions\n";
   out += "  precision " + std::string(Name(sc.training.precision)) + ", optimizer " +
          Name(sc.training.optimizer) + ", grad dtype " + Name(sc.training.grad_dtype) +
-         ", recompute " + Name(sc.training.recompute) + ", flash attention " +
+         ", recompute " + RecomputeText(sc.training) + ", flash attention " +
          (sc.training.flash_attention ? "on" : "off") + "\n";
   for (const std::string& a : r.memory.assumptions) out += "  " + a + "\n";
   return out;

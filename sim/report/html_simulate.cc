@@ -223,7 +223,7 @@ std::string SimulateHtml(const Scenario& sc, const SimResult& r) {
       Esc(sc.model.name + " on " + I(sc.gpus) + " x " + sc.hardware.name + " (" + sc.topology.name +
           "), " + LayoutSummary(sc) + "; seq " + I(sc.training.seq_len) + ", global batch " +
           I(sc.training.global_batch) + ", micro-batch " + I(sc.training.micro_batch) + ", " +
-          Name(sc.training.precision) + ", recompute " + Name(sc.training.recompute)) +
+          Name(sc.training.precision) + ", recompute " + RecomputeText(sc.training)) +
       "</p></header>\n<main>\n";
   body += Verdict(sc, r);
   body += Headline(sc, r);

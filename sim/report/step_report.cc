@@ -42,7 +42,7 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
                     ", micro-batch " + std::to_string(sc.training.micro_batch) + " (" +
                     std::to_string(r.program ? r.program->microbatches : 0) +
                     " per step), " + Name(sc.training.precision) + ", recompute " +
-                    Name(sc.training.recompute) + "\n\n";
+                    RecomputeText(sc.training) + "\n\n";
   TextTable head({"", ""});
   head.AddRow({"step time", Sec(r.step_time)});
   head.AddRow({"tokens/s", FormatSig(r.tokens_per_s, 4) + " (" + FormatSig(r.tokens_per_s_per_gpu, 4) + " per GPU)"});
