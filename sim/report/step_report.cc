@@ -40,9 +40,9 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
                     "), " + LayoutSummary(sc) + "\n  seq " + std::to_string(sc.training.seq_len) +
                     ", global batch " + std::to_string(sc.training.global_batch) +
                     ", micro-batch " + std::to_string(sc.training.micro_batch) + " (" +
-                    std::to_string(r.program ? r.program->microbatches : 0) +
-                    " per step), " + Name(sc.training.precision) + ", recompute " +
-                    RecomputeText(sc.training) + "\n\n";
+                    std::to_string(r.program ? r.program->microbatches : 0) + " per step), " +
+                    Name(sc.training.precision) + ", recompute " + RecomputeText(sc.training) +
+                    "\n\n";
   TextTable head({"", ""});
   head.AddRow({"step time", Sec(r.step_time)});
   head.AddRow({"tokens/s", FormatSig(r.tokens_per_s, 4) + " (" + FormatSig(r.tokens_per_s_per_gpu, 4) + " per GPU)"});
