@@ -43,7 +43,7 @@ const std::vector<DType> kOptimizerStateDTypes = {DType::kFp32, DType::kBf16};
 void ReadRecomputeModules(MapReader& tr, TrainingSpec* t) {
   const ConfigNode* list = tr.Get("recompute_modules");
   if (list == nullptr) return;
-  const std::string valid = "core_attn, layernorm, mla_up_proj, moe_act";
+  const std::string valid = RecomputeModulesText((1u << kNumRecomputeModules) - 1);
   if (!list->is_sequence()) {
     tr.Error(*list, "recompute_modules",
              "expected a list of modules (" + valid + "), got " + list->Describe());
@@ -77,6 +77,15 @@ void ReadRecomputeModules(MapReader& tr, TrainingSpec* t) {
   t->recompute_modules = modules;
 }
 
+// A boolean training key that only makes sense with precision: fp8 (`why` says what it needs).
+void ReadFp8Flag(MapReader& tr, const TrainingSpec& t, const char* key, const char* why,
+                 bool* out) {
+  if (tr.Bool(key, out) && *out && t.precision != DType::kFp8) {
+    tr.ErrorAtKey(key, std::string(key) + " needs precision: fp8 (" + why + "), but precision is " +
+                           Name(t.precision));
+  }
+}
+
 void ReadTraining(MapReader& r, TrainingSpec* t) {
   MapReader tr = r.Sub("training", Need::kRequired);
   tr.PositiveInt("seq_len", &t->seq_len, Need::kRequired);
@@ -91,20 +100,10 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
   tr.Enum("attention_kernel", &t->attention_kernel, kAttentionKernels);
   tr.Bool("fused_loss", &t->fused_loss);
   ReadRecomputeModules(tr, t);
-  if (tr.Bool("fp8_saved_activations", &t->fp8_saved_activations) && t->fp8_saved_activations &&
-      t->precision != DType::kFp8) {
-    tr.ErrorAtKey(
-        "fp8_saved_activations",
-        std::string("fp8_saved_activations needs precision: fp8 (the fp8 copies are those "
-                    "the fp8 matmuls make), but precision is ") +
-            Name(t->precision));
-  }
-  if (tr.Bool("fp8_dispatch", &t->fp8_dispatch) && t->fp8_dispatch && t->precision != DType::kFp8) {
-    tr.ErrorAtKey("fp8_dispatch",
-                  std::string("fp8_dispatch needs precision: fp8 (the tokens are quantized for the "
-                              "experts' fp8 up-projection), but precision is ") +
-                      Name(t->precision));
-  }
+  ReadFp8Flag(tr, *t, "fp8_saved_activations", "the fp8 copies are those the fp8 matmuls make",
+              &t->fp8_saved_activations);
+  ReadFp8Flag(tr, *t, "fp8_dispatch", "the tokens are quantized for the experts' fp8 up-projection",
+              &t->fp8_dispatch);
   tr.Enum("optimizer_state_dtype", &t->optimizer_state_dtype, kOptimizerStateDTypes);
   double tokens = 0.0;
   if (tr.Quantity("tokens", Dimension::kCount, &tokens)) t->tokens = tokens;

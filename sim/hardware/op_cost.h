@@ -99,10 +99,15 @@ class OpCostModel {
   GemmTable table_;
 };
 
-// Fused AdamW on fp32 master weights: reads weight, gradient, m and v, writes weight, m and v
-// (7 x 4 bytes; PyTorch's fused AdamW, bench/h200/results/membound.csv `adamw_fused`). A
-// Megatron distributed optimizer also writes the bf16 copy of the weight (+2 bytes).
-inline constexpr double kAdamBytesPerParam = 28.0;
+// A fused optimizer step on fp32 master weights: reads the weight and the fp32 gradient, writes
+// the weight, and reads and writes each state tensor (Adam's m and v, SGD's momentum) of
+// `state_bytes` per element: 12 + 2·states·state_bytes. Fused AdamW on fp32 state is 7 x 4 = 28
+// bytes (PyTorch's fused AdamW, bench/h200/results/membound.csv `adamw_fused`). A Megatron
+// distributed optimizer also writes the bf16 copy of the weight (+2 bytes).
+constexpr double FusedOptimizerBytesPerParam(int states, double state_bytes) {
+  return 12.0 + 2.0 * static_cast<double>(states) * state_bytes;
+}
+inline constexpr double kAdamBytesPerParam = FusedOptimizerBytesPerParam(2, 4.0);
 
 // Backward fp8 GEMMs accumulate at full precision (split accumulator): 1.1-1.2x slower than the
 // fast accumulation of the forward (pytorch/ao#2377 benchmark); OpCostModel::Cost applies 1.15.

@@ -197,11 +197,8 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
       std::string(Name(training.precision == DType::kFp32 ? DType::kFp32 : DType::kBf16)) +
       (training.fp8_saved_activations ? " (fp8 copies of the fp8 matmuls' inputs kept for backward)"
                                       : "") +
-      ", recompute " + Name(training.recompute) +
-      (training.recompute == Recompute::kSelective
-           ? " (" + RecomputeModulesText(training.recompute_modules) + ")"
-           : "") +
-      ", flash attention " + (training.flash_attention ? "on" : "off") + ", " +
+      ", recompute " + RecomputeText(training) + ", flash attention " +
+      (training.flash_attention ? "on" : "off") + ", " +
       (training.fused_kernels ? "fused" : "eager") + " kernels");
   b.assumptions.push_back("runtime reserve: CUDA context + library handles " +
                           FormatBytes(Bytes(hardware.reserve_cuda_context)) +

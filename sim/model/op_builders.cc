@@ -11,7 +11,7 @@ Ctx MakeCtx(const ModelSpec& model, const GraphOptions& options) {
   const bool sp = options.sequence_parallel && options.tp > 1;
   return Ctx{model,
              options,
-             fp32 ? 4.0 : 2.0,
+             ActivationBytes(options.precision),
              fp32 ? 4.0 : (fp8 ? 1.0 : 2.0),
              options.precision,
              tokens,

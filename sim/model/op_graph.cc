@@ -12,6 +12,10 @@ using model_internal::ActBytes;
 using model_internal::Ctx;
 using model_internal::D;
 
+double ActivationBytes(DType precision) {
+  return precision == DType::kFp32 || precision == DType::kTf32 ? 4.0 : 2.0;
+}
+
 GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& parallel) {
   GraphOptions o;
   o.seq_len = training.seq_len;

@@ -39,6 +39,10 @@ struct GraphOptions {
 
 GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& parallel);
 
+// Bytes per activation element under a training precision: 4 for fp32/tf32, else 2 (fp8 training
+// keeps bf16 activations; its fp8 copies are the matmuls' own).
+double ActivationBytes(DType precision);
+
 // The ops of one kind of decoder layer (dense, MoE, MTP), in forward order.
 struct LayerOps {
   std::string kind;       // "dense", "moe"

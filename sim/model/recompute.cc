@@ -18,6 +18,18 @@ bool Recomputes(const TrainingSpec& training, const Op& op, int matmul_ordinal) 
   return false;
 }
 
+Bytes SelectiveDrops(const std::array<Bytes, kNumRecomputeModules>& dropped_by,
+                     const TrainingSpec& training) {
+  Bytes dropped;
+  if (training.recompute != Recompute::kSelective) return dropped;
+  for (int m = 0; m < kNumRecomputeModules; ++m) {
+    if ((training.recompute_modules & ModuleBit(static_cast<RecomputeModule>(m))) != 0) {
+      dropped += dropped_by[static_cast<size_t>(m)];
+    }
+  }
+  return dropped;
+}
+
 Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training) {
   switch (training.recompute) {
     case Recompute::kNone: {
@@ -25,13 +37,7 @@ Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training) 
     }
     case Recompute::kSelective: {
       const OpTotals t = Sum(layer.ops);
-      Bytes kept = t.saved;
-      for (int m = 0; m < kNumRecomputeModules; ++m) {
-        if ((training.recompute_modules & ModuleBit(static_cast<RecomputeModule>(m))) != 0) {
-          kept -= t.dropped_by[static_cast<size_t>(m)];
-        }
-      }
-      return kept;
+      return t.saved - SelectiveDrops(t.dropped_by, training);
     }
     case Recompute::kSelectiveOps: {
       // The layer input, the attention output, and every other matmul output. Frameworks run

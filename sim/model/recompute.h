@@ -28,6 +28,11 @@ namespace shardsim {
 // in backward under training.recompute (and recompute_modules).
 bool Recomputes(const TrainingSpec& training, const Op& op, int matmul_ordinal);
 
+// Of `dropped_by` (Op::dropped_by, or its sum over a layer), the bytes selective recompute drops
+// with the modules of training.recompute_modules; zero for any other recompute mode.
+Bytes SelectiveDrops(const std::array<Bytes, kNumRecomputeModules>& dropped_by,
+                     const TrainingSpec& training);
+
 // Activation bytes one layer keeps per micro-batch, on this device, under training.recompute.
 Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training);
 

@@ -59,8 +59,7 @@ struct Pricer {
   Bytes act;           // one full activation tensor of the micro-batch: T x h
   bool sp;
   int64_t tp;
-  EpAllToAll ep_a2a;       // one combine (or bf16 dispatch) of a MoE layer
-  EpAllToAll ep_dispatch;  // one dispatch: ep_a2a, or its fp8 version (training.fp8_dispatch)
+  Seconds ep_pass;  // a MoE layer's dispatch + combine in one pass (zero without EP)
 
   Result<Seconds> Coll(CommGroup grp, CollectiveOp op, Bytes size) const {
     Result<CollectiveCost> c = layout.Cost(grp, op, size, at);
@@ -145,13 +144,13 @@ struct Pricer {
   }
 
   // Expert all-to-alls of one MoE layer: a dispatch and a combine forward, and again backward
-  // (their gradients), each of `ep_a2a` (PriceEpAllToAll); with fp8_dispatch the dispatch of
-  // each pass moves fp8 tokens (`ep_dispatch`; DeepSeek-V3 §3.3.3: dispatch in FP8 forward and
-  // the matching activation gradient backward, both combines in BF16). Without overlap they run on
-  // the compute stream. With ep_comm_overlap, as DeepSeek-V3's DualPipe (arXiv 2412.19437 §3.2.1:
-  // "overlap the computation and communication within a pair of individual forward and backward
-  // chunks") and Megatron-Core's EP all-to-all overlap do, a forward chunk's all-to-alls run
-  // under the paired backward chunk's computation and the other way round: the layer's four
+  // (their gradients), `ep_pass` per pass (PriceEpAllToAll); with fp8_dispatch the dispatch of
+  // each pass moves fp8 tokens (StepCosts::ep_dispatch; DeepSeek-V3 §3.3.3: dispatch in FP8 forward
+  // and the matching activation gradient backward, both combines in BF16). Without overlap they run
+  // on the compute stream. With ep_comm_overlap, as DeepSeek-V3's DualPipe (arXiv 2412.19437
+  // §3.2.1: "overlap the computation and communication within a pair of individual forward and
+  // backward chunks") and Megatron-Core's EP all-to-all overlap do, a forward chunk's all-to-alls
+  // run under the paired backward chunk's computation and the other way round: the layer's four
   // all-to-alls (A in all) run beside its forward plus backward compute (C). The communication
   // kernels hold kEpCommSms of the GPU's SMs while they run (DeepSeek-V3 §3.2.2: "only 20 SMs
   // are sufficient to fully utilize the bandwidths of IB and NVLink"), a fraction f during
@@ -159,23 +158,22 @@ struct Pricer {
   // exposed, split evenly between the passes. Steady state only: the pipeline's warm-up
   // forwards have no backward to pair with.
   Status LayerEp(const std::vector<Op>& ops, BlockCost& b) const {
-    if (ep_a2a.time.value() <= 0.0) return Status::Ok();
+    if (ep_pass.value() <= 0.0) return Status::Ok();
     const bool moe = std::any_of(ops.begin(), ops.end(), [](const Op& op) {
       return op.tp_split == TpSplit::kExperts && op.kind == OpKind::kMatmul;
     });
     if (!moe) return Status::Ok();
-    const Seconds per_pass = ep_dispatch.time + ep_a2a.time;  // dispatch + combine
     if (sc.parallel.ep_comm_overlap) {
       constexpr double kEpCommSms = 20.0;
       const double f = std::min(1.0, kEpCommSms / static_cast<double>(sc.hardware.sm_count));
-      const Seconds a = per_pass * 2.0;
+      const Seconds a = ep_pass * 2.0;
       const Seconds c = b.fwd.compute + b.bwd.compute;
       const Seconds exposed = std::max(a - c, a * f);
       b.fwd.ep += exposed * 0.5;
       b.bwd.ep += exposed * 0.5;
     } else {
-      b.fwd.ep += per_pass;
-      b.bwd.ep += per_pass;
+      b.fwd.ep += ep_pass;
+      b.bwd.ep += ep_pass;
     }
     return Status::Ok();
   }
@@ -336,29 +334,22 @@ Result<EpAllToAll> PriceEpAllToAll(const Scenario& sc, const Layout& layout, Byt
 
 Result<StepCosts> PriceStep(const Scenario& sc, const OpGraph& g, const Layout& layout,
                             const OpCostModel& hw) {
-  const double act_bytes = sc.training.precision == DType::kFp32 ? 4.0 : 2.0;
+  const double act_bytes = ActivationBytes(sc.training.precision);
   const Bytes act(act_bytes * static_cast<double>(g.tokens_per_microbatch) *
                   static_cast<double>(sc.model.hidden_size));
   Result<EpAllToAll> ep = PriceEpAllToAll(sc, layout, act);
   if (!ep.ok()) return ep.status();
-  Result<EpAllToAll> dispatch = ep;
-  if (sc.training.fp8_dispatch && sc.training.precision == DType::kFp8) {
-    dispatch = PriceEpAllToAll(sc, layout, act * (1.0 / act_bytes));  // 1 byte per element
-    if (!dispatch.ok()) return dispatch.status();
-  }
-  Pricer p{sc,
-           g,
-           layout,
-           hw,
-           RankCoords{},
-           act,
-           sc.parallel.sequence_parallel && sc.parallel.tp > 1,
-           sc.parallel.tp,
-           *ep,
-           *dispatch};
   StepCosts out;
   out.ep = *ep;
-  out.ep_dispatch = *dispatch;
+  out.ep_dispatch = *ep;
+  if (sc.training.fp8_dispatch && sc.training.precision == DType::kFp8) {
+    Result<EpAllToAll> fp8 = PriceEpAllToAll(sc, layout, act * (1.0 / act_bytes));  // 1 B/element
+    if (!fp8.ok()) return fp8.status();
+    out.ep_dispatch = *fp8;
+  }
+  const bool sp = sc.parallel.sequence_parallel && sc.parallel.tp > 1;
+  Pricer p{
+      sc, g, layout, hw, RankCoords{}, act, sp, sc.parallel.tp, out.ep_dispatch.time + out.ep.time};
   for (const LayerOps& layer : g.layer_kinds) {
     Result<BlockCost> b = p.Layer(layer);
     if (!b.ok()) return b.status();

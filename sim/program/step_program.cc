@@ -144,9 +144,12 @@ class Builder {
   std::vector<std::vector<ScheduleItem>> orders_;  // [pp rank]: the schedule's run order
   // Flat tables indexed by Slot(device, chunk, micro-batch): the first and last compute task of
   // each forward and backward (a backward split into gradient buckets has several).
+  size_t ChunkSlot(int32_t device, int32_t chunk) const {
+    return static_cast<size_t>(device) * static_cast<size_t>(shape_.virtual_stages) +
+           static_cast<size_t>(chunk);
+  }
   size_t Slot(const Key& k) const {
-    return (static_cast<size_t>(k.device) * static_cast<size_t>(shape_.virtual_stages) +
-            static_cast<size_t>(k.chunk)) * static_cast<size_t>(prog_.microbatches) +
+    return ChunkSlot(k.device, k.chunk) * static_cast<size_t>(prog_.microbatches) +
            static_cast<size_t>(k.mb);
   }
   std::vector<TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
@@ -258,7 +261,7 @@ Status Builder::BuildDevice(const Device& d) {
                                        CollectiveOp::kAllGather, bytes, d.gather, TaskId(),
                                        static_cast<int32_t>(c));
       if (!t.ok()) return t.status();
-      gather_[Slot(Key{d.index, static_cast<int32_t>(c), 0}) / static_cast<size_t>(prog_.microbatches)] =
+      gather_[ChunkSlot(d.index, static_cast<int32_t>(c))] =
           Joined(JoinKey{JoinKind::kParamGather, d.coords.pp, static_cast<int64_t>(c), 0, 0}, *t);
     }
   }
@@ -327,7 +330,7 @@ Status Builder::BuildDevice(const Device& d) {
       }
     }
     if (!backward) {
-      const TaskId ag = gather_[Slot(Key{d.index, it.chunk, 0}) / static_cast<size_t>(prog_.microbatches)];
+      const TaskId ag = gather_[ChunkSlot(d.index, it.chunk)];
       if (ag.valid() && it.microbatch == 0) Dep(ag, first);
       fwd_first_[Slot(key)] = first;
       fwd_[Slot(key)] = last;
@@ -476,7 +479,8 @@ Status Builder::Finish(const Device& d) {
   // The optimizer step over the local shard (ZeRO-1+ shards it over dp x cp), memory-bound,
   // as Megatron-LM's optimizer runs it: zero the gradient buffer for the next step, the
   // gradient norm for clipping (one read of the gradients), fp16's unscale and inf check (one
-  // more), fused Adam (kAdamBytesPerParam: weight, gradient, m, v read; weight, m, v written),
+  // more), the fused optimizer (FusedOptimizerBytesPerParam: weight, gradient and states read,
+  // weight and states written),
   // and the copy of the fp32 master weights into the 16-bit ones (4 read + 2 written).
   int64_t dense = 0, expert = 0;
   for (const ChunkWork& w : chunks) {
@@ -490,12 +494,9 @@ Status Builder::Finish(const Device& d) {
   const bool adam = sc_.training.optimizer == Optimizer::kAdam;
   const double grad = BytesOf(sc_.training.grad_dtype);
   const bool master = mem_.weight_bytes_per_param < 4.0;
-  // m and v (or the momentum) are each read and written once: narrower when kept in bf16.
-  const double state_saving =
-      (adam ? 4.0 : 2.0) * (4.0 - BytesOf(sc_.training.optimizer_state_dtype));
-  const double per_param = (adam ? kAdamBytesPerParam : 20.0) - state_saving + 2.0 * grad +
-                           (sc_.training.precision == DType::kFp16 ? grad : 0.0) +
-                           (master ? 6.0 : 0.0);
+  const double per_param =
+      FusedOptimizerBytesPerParam(adam ? 2 : 1, BytesOf(sc_.training.optimizer_state_dtype)) +
+      2.0 * grad + (sc_.training.precision == DType::kFp16 ? grad : 0.0) + (master ? 6.0 : 0.0);
   TaskInfo oi;
   oi.category = TaskCategory::kOptimizer;
   oi.device = d.index;

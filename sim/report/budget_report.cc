@@ -226,16 +226,7 @@ std::string BudgetJson(const Scenario& sc, const BudgetReport& r) {
 
 std::string ExplainOps(const OpGraph& g, const TrainingSpec& training) {
   // Selective recompute drops part of some ops' saved tensors (sim/model/recompute.h).
-  auto kept = [&](const Op& op) {
-    Bytes k = op.saved;
-    if (training.recompute != Recompute::kSelective) return k;
-    for (int m = 0; m < kNumRecomputeModules; ++m) {
-      if ((training.recompute_modules & ModuleBit(static_cast<RecomputeModule>(m))) != 0) {
-        k -= op.dropped_by[static_cast<size_t>(m)];
-      }
-    }
-    return k;
-  };
+  auto kept = [&](const Op& op) { return op.saved - SelectiveDrops(op.dropped_by, training); };
   TextTable t({"op", "kind", "tp split", "shape", "fwd FLOPs", "bwd FLOPs", "fwd bytes", "params",
                "saved", "source"});
   t.SetLeftAligned({1, 2, 3, 9});
@@ -269,11 +260,8 @@ std::string ExplainOps(const OpGraph& g, const TrainingSpec& training) {
     if (n == 0) continue;
     std::string keeps = "full recompute keeps " + FormatBytes(layer.input_bytes);
     if (training.recompute != Recompute::kFull) {
-      keeps = "recompute " + std::string(Name(training.recompute)) +
-              (training.recompute == Recompute::kSelective
-                   ? " (" + RecomputeModulesText(training.recompute_modules) + ")"
-                   : std::string()) +
-              " keeps " + FormatBytes(LayerActivationBytes(layer, training)) + "; " + keeps;
+      keeps = "recompute " + RecomputeText(training) + " keeps " +
+              FormatBytes(LayerActivationBytes(layer, training)) + "; " + keeps;
     }
     t.AddSection(layer.kind + " layer (x" + std::to_string(n) + "); " + keeps);
     for (const Op& op : layer.ops) add(op);

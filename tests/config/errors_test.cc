@@ -279,28 +279,38 @@ TEST(ErrorsTest, RecomputeModules) {
       << full.status().ToString();
 }
 
-TEST(ErrorsTest, Fp8SavedActivationsNeedFp8Training) {
-  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" +
-                                 "training: {seq_len: 4096, global_batch: 256, precision: bf16, "
-                                 "fp8_saved_activations: true}\n");
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().ToString().find(
-                "training.fp8_saved_activations: fp8_saved_activations needs precision: fp8"),
-            std::string::npos)
-      << s.status().ToString();
+// Keys that need fp8 training, and the optimizer-state dtype: located, with what is valid.
+TEST(ErrorsTest, Fp8OnlyKeysAndOptimizerStateDtype) {
+  auto first_line = [](const Result<Scenario>& r) {
+    const std::string text = r.status().ToString();
+    return text.substr(0, text.find('\n'));
+  };
+  Result<Scenario> saved = BuildText(Head() + "gpus: 8\n" +
+                                     "training: {seq_len: 4096, global_batch: 256, precision: "
+                                     "bf16, fp8_saved_activations: true}\n");
+  ASSERT_FALSE(saved.ok());
+  EXPECT_EQ(first_line(saved),
+            "tests/config/data/inline.yaml:5:63: error: training.fp8_saved_activations: "
+            "fp8_saved_activations "
+            "needs precision: fp8 (the fp8 copies are those the fp8 matmuls make), but precision "
+            "is bf16");
   Result<Scenario> dispatch = BuildText(Head() + "gpus: 8\n" +
                                         "training: {seq_len: 4096, global_batch: 256, "
                                         "fp8_dispatch: true}\n");
   ASSERT_FALSE(dispatch.ok());
-  EXPECT_NE(
-      dispatch.status().ToString().find("training.fp8_dispatch: fp8_dispatch needs precision: fp8"),
-      std::string::npos)
-      << dispatch.status().ToString();
-  Result<Scenario> bad = BuildText(Head() + "gpus: 8\n" +
-                                   "training: {seq_len: 4096, global_batch: 256, "
-                                   "optimizer_state_dtype: fp8}\n");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().ToString().find("optimizer_state_dtype"), std::string::npos);
+  EXPECT_EQ(
+      first_line(dispatch),
+      "tests/config/data/inline.yaml:5:46: error: training.fp8_dispatch: fp8_dispatch needs "
+      "precision: "
+      "fp8 (the tokens are quantized for the experts' fp8 up-projection), but precision is bf16");
+  Result<Scenario> state = BuildText(Head() + "gpus: 8\n" +
+                                     "training: {seq_len: 4096, global_batch: 256, "
+                                     "optimizer_state_dtype: fp8}\n");
+  ASSERT_FALSE(state.ok());
+  EXPECT_EQ(first_line(state),
+            "tests/config/data/inline.yaml:5:69: error: training.optimizer_state_dtype: \"fp8\" is "
+            "not one of "
+            "fp32, bf16; did you mean 'fp32'?");
 }
 
 }  // namespace

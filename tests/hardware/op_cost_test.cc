@@ -141,6 +141,10 @@ TEST(OpCost, OptimizerStepStreamsItsStateOnce) {
   EXPECT_NEAR(OptimizerStepTime(1'000'000'000, kAdamBytesPerParam, hw).value(),
               28e9 / (4e12 * 0.6) + 5e-6, 1e-12);
   EXPECT_EQ(OptimizerStepTime(0, kAdamBytesPerParam, hw).value(), 0.0);
+  // Weight r/w and gradient read (12 B) plus each state read and written.
+  EXPECT_DOUBLE_EQ(kAdamBytesPerParam, 28.0);
+  EXPECT_DOUBLE_EQ(FusedOptimizerBytesPerParam(1, 4.0), 20.0);  // SGD momentum, fp32
+  EXPECT_DOUBLE_EQ(FusedOptimizerBytesPerParam(2, 2.0), 20.0);  // Adam, bf16 m and v
 }
 
 TEST(OpCost, MoreBandwidthNeverSlowsAMemoryBoundOp) {

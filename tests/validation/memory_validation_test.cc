@@ -56,9 +56,9 @@ TEST(MemoryValidation, PublishedFeasibility) {
       {"bloom176b_384gpu.yaml", true},
   };
   for (const Case& c : cases) {
-    auto sc = LoadScenario(kDir + c.file, LoadOptions{});
+    Result<Scenario> sc = LoadScenario(kDir + c.file, LoadOptions{});
     ASSERT_TRUE(sc.ok()) << sc.status().ToString();
-    auto sim = Simulate(*sc);
+    Result<SimResult> sim = Simulate(*sc);
     ASSERT_TRUE(sim.ok()) << sim.status().ToString();
     std::printf("%-52s peak %6.1f GiB of %5.1f: %s (stated: %s)\n", c.file,
                 sim->peak_memory.value() / 1073741824.0,
