@@ -46,22 +46,21 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(r.status());
       return;
     }
-    if (!args->trace.empty()) {
-      std::ofstream out(args->trace, std::ios::binary);
-      out << ChromeTrace(*sc, *r);
-      if (!out.good()) {
-        ctx.exit_code =
-            ReportStatus(Status::Invalid("--trace: cannot write '" + args->trace + "'"));
-        return;
-      }
+    // A --trace or --html file that cannot be written is an error, and nothing is printed.
+    const auto write = [](const char* option, const std::string& path, const std::string& text) {
+      std::ofstream out(path, std::ios::binary);
+      out << text;
+      return out.good() ? Status::Ok()
+                        : Status::Invalid(std::string(option) + ": cannot write '" + path + "'");
+    };
+    Status written = Status::Ok();
+    if (!args->trace.empty()) written = write("--trace", args->trace, ChromeTrace(*sc, *r));
+    if (written.ok() && !args->html.empty()) {
+      written = write("--html", args->html, SimulateHtml(*sc, *r));
     }
-    if (!args->html.empty()) {
-      std::ofstream out(args->html, std::ios::binary);
-      out << SimulateHtml(*sc, *r);
-      if (!out.good()) {
-        ctx.exit_code = ReportStatus(Status::Invalid("--html: cannot write '" + args->html + "'"));
-        return;
-      }
+    if (!written.ok()) {
+      ctx.exit_code = ReportStatus(written);
+      return;
     }
     std::string text = args->json ? SimulateJson(*sc, *r) : SimulateText(*sc, *r);
     if (args->explain && !args->json) text += "\n" + ExplainStep(*sc, *r);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/model/params.h"
 #include "sim/report/html_page.h"
@@ -148,11 +149,7 @@ std::string Inputs(const Scenario& sc, const SimResult& r) {
   std::string par = Row("layout", LayoutSummary(sc));
   par += Row("dp, tp, pp, cp, ep",
              I(p.dp) + ", " + I(p.tp) + ", " + I(p.pp) + ", " + I(p.cp) + ", " + I(p.ep));
-  par += Row("placement order", [&] {
-    std::string s;
-    for (const std::string& o : p.order) s += (s.empty() ? "" : ", ") + o;
-    return s;
-  }());
+  par += Row("placement order", Join(p.order));
   par +=
       Row("overlap grad reduce, param gather", std::string(p.overlap_grad_reduce ? "on" : "off") +
                                                    ", " + (p.overlap_param_gather ? "on" : "off"));

@@ -21,36 +21,10 @@ namespace {
 constexpr std::array<const char*, 5> kStreams = {
     "compute", "pp send to next", "pp send to previous", "parameter gather", "gradient reduce"};
 
-// Task kinds the timeline colours apart. The first entries are TaskCategory names; "idle" marks
-// the gaps of a compute stream.
-constexpr std::array<const char*, 9> kKinds = {"forward",      "backward",       "optimizer",
-                                               "pp_send",      "grad_reduce",    "param_gather",
-                                               "zero3_gather", "embedding_sync", "idle"};
-constexpr int kIdle = 8;
-
-int KindIndex(TaskCategory c) {
-  switch (c) {
-    case TaskCategory::kForward:
-      return 0;
-    case TaskCategory::kBackward:
-      return 1;
-    case TaskCategory::kOptimizer:
-      return 2;
-    case TaskCategory::kPpSend:
-      return 3;
-    case TaskCategory::kGradReduce:
-      return 4;
-    case TaskCategory::kParamGather:
-      return 5;
-    case TaskCategory::kZero3Gather:
-      return 6;
-    case TaskCategory::kEmbeddingSync:
-      return 7;
-    case TaskCategory::kJoin:
-      break;
-  }
-  return -1;
-}
+// Task kinds the timeline colours apart: the TaskCategory names (sim/program/step_program.h)
+// but kJoin, whose index is taken by "idle", the gaps of a compute stream.
+static_assert(static_cast<int>(TaskCategory::kJoin) == kNumTaskCategories - 1);
+constexpr int kIdle = static_cast<int>(TaskCategory::kJoin);
 
 int64_t Nanos(SimTime t) { return t.picos() / 1000; }
 int64_t Nanos(Seconds s) { return static_cast<int64_t>(std::llround(s.value() * 1e9)); }
@@ -87,50 +61,47 @@ Json TimelineJson(const SimResult& r) {
   const RunResult& run = *r.run;
   // Devices drawn: data- and context-parallel rank 0 of each stage (every replica of a stage
   // does the same work; in representative mode these are all the devices there are).
-  auto shown = [&](const Device& d) { return d.coords.dp == 0 && d.coords.cp == 0; };
-  std::map<std::pair<int64_t, int>, int32_t> row_of;  // (stage, stream) -> row
-  std::vector<std::pair<int64_t, int>> used;
+  struct Shown {
+    TaskId id;
+    int64_t stage;
+    int stream;
+  };
+  std::vector<Shown> shown;
+  std::map<std::pair<int64_t, int>, int32_t> row_of;  // (stage, stream) -> row, rows in order
+  std::map<int64_t, int32_t> device_of;               // stage -> its shown device
+  for (const Device& d : prog.devices) {
+    if (d.coords.dp != 0 || d.coords.cp != 0) continue;
+    device_of[d.coords.pp] = d.index;
+    row_of[{d.coords.pp, 0}] = 0;  // a compute row even for an idle stage
+  }
   for (int32_t i = 0; i < run.num_tasks(); ++i) {
     const TaskId id(i);
     const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
     if (t.category == TaskCategory::kJoin) continue;
     const Device& d = prog.devices[static_cast<size_t>(t.device)];
-    if (!shown(d)) continue;
-    used.push_back({d.coords.pp, StreamIndex(d, prog.engine.stream(id))});
+    if (d.coords.dp != 0 || d.coords.cp != 0) continue;
+    shown.push_back({id, d.coords.pp, StreamIndex(d, prog.engine.stream(id))});
+    row_of[{d.coords.pp, shown.back().stream}] = 0;
   }
-  for (const Device& d : prog.devices) {
-    if (shown(d)) used.push_back({d.coords.pp, 0});  // a compute row even for an idle stage
-  }
-  std::sort(used.begin(), used.end());
-  used.erase(std::unique(used.begin(), used.end()), used.end());
   Json rows = Json::array();
-  for (const auto& [stage, stream] : used) {
-    row_of[{stage, stream}] = static_cast<int32_t>(rows.size());
-    int32_t device = 0;
-    for (const Device& d : prog.devices) {
-      if (shown(d) && d.coords.pp == stage) device = d.index;
-    }
+  for (auto& [stage_stream, row] : row_of) {
+    const auto [stage, stream] = stage_stream;
+    row = static_cast<int32_t>(rows.size());
     rows.push_back(
         {{"label", "stage " + std::to_string(stage) + " " + kStreams[static_cast<size_t>(stream)]},
          {"stage", stage},
-         {"device", device},
+         {"device", device_of[stage]},
          {"stream", kStreams[static_cast<size_t>(stream)]}});
   }
 
   Columns c;
   const int64_t step_ns = Nanos(run.makespan());
   std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> busy;  // compute row -> intervals
-  for (int32_t i = 0; i < run.num_tasks(); ++i) {
-    const TaskId id(i);
-    const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
-    const int kind = KindIndex(t.category);
-    if (kind < 0) continue;
-    const Device& d = prog.devices[static_cast<size_t>(t.device)];
-    if (!shown(d)) continue;
-    const int stream = StreamIndex(d, prog.engine.stream(id));
-    const int32_t row = row_of.at({d.coords.pp, stream});
-    const int64_t s = Nanos(run.start(id)), e = Nanos(run.end(id));
-    c.Add(row, kind, s, e);
+  for (const Shown& sh : shown) {
+    const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(sh.id))];
+    const int32_t row = row_of.at({sh.stage, sh.stream});
+    const int64_t s = Nanos(run.start(sh.id)), e = Nanos(run.end(sh.id));
+    c.Add(row, static_cast<int>(t.category), s, e);
     c.mb.back() = t.microbatch;
     c.chunk.back() = t.chunk;
     if (t.category == TaskCategory::kForward || t.category == TaskCategory::kBackward) {
@@ -143,7 +114,7 @@ Json TimelineJson(const SimResult& r) {
       c.bytes.back() = t.bytes.value();
       c.link.back() = static_cast<int32_t>(t.link);
     }
-    if (stream == 0) busy[row].push_back({s, e});
+    if (sh.stream == 0) busy[row].push_back({s, e});
   }
   // Idle: the gaps of each compute row between zero, its tasks and the end of the step.
   for (const auto& [stage_stream, row] : row_of) {
@@ -161,7 +132,8 @@ Json TimelineJson(const SimResult& r) {
   Json links = Json::array();
   for (int k = 0; k < kNumLinkClasses; ++k) links.push_back(Name(static_cast<LinkClass>(k)));
   Json kinds = Json::array();
-  for (const char* k : kKinds) kinds.push_back(k);
+  for (int k = 0; k < kIdle; ++k) kinds.push_back(Name(static_cast<TaskCategory>(k)));
+  kinds.push_back("idle");
   Json tasks = {
       {"row", c.row},  {"start", c.start}, {"end", c.end},         {"kind", c.kind},
       {"mb", c.mb},    {"chunk", c.chunk}, {"compute", c.compute}, {"recompute", c.recompute},
@@ -174,7 +146,6 @@ Json TimelineJson(const SimResult& r) {
 Json MemoryJson(const Scenario& sc, const SimResult& r) {
   const double frag = sc.hardware.reserve_fragmentation;
   Json stages = Json::array();
-  int64_t worst_stage = 0;
   for (size_t p = 0; p < r.memory.stages.size(); ++p) {
     const StageMemory& s = r.memory.stages[p];
     const DeviceStats* dev = nullptr;
@@ -184,7 +155,6 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
         dev = &d;
     }
     if (dev == nullptr) continue;
-    if (dev->device == r.worst_device) worst_stage = static_cast<int64_t>(p);
     const Bytes buffers =
         s.zero3_buffers + s.recompute_buffer + s.loss_buffers + s.moe_buffers + s.comm_buffers;
     const Bytes counted = s.model_states() + dev->peak_activations + buffers + s.cuda_context;
@@ -197,16 +167,17 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
                         dev->peak_activations.value(), buffers.value(),
                         (s.cuda_context + fragmentation).value()}},
                       {"detail",
-                       {{"zero3 gathered weights", s.zero3_buffers.value()},
-                        {"recompute buffer", s.recompute_buffer.value()},
-                        {"loss buffers", s.loss_buffers.value()},
-                        {"MoE dispatch buffers", s.moe_buffers.value()},
-                        {"communication buffers", s.comm_buffers.value()},
-                        {"CUDA context", s.cuda_context.value()},
-                        {"allocator fragmentation", fragmentation.value()},
-                        {"micro-batches in flight (closed form)", s.in_flight}}}});
+                       {{"buffers",
+                         {{"zero3 gathered weights", s.zero3_buffers.value()},
+                          {"recompute buffer", s.recompute_buffer.value()},
+                          {"loss buffers", s.loss_buffers.value()},
+                          {"MoE dispatch buffers", s.moe_buffers.value()},
+                          {"communication buffers", s.comm_buffers.value()}}},
+                        {"reserve",
+                         {{"CUDA context", s.cuda_context.value()},
+                          {"allocator fragmentation", fragmentation.value()}}}}},
+                      {"in_flight", s.in_flight}});
   }
-  Json over = Json::object();
   const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
   const StageMemory& ws = r.memory.stages[static_cast<size_t>(wd.coords.pp)];
   std::vector<int64_t> t_ns;
@@ -215,16 +186,16 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
     t_ns.push_back(Nanos(Seconds(sec)));
     bytes.push_back(DeviceMemoryAt(ws, Bytes(act), frag).value());
   }
-  over = {{"device", wd.device},
-          {"stage", wd.coords.pp},
-          {"base", DeviceMemoryAt(ws, Bytes(0.0), frag).value()},
-          {"step_ns", Nanos(r.step_time)},
-          {"t_ns", t_ns},
-          {"bytes", bytes}};
+  const Json over = {{"device", wd.device},
+                     {"stage", wd.coords.pp},
+                     {"base", DeviceMemoryAt(ws, Bytes(0.0), frag).value()},
+                     {"step_ns", Nanos(r.step_time)},
+                     {"t_ns", t_ns},
+                     {"bytes", bytes}};
   return {{"capacity", sc.hardware.memory_capacity},
           {"parts", {"weights", "gradients", "optimizer", "activations", "buffers", "reserve"}},
           {"stages", stages},
-          {"worst_stage", worst_stage},
+          {"worst_stage", wd.coords.pp},
           {"over_time", over}};
 }
 
@@ -265,7 +236,7 @@ Json ExposedJson(const SimResult& r) {
   Json links = Json::array();
   for (const auto& [name, s] : r.exposed_by_link)
     links.push_back({{"link", name}, {"exposed_s", s.value()}});
-  return {{"step_s", r.step_time.value()}, {"bottlenecks", bn}, {"by_link", links}};
+  return {{"bottlenecks", bn}, {"by_link", links}};
 }
 
 }  // namespace

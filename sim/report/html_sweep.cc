@@ -127,25 +127,32 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
   return out + "</tbody></table></div>\n";
 }
 
+// Distinct strings in order of first appearance, so that a column of n points carries each
+// string once and n small indices.
+struct Interned {
+  std::map<std::string, int> index;
+  std::vector<std::string> values;
+  int Add(const std::string& v) {
+    const auto [it, added] = index.emplace(v, static_cast<int>(values.size()));
+    if (added) values.push_back(v);
+    return it->second;
+  }
+};
+
 Json Data(const SweepHtmlInput& r, const std::vector<size_t>& top, const std::vector<size_t>& fg,
           const std::vector<size_t>& fh) {
   const size_t n = r.points.size();
   Json values = Json::array(), inputs = Json::array();
   for (size_t k = 0; k < r.input_keys.size(); ++k) {
-    std::map<std::string, int> index;
-    std::vector<std::string> distinct;
+    Interned distinct;
     std::vector<int> column(n);
     for (size_t i = 0; i < n; ++i) {
-      const std::string& v = k < r.points[i].inputs.size() ? r.points[i].inputs[k] : "";
-      auto [it, added] = index.emplace(v, static_cast<int>(distinct.size()));
-      if (added) distinct.push_back(v);
-      column[i] = it->second;
+      column[i] = distinct.Add(k < r.points[i].inputs.size() ? r.points[i].inputs[k] : "");
     }
-    values.push_back(distinct);
+    values.push_back(distinct.values);
     inputs.push_back(column);
   }
-  std::map<std::string, int> reason_index, bottleneck_index;
-  std::vector<std::string> reasons, bottlenecks;
+  Interned reasons, bottlenecks;
   std::vector<int> reason(n, -1), bottleneck(n, -1), feasible(n), simulated(n);
   std::vector<int64_t> gpus(n);
   std::vector<double> tps(n), tps_gpu(n), mfu(n), step(n);
@@ -166,21 +173,12 @@ Json Data(const SweepHtmlInput& r, const std::vector<size_t>& top, const std::ve
     cost.push_back(p.cost ? Json(Round6(*p.cost)) : Json(nullptr));
     any_ttt = any_ttt || p.time_to_train_s.has_value();
     any_cost = any_cost || p.cost.has_value();
-    if (!p.feasible) {
-      auto [it, added] = reason_index.emplace(p.reason, static_cast<int>(reasons.size()));
-      if (added) reasons.push_back(p.reason);
-      reason[i] = it->second;
-    }
-    if (!p.bottleneck.empty()) {
-      auto [it, added] =
-          bottleneck_index.emplace(p.bottleneck, static_cast<int>(bottlenecks.size()));
-      if (added) bottlenecks.push_back(p.bottleneck);
-      bottleneck[i] = it->second;
-    }
+    if (!p.feasible) reason[i] = reasons.Add(p.reason);
+    if (!p.bottleneck.empty()) bottleneck[i] = bottlenecks.Add(p.bottleneck);
   }
-  std::vector<int64_t> distinct_gpus = gpus;
-  std::sort(distinct_gpus.begin(), distinct_gpus.end());
-  distinct_gpus.erase(std::unique(distinct_gpus.begin(), distinct_gpus.end()), distinct_gpus.end());
+  // x = GPUs only when the sweep has more than one GPU count.
+  const bool several_gpus =
+      std::any_of(gpus.begin(), gpus.end(), [&](int64_t g) { return g != gpus.front(); });
   Json j = {{"title", r.title},
             {"keys", r.input_keys},
             {"values", values},
@@ -195,13 +193,13 @@ Json Data(const SweepHtmlInput& r, const std::vector<size_t>& top, const std::ve
             {"feasible", feasible},
             {"simulated", simulated},
             {"reason", reason},
-            {"reasons", reasons},
+            {"reasons", reasons.values},
             {"bottleneck", bottleneck},
-            {"bottlenecks", bottlenecks},
+            {"bottlenecks", bottlenecks.values},
             {"front_gpus", fg},
             {"front_headroom", fh},
             {"top", top},
-            {"default_x", distinct_gpus.size() > 1 ? "gpus" : "headroom"}};
+            {"default_x", several_gpus ? "gpus" : "headroom"}};
   if (any_ttt) j["time_to_train_s"] = ttt;
   if (any_cost) j["cost"] = cost;
   return j;

@@ -243,6 +243,14 @@
     timelineState = {svg: s, view: view, full: full, flush: flush};
   }
 
+  // The capacity of a device as a line across a memory chart with y scale `y`.
+  function capacityLine(s, left, right, y, cap) {
+    var yc = y(cap);
+    SS.el('line', {x1: left, x2: right, y1: yc, y2: yc, 'class': 'capacity', 'data-bytes': cap}, s);
+    SS.text(s, right, yc - 4, 'capacity ' + SS.bytes(cap),
+            {'text-anchor': 'end', 'class': 'capacity-label'});
+  }
+
   function memoryStages(d) {
     var m = d.memory, root = document.getElementById('chart-memory-stages');
     if (!m) return SS.message(root, 'No memory data.');
@@ -267,11 +275,7 @@
               {'text-anchor': 'middle', 'class': 'value-label'});
       SS.text(s, cx, top + plotH + 16, 'stage ' + stage.stage, {'text-anchor': 'middle'});
     });
-    var yc = y(m.capacity);
-    SS.el('line', {x1: left, x2: right, y1: yc, y2: yc, 'class': 'capacity',
-                   'data-bytes': m.capacity}, s);
-    SS.text(s, right, yc - 4, 'capacity ' + SS.bytes(m.capacity),
-            {'text-anchor': 'end', 'class': 'capacity-label'});
+    capacityLine(s, left, right, y, m.capacity);
     s.addEventListener('mousemove', function (e) {
       var part = e.target.getAttribute && e.target.getAttribute('data-part');
       if (!part) return SS.hideTooltip();
@@ -280,14 +284,13 @@
       })[0];
       var lines = ['stage ' + stage.stage + ' (device ' + stage.device + '): ' + PART_LABEL[part],
                    SS.bytes(Number(e.target.getAttribute('data-bytes')))];
-      var detail = stage.detail;
-      var keys = part === 'buffers' ? ['zero3 gathered weights', 'recompute buffer', 'loss buffers',
-                                       'MoE dispatch buffers', 'communication buffers']
-               : part === 'reserve' ? ['CUDA context', 'allocator fragmentation'] : [];
-      keys.forEach(function (k) { if (detail[k] > 0) lines.push(k + ': ' + SS.bytes(detail[k])); });
+      var detail = stage.detail[part] || {};
+      Object.keys(detail).forEach(function (k) {
+        if (detail[k] > 0) lines.push(k + ': ' + SS.bytes(detail[k]));
+      });
       if (part === 'activations') {
-        lines.push('simulated peak; closed form holds ' +
-                   SS.sig(detail['micro-batches in flight (closed form)'], 3) + ' micro-batches');
+        lines.push('simulated peak; closed form holds ' + SS.sig(stage.in_flight, 3) +
+                   ' micro-batches');
       }
       lines.push('total ' + SS.bytes(stage.total) + ' of ' + SS.bytes(m.capacity));
       SS.tooltip(e, lines);
@@ -319,9 +322,7 @@
                    'fill-opacity': 0.55}, s);
     SS.el('path', {d: line, fill: 'none', stroke: '#6b3f63', 'stroke-width': 1.2,
                    'data-series': 'memory', 'data-points': n, 'data-peak': peak}, s);
-    var yc = y(cap);
-    SS.el('line', {x1: left, x2: right, y1: yc, y2: yc, 'class': 'capacity', 'data-bytes': cap}, s);
-    SS.text(s, right, yc - 4, 'capacity ' + SS.bytes(cap), {'text-anchor': 'end', 'class': 'capacity-label'});
+    capacityLine(s, left, right, y, cap);
     var px = x(n ? o.t_ns[peakAt] : 0), py = y(peak);
     SS.el('circle', {cx: px, cy: py, r: 3.5, fill: '#6b3f63', 'data-peak-bytes': peak}, s);
     SS.text(s, Math.min(px + 6, right - 90), py - 6, 'peak ' + SS.bytes(peak), {'class': 'value-label'});
