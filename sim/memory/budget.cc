@@ -172,9 +172,7 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
     }
     s.cuda_context = Bytes(hardware.reserve_cuda_context);
     s.comm_buffers = Bytes(world > 1 ? hardware.reserve_comm_buffers : 0.0);
-    const Bytes allocated = s.model_states() + s.zero3_buffers + s.activations +
-                            s.recompute_buffer + s.loss_buffers + s.moe_buffers;
-    s.fragmentation = allocated * hardware.reserve_fragmentation;
+    s.fragmentation = s.Allocated(s.activations) * hardware.reserve_fragmentation;
     b.stages.push_back(s);
   }
   for (size_t i = 1; i < b.stages.size(); ++i) {

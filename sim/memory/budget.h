@@ -42,6 +42,18 @@ struct StageMemory {
   Bytes fragmentation;
 
   Bytes model_states() const { return weights + gradients + optimizer; }
+  // What the allocator hands out with `live_activations` held: all but the runtime reserve.
+  Bytes Allocated(Bytes live_activations) const {
+    return model_states() + zero3_buffers + live_activations + recompute_buffer + loss_buffers +
+           moe_buffers;
+  }
+  // Device memory with `live_activations` held, the runtime reserve included; the allocator's
+  // fragmentation is `fragmentation_fraction` (HardwareSpec::reserve_fragmentation) of what is
+  // allocated.
+  Bytes DeviceTotal(Bytes live_activations, double fragmentation_fraction) const {
+    const Bytes allocated = Allocated(live_activations);
+    return allocated + cuda_context + comm_buffers + allocated * fragmentation_fraction;
+  }
   Bytes total() const {
     return model_states() + zero3_buffers + activations + recompute_buffer + loss_buffers +
            moe_buffers + cuda_context + comm_buffers + fragmentation;

@@ -201,10 +201,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   // the live activations at their peak on the timeline.
   for (DeviceStats& d : r.devices) {
     const StageMemory& s = r.memory.stages[static_cast<size_t>(d.coords.pp)];
-    const Bytes allocated = s.model_states() + s.zero3_buffers + d.peak_activations +
-                            s.recompute_buffer + s.loss_buffers + s.moe_buffers;
-    d.peak_memory = allocated + s.cuda_context + s.comm_buffers +
-                    allocated * sc.hardware.reserve_fragmentation;
+    d.peak_memory = s.DeviceTotal(d.peak_activations, sc.hardware.reserve_fragmentation);
     if (d.peak_memory > r.peak_memory) {
       r.peak_memory = d.peak_memory;
       r.worst_device = d.device;

@@ -157,8 +157,7 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
     if (dev == nullptr) continue;
     const Bytes buffers =
         s.zero3_buffers + s.recompute_buffer + s.loss_buffers + s.moe_buffers + s.comm_buffers;
-    const Bytes counted = s.model_states() + dev->peak_activations + buffers + s.cuda_context;
-    const Bytes fragmentation = dev->peak_memory - counted;
+    const Bytes fragmentation = s.Allocated(dev->peak_activations) * frag;
     stages.push_back({{"stage", p},
                       {"device", dev->device},
                       {"total", dev->peak_memory.value()},
@@ -184,11 +183,11 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
   std::vector<double> bytes;
   for (const auto& [sec, act] : wd.activation_timeline) {
     t_ns.push_back(Nanos(Seconds(sec)));
-    bytes.push_back(DeviceMemoryAt(ws, Bytes(act), frag).value());
+    bytes.push_back(ws.DeviceTotal(Bytes(act), frag).value());
   }
   const Json over = {{"device", wd.device},
                      {"stage", wd.coords.pp},
-                     {"base", DeviceMemoryAt(ws, Bytes(0.0), frag).value()},
+                     {"base", ws.DeviceTotal(Bytes(0.0), frag).value()},
                      {"step_ns", Nanos(r.step_time)},
                      {"t_ns", t_ns},
                      {"bytes", bytes}};
@@ -240,12 +239,6 @@ Json ExposedJson(const SimResult& r) {
 }
 
 }  // namespace
-
-Bytes DeviceMemoryAt(const StageMemory& s, Bytes activations, double fragmentation) {
-  const Bytes allocated = s.model_states() + s.zero3_buffers + activations + s.recompute_buffer +
-                          s.loss_buffers + s.moe_buffers;
-  return allocated + s.cuda_context + s.comm_buffers + allocated * fragmentation;
-}
 
 std::string SimulateReportData(const Scenario& sc, const SimResult& r) {
   Json j;

@@ -34,12 +34,6 @@ namespace shardsim {
 
 std::string SimulateReportData(const Scenario& scenario, const SimResult& result);
 
-// The memory of a device of `stage` when `activations` bytes of activations are live: the stage's
-// model states and buffers, the activations, the runtime reserve and the allocator's
-// fragmentation on what is allocated — as Simulate counts it at the peak
-// (sim/program/simulate.cc), so that it equals DeviceStats::peak_memory at peak_activations.
-Bytes DeviceMemoryAt(const StageMemory& stage, Bytes activations, double fragmentation);
-
 }  // namespace shardsim
 
 #endif  // SHARDSIM_REPORT_HTML_SIMULATE_DATA_H_

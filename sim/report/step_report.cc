@@ -109,20 +109,23 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r) {
   j["bubble_fraction"] = r.bubble_fraction;
   const StageMemory& s = r.memory.stages[static_cast<size_t>(r.devices[static_cast<size_t>(r.worst_device)].coords.pp)];
   const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
-  j["memory"] = {{"peak_bytes", r.peak_memory.value()},
-                 {"capacity_bytes", sc.hardware.memory_capacity},
-                 {"stage", wd.coords.pp},
-                 {"breakdown", {{"weights", s.weights.value()},
-                                {"gradients", s.gradients.value()},
-                                {"optimizer", s.optimizer.value()},
-                                {"activations", wd.peak_activations.value()},
-                                {"zero3_buffers", s.zero3_buffers.value()},
-                                {"recompute_buffer", s.recompute_buffer.value()},
-                                {"loss_buffers", s.loss_buffers.value()},
-                                {"moe_buffers", s.moe_buffers.value()},
-                                {"cuda_context", s.cuda_context.value()},
-                                {"comm_buffers", s.comm_buffers.value()},
-                                {"fragmentation", (wd.peak_memory - (s.model_states() + s.zero3_buffers + wd.peak_activations + s.recompute_buffer + s.loss_buffers + s.moe_buffers + s.cuda_context + s.comm_buffers)).value()}}}};
+  j["memory"] = {
+      {"peak_bytes", r.peak_memory.value()},
+      {"capacity_bytes", sc.hardware.memory_capacity},
+      {"stage", wd.coords.pp},
+      {"breakdown",
+       {{"weights", s.weights.value()},
+        {"gradients", s.gradients.value()},
+        {"optimizer", s.optimizer.value()},
+        {"activations", wd.peak_activations.value()},
+        {"zero3_buffers", s.zero3_buffers.value()},
+        {"recompute_buffer", s.recompute_buffer.value()},
+        {"loss_buffers", s.loss_buffers.value()},
+        {"moe_buffers", s.moe_buffers.value()},
+        {"cuda_context", s.cuda_context.value()},
+        {"comm_buffers", s.comm_buffers.value()},
+        {"fragmentation",
+         (s.Allocated(wd.peak_activations) * sc.hardware.reserve_fragmentation).value()}}}};
   j["fits"] = r.fits;
   Json bn = Json::array();
   for (const Bottleneck& b : r.bottlenecks) {
