@@ -1,6 +1,6 @@
 // Sweep throughput: scenarios per second (and per core) for realistic spaces, every layout,
 // micro-batch and recompute mode of
-//   * GPT-3 175B on 1,024 A100s (scenarios/sweeps/gpt3-175b-a100x1024.yaml, 56,070 points),
+//   * GPT-3 175B on 1,024 A100s (scenarios/sweeps/gpt3-175b-a100x1024.yaml, 55,740 points),
 //   * Llama-3-70B on 512 H100s (scenarios/sweeps/llama3-70b-h100x512.yaml, 22,260 points),
 // at --jobs 1 and 2. The sampled benchmarks run a deterministic 1/N of each space (its shard
 // 1/N: every N-th point, so cheap and expensive layouts are drawn alike); the exhaustive one

@@ -16,12 +16,12 @@
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/cli/commands.h"
+#include "sim/report/html_sweep.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/progress.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_spec.h"
-#include "sim/report/html_sweep.h"
 
 namespace shardsim {
 namespace {
@@ -29,11 +29,6 @@ namespace {
 std::optional<std::string> Env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
-}
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The sweep's rows as the HTML report's points (the mapping sim/report/html_sweep.h documents).
@@ -133,9 +128,9 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
     o.jsonl_path = args->jsonl;
     if (!args->output.empty()) {
       const std::string& out = args->output;
-      if (EndsWith(out, ".csv")) {
+      if (out.ends_with(".csv")) {
         o.csv_path = out;
-      } else if (EndsWith(out, ".jsonl") || EndsWith(out, ".json") || EndsWith(out, ".ndjson")) {
+      } else if (out.ends_with(".jsonl") || out.ends_with(".json") || out.ends_with(".ndjson")) {
         o.jsonl_path = out;
       } else {
         ctx.exit_code = ReportStatus(Status::Invalid("--output: cannot tell the format of '" + out +

@@ -1,5 +1,7 @@
 // Reading a throughput claim written the way vendors and papers write them.
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <regex>
 
 #include "sim/base/strings.h"
@@ -84,7 +86,9 @@ Result<Claim> ParseClaim(const std::string& text) {
   Claim c;
   c.text = text;
   std::smatch m;
-  auto number = [](const std::string& t) { return std::stod(t); };
+  // strtod, not stod: a figure too large for a double reads as infinity and is refused below
+  // instead of throwing std::out_of_range.
+  auto number = [](const std::string& t) { return std::strtod(t.c_str(), nullptr); };
   if (std::regex_match(s, m, kTrain)) {
     c.kind = ClaimKind::kTimeToTrain;
     c.train_tokens = number(m[1]) * Suffix(m[2]);
@@ -96,9 +100,10 @@ Result<Claim> ParseClaim(const std::string& text) {
   } else if (std::regex_match(s, m, kFlops)) {
     const std::string scope = m[3];
     if (scope.empty()) {
-      return Status::Invalid("claim \"" + text + "\": say whether the FLOP/s are per GPU (\"" +
-                             std::string(m[1]) + " " + std::string(m[2]) +
-                             "FLOP/s per GPU\") or in total (\"... total\")");
+      return Status::Invalid(
+          "claim \"" + text + "\": say whether the FLOP/s are per GPU (\"" + std::string(m[1]) +
+          " " + static_cast<char>(std::toupper(static_cast<unsigned char>(*m[2].first))) +
+          "FLOP/s per GPU\") or in total (\"... total\")");
     }
     const bool total = scope == "total" || scope == "aggregate" || scope == "in total";
     c.kind = total ? ClaimKind::kFlopsTotal : ClaimKind::kFlopsPerGpu;

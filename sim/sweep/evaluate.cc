@@ -8,14 +8,6 @@
 namespace shardsim {
 namespace {
 
-std::string FirstMessage(const Status& s) {
-  std::string out = s.message();
-  if (s.diagnostics().size() > 1) {
-    out += " (and " + std::to_string(s.diagnostics().size() - 1) + " more)";
-  }
-  return out;
-}
-
 void FillOutputs(const Scenario& sc, const SimResult& r, Row* row) {
   (*row)[Metric::kGpus] = static_cast<double>(sc.gpus);
   (*row)[Metric::kStepTime] = r.step_time.value();
@@ -106,7 +98,7 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
   Result<Scenario> sc = doc.ok() ? doc->Build(options) : Result<Scenario>(doc.status());
   if (!sc.ok()) {
     row.status = PointStatus::kInvalid;
-    row.reason = FirstMessage(sc.status());
+    row.reason = StatusReason(sc.status());
     return row;
   }
   row[Metric::kGpus] = static_cast<double>(sc->gpus);
@@ -141,7 +133,7 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
   Result<SimResult> r = Simulate(*sc);
   if (!r.ok()) {
     row.status = PointStatus::kError;
-    row.reason = "simulation failed: " + FirstMessage(r.status());
+    row.reason = "simulation failed: " + StatusReason(r.status());
     return row;
   }
   FillOutputs(*sc, *r, &row);

@@ -14,7 +14,7 @@ namespace shardsim {
 namespace {
 
 struct Line {
-  int64_t point = 0;
+  Row row;  // parsed once, for the checks and the summary
   size_t file = 0;
   int64_t line_no = 0;
   std::string text;  // with its line break
@@ -22,48 +22,6 @@ struct Line {
 
 Status At(const std::string& path, int64_t line, const std::string& message) {
   return Status::Invalid(message, SourceLoc{path, static_cast<int>(line), line > 0 ? 1 : 0});
-}
-
-// The input columns named by a CSV header or by the keys of a JSON line: those between "point"
-// and "status".
-std::optional<std::vector<std::string>> ColumnsOf(const std::string& first_line, bool jsonl) {
-  std::vector<std::string> names;
-  if (jsonl) {
-    size_t pos = 0;
-    // Keys are the strings followed by ':' at the top level of our flat objects.
-    while ((pos = first_line.find('"', pos)) != std::string::npos) {
-      size_t end = pos + 1;
-      while (end < first_line.size() && first_line[end] != '"') {
-        end += first_line[end] == '\\' ? 2 : 1;
-      }
-      if (end + 1 < first_line.size() && first_line[end + 1] == ':') {
-        names.push_back(first_line.substr(pos + 1, end - pos - 1));
-      }
-      pos = end + 1;
-    }
-  } else {
-    // The header of RowFormat::Header: plain names, quoted when they hold a comma or quote.
-    std::string cur;
-    bool quoted = false;
-    for (size_t i = 0; i < first_line.size(); ++i) {
-      const char c = first_line[i];
-      if (quoted && c == '"' && i + 1 < first_line.size() && first_line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = !quoted;
-      } else if (c == ',' && !quoted) {
-        names.push_back(cur);
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
-    names.push_back(cur);
-  }
-  const auto status = std::find(names.begin(), names.end(), "status");
-  if (names.empty() || names.front() != "point" || status == names.end()) return std::nullopt;
-  return std::vector<std::string>(names.begin() + 1, status);
 }
 
 }  // namespace
@@ -99,7 +57,8 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
     const bool is_jsonl = !first.empty() && first.front() == '{';
     if (!format) {
       jsonl = is_jsonl;
-      std::optional<std::vector<std::string>> columns = ColumnsOf(first, jsonl);
+      std::optional<std::vector<std::string>> columns =
+          InputColumnsOf(first, jsonl ? RowFormatKind::kJsonl : RowFormatKind::kCsv);
       if (!columns) {
         return At(path, 1, "not a shardsim sweep result file (no point ... status columns)");
       }
@@ -134,31 +93,32 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
       const std::string_view line(text.data() + pos, nl - pos);
       Result<Row> row = format->Parse(line);
       if (!row.ok()) return At(path, line_no, "malformed row: " + row.status().message());
-      lines.push_back(Line{row->point, f, line_no, std::string(text, pos, nl + 1 - pos)});
+      lines.push_back(Line{std::move(*row), f, line_no, std::string(text, pos, nl + 1 - pos)});
       pos = nl + 1;
       ++line_no;
     }
   }
   if (!format) return Status::Invalid("merge: every shard file is empty");
   std::stable_sort(lines.begin(), lines.end(),
-                   [](const Line& a, const Line& b) { return a.point < b.point; });
+                   [](const Line& a, const Line& b) { return a.row.point < b.row.point; });
   for (size_t i = 0; i < lines.size(); ++i) {
     const Line& l = lines[i];
-    if (i > 0 && lines[i - 1].point == l.point) {
+    const int64_t point = l.row.point;
+    if (i > 0 && lines[i - 1].row.point == point) {
       return At(inputs[l.file], l.line_no,
-                "point " + std::to_string(l.point) + " is also in " + inputs[lines[i - 1].file] +
+                "point " + std::to_string(point) + " is also in " + inputs[lines[i - 1].file] +
                     " (line " + std::to_string(lines[i - 1].line_no) + "); each shard once");
     }
-    if (l.point != static_cast<int64_t>(i)) {
+    if (point != static_cast<int64_t>(i)) {
       return Status::Invalid("point " + std::to_string(i) +
                              " is in no shard file: a shard is missing or unfinished (run it "
                              "with --resume, then merge again)");
     }
     if (options.space != nullptr) {
-      const std::string prefix = format->Prefix(l.point, options.space->Inputs(l.point));
+      const std::string prefix = format->Prefix(point, options.space->Inputs(point));
       if (l.text.compare(0, prefix.size(), prefix) != 0) {
         return At(inputs[l.file], l.line_no,
-                  "point " + std::to_string(l.point) + " has other inputs than this sweep's");
+                  "point " + std::to_string(point) + " has other inputs than this sweep's");
       }
     }
   }
@@ -180,8 +140,7 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
       if (!s.ok()) return s;
       chunk.clear();
     }
-    Result<Row> row = format->Parse(std::string_view(l.text).substr(0, l.text.size() - 1));
-    result.summary.Add(*row);
+    result.summary.Add(l.row);
   }
   s = writer.Append(chunk);
   if (!s.ok()) return s;

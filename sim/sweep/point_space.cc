@@ -6,6 +6,7 @@
 #include "sim/config/config_node.h"
 #include "sim/config/library.h"
 #include "sim/config/value_reader.h"
+#include "sim/sweep/rows.h"
 
 namespace shardsim {
 namespace {
@@ -22,14 +23,6 @@ const ConfigNode* FindPath(const ConfigNode& root, const std::string& dotted) {
     start = dot + 1;
   }
   return node != nullptr && node->is_scalar() ? node : nullptr;
-}
-
-std::string FirstMessage(const Status& s) {
-  std::string out = s.message();
-  if (s.diagnostics().size() > 1) {
-    out += " (and " + std::to_string(s.diagnostics().size() - 1) + " more)";
-  }
-  return out;
 }
 
 std::string Restrictions(const LayoutAuto& l) {
@@ -92,8 +85,9 @@ Result<PointSpace> PointSpace::Enumerate(const SweepSpec& spec, const LoadOption
   return space;
 }
 
-std::vector<Assignment> PointSpace::ComboAssignments(int64_t combo) const {
-  std::vector<Assignment> out;
+// The value index of each dimension in combination `combo` (mixed radix, first dimension most
+// significant).
+std::vector<size_t> PointSpace::ComboDigits(int64_t combo) const {
   std::vector<size_t> digit(spec_.dims.size());
   int64_t rest = combo;
   for (size_t d = spec_.dims.size(); d-- > 0;) {
@@ -101,6 +95,12 @@ std::vector<Assignment> PointSpace::ComboAssignments(int64_t combo) const {
     digit[d] = static_cast<size_t>(rest % n);
     rest /= n;
   }
+  return digit;
+}
+
+std::vector<Assignment> PointSpace::ComboAssignments(int64_t combo) const {
+  std::vector<Assignment> out;
+  const std::vector<size_t> digit = ComboDigits(combo);
   for (size_t d = 0; d < spec_.dims.size(); ++d) {
     for (const Axis& a : spec_.dims[d].axes) out.push_back({a.key, a.values[digit[d]].yaml});
   }
@@ -120,13 +120,13 @@ Status PointSpace::Expand(int64_t c, const LoadOptions& options, FileCache* cach
   ScenarioDocument doc = *spec_.base;
   for (const Assignment& a : assigns) {
     Status s = doc.Set(a.key, a.yaml);
-    if (!s.ok()) return problem(FirstMessage(s));
+    if (!s.ok()) return problem(StatusReason(s));
   }
   if (!spec_.layout.enabled) {  // micro-batch only: the combination's own layout gives dp
     Status s = doc.Set("training.micro_batch", "1");
-    if (!s.ok()) return problem(FirstMessage(s));
+    if (!s.ok()) return problem(StatusReason(s));
     Result<Scenario> sc = doc.Build(options);
-    if (!sc.ok()) return problem(FirstMessage(sc.status()));
+    if (!sc.ok()) return problem(StatusReason(sc.status()));
     combo.gpus = sc->gpus;
     for (int64_t mb : Divisors(sc->training.global_batch / sc->parallel.dp)) {
       points_.push_back(Point{c, -1, mb});
@@ -136,7 +136,7 @@ Status PointSpace::Expand(int64_t c, const LoadOptions& options, FileCache* cach
   // parallel: auto. The GPU count, expert degree and micro-batch as the scenario gives them.
   Resolver resolver(LibraryDirs(options), cache);
   Result<ResolvedDoc> resolved = resolver.Resolve(DocKind::kScenario, doc.tree(), "");
-  if (!resolved.ok()) return problem(FirstMessage(resolved.status()));
+  if (!resolved.ok()) return problem(StatusReason(resolved.status()));
   const ConfigNode* gpus_node = FindPath(resolved->tree, "gpus");
   if (gpus_node == nullptr) {
     return Status::Invalid(
@@ -162,9 +162,9 @@ Status PointSpace::Expand(int64_t c, const LoadOptions& options, FileCache* cach
     probe_assigns.push_back({"training.micro_batch", mb->text()});
   }
   Result<ScenarioDocument> probe = ProbeDocument(*spec_.base, probe_assigns);
-  if (!probe.ok()) return problem(FirstMessage(probe.status()));
+  if (!probe.ok()) return problem(StatusReason(probe.status()));
   Result<Scenario> sc = probe->Build(options);
-  if (!sc.ok()) return problem(FirstMessage(sc.status()));
+  if (!sc.ok()) return problem(StatusReason(sc.status()));
   combo.layouts = ValidLayouts(*sc, *gpus, spec_.layout, spec_.micro_batch_auto);
   if (combo.layouts.empty()) {
     return problem("parallel: auto: no layout of " + std::to_string(*gpus) +
@@ -195,13 +195,7 @@ PointSpace::Point PointSpace::PointAt(int64_t i) const {
 std::vector<std::string> PointSpace::Inputs(int64_t i) const {
   const Point p = PointAt(i);
   std::vector<std::string> out;
-  std::vector<size_t> digit(spec_.dims.size());
-  int64_t rest = p.combo;
-  for (size_t d = spec_.dims.size(); d-- > 0;) {
-    const int64_t n = static_cast<int64_t>(spec_.dims[d].size());
-    digit[d] = static_cast<size_t>(rest % n);
-    rest /= n;
-  }
+  const std::vector<size_t> digit = ComboDigits(p.combo);
   for (size_t d = 0; d < spec_.dims.size(); ++d) {
     for (const Axis& a : spec_.dims[d].axes) out.push_back(a.values[digit[d]].text);
   }

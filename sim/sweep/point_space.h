@@ -60,6 +60,7 @@ class PointSpace {
 
   explicit PointSpace(SweepSpec spec) : spec_(std::move(spec)) {}
   bool automatic() const { return spec_.layout.enabled || spec_.micro_batch_auto; }
+  std::vector<size_t> ComboDigits(int64_t combo) const;
   std::vector<Assignment> ComboAssignments(int64_t combo) const;
   Status Expand(int64_t combo, const LoadOptions& options, FileCache* cache);
   Point PointAt(int64_t i) const;

@@ -32,7 +32,6 @@ std::string ReasonGroup(const std::string& reason) {
 }
 
 void SweepSummary::Add(const Row& row) {
-  ++total_;
   ++by_status_[row.status];
   rows_.push_back(row);
   if (Feasible(row.status)) {

@@ -2,7 +2,8 @@
 // headroom, and the infeasible points counted and grouped by reason.
 //
 // Rows arrive one at a time (in point order, from a run, a resumed file or merged shards) into a
-// SweepSummary, which keeps the feasible rows and only counts and one example of the others.
+// SweepSummary, which keeps every row (the HTML report plots them all), the feasible ones apart
+// for ranking, and counts and one example per reason group of the others.
 // Ranking is deterministic: ties go to the lower point index.
 #ifndef SHARDSIM_SWEEP_RANKING_H_
 #define SHARDSIM_SWEEP_RANKING_H_
@@ -30,7 +31,7 @@ class SweepSummary {
  public:
   void Add(const Row& row);
 
-  int64_t total() const { return total_; }
+  int64_t total() const { return static_cast<int64_t>(rows_.size()); }
   int64_t feasible() const { return static_cast<int64_t>(feasible_.size()); }
   int64_t count(PointStatus s) const;
   const std::vector<Row>& feasible_rows() const { return feasible_; }
@@ -40,7 +41,6 @@ class SweepSummary {
   std::vector<InfeasibleGroup> groups() const;
 
  private:
-  int64_t total_ = 0;
   std::map<PointStatus, int64_t> by_status_;
   std::vector<Row> feasible_;
   std::vector<Row> rows_;

@@ -1,5 +1,6 @@
 #include "sim/sweep/rows.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -328,6 +329,32 @@ Result<Row> RowFormat::Parse(std::string_view line) const {
   row.bottleneck = fields[f++];
   row.reason = fields[f++];
   return row;
+}
+
+std::optional<std::vector<std::string>> InputColumnsOf(std::string_view first_line,
+                                                       RowFormatKind kind) {
+  std::vector<std::string> names;
+  if (kind == RowFormatKind::kCsv) {
+    bool ok = true;
+    names = SplitCsv(first_line, &ok);
+    if (!ok) return std::nullopt;
+  } else {
+    std::vector<std::pair<std::string, std::string>> kv;
+    std::vector<bool> is_string;
+    if (!SplitJson(first_line, &kv, &is_string)) return std::nullopt;
+    for (auto& [key, value] : kv) names.push_back(std::move(key));
+  }
+  const auto status = std::find(names.begin(), names.end(), "status");
+  if (names.empty() || names.front() != "point" || status == names.end()) return std::nullopt;
+  return std::vector<std::string>(names.begin() + 1, status);
+}
+
+std::string StatusReason(const Status& s) {
+  std::string out = s.message();
+  if (s.diagnostics().size() > 1) {
+    out += " (and " + std::to_string(s.diagnostics().size() - 1) + " more)";
+  }
+  return out;
 }
 
 }  // namespace shardsim

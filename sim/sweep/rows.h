@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,15 @@ class RowFormat {
 
 // Shortest text that reads back as exactly `v` ("0.6053", "1.7e+19", "1024").
 std::string FormatNumber(double v);
+
+// The input columns a result file was written with, read from its first line (the CSV header or
+// the keys of the first JSON line): the names between "point" and "status". nullopt when the line
+// is not of this format.
+std::optional<std::vector<std::string>> InputColumnsOf(std::string_view first_line,
+                                                       RowFormatKind kind);
+
+// The reason text of a failed status, for a row: its first diagnostic, and how many more.
+std::string StatusReason(const Status& s);
 
 }  // namespace shardsim
 

@@ -125,9 +125,7 @@ Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
     ++progress.done;
     if (Feasible(row.status)) ++progress.feasible;
   };
-  if (keep > 0) {
-    for (int64_t k = 0; k < keep; ++k) account(outputs.front()->scan.rows[static_cast<size_t>(k)]);
-  }
+  for (int64_t k = 0; k < keep; ++k) account(outputs.front()->scan.rows[static_cast<size_t>(k)]);
   if (o.progress) o.progress(progress);
 
   std::atomic<int64_t> next{keep};

@@ -50,8 +50,11 @@ TEST(Claim, UnreadableForms) {
             "tokens/s/GPU\", \"3.2M tokens/s\", \"400 TFLOP/s per GPU\", \"200 PFLOP/s total\", "
             "\"45% MFU\" or \"15T tokens in 54 days\"");
   EXPECT_EQ(ParseClaim("400 TFLOPS").status().message(),
-            "claim \"400 TFLOPS\": say whether the FLOP/s are per GPU (\"400 tFLOP/s per GPU\") "
+            "claim \"400 TFLOPS\": say whether the FLOP/s are per GPU (\"400 TFLOP/s per GPU\") "
             "or in total (\"... total\")");
+  // Too large for a double: refused like any non-positive figure, not thrown.
+  EXPECT_EQ(ParseClaim("1e999 tokens/s").status().message(),
+            "claim \"1e999 tokens/s\": the figure must be a positive number");
 }
 
 // Korthikanti et al. 2022 (arXiv 2205.05198), Table 5: the 22B model on 8 A100s with sequence
