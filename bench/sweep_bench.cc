@@ -8,12 +8,12 @@
 // --benchmark_filter=Exhaustive). Targets (issue 5): exhaustive 175B/1,024 under 60 s on 2
 // cores; --jobs 2 at least 1.7x --jobs 1. Figures measured are in docs/sweep.md.
 #include <benchmark/benchmark.h>
-#include <malloc.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 
+#include "sim/cli/commands.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_spec.h"
@@ -83,11 +83,9 @@ BENCHMARK_CAPTURE(BM_Sweep, Exhaustive_gpt3_175b_a100x1024,
 }  // namespace
 }  // namespace shardsim
 
-// As the sweep command runs (sim/cli/cmd_sweep.cc: TuneAllocatorForManySimulations).
+// The allocator as the sweep command sets it.
 int main(int argc, char** argv) {
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 256 << 20);
+  shardsim::TuneAllocatorForManySimulations();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

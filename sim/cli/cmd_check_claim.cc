@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
 #include <string>
-#include <thread>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/sweep_cli.h"
 #include "sim/config/loader.h"
 #include "sim/sweep/claim.h"
 #include "sim/sweep/progress.h"
@@ -116,22 +115,12 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     ClaimOptions o;
-    const unsigned cores = std::thread::hardware_concurrency();
-    o.jobs = args->jobs > 0 ? args->jobs : static_cast<int>(cores > 0 ? cores : 1);
+    o.jobs = ThreadsToUse(args->jobs);
     o.simulate_given_layout = !args->scenario.empty();
-    const auto t0 = std::chrono::steady_clock::now();
-    auto elapsed = [t0] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    };
-    ProgressMeter meter(*style, "layout search");
-    SweepProgress last;
-    o.progress = [&](const SweepProgress& p) {
-      last = p;
-      const std::string text = meter.Update(p, elapsed());
-      if (!text.empty()) std::fputs(text.c_str(), stderr);
-    };
+    StderrProgress progress(*style, "layout search");
+    o.progress = progress.Callback();
     Result<ClaimCheck> check = CheckClaim(*base, *claim, o, load);
-    std::fputs(meter.Finish(last, elapsed()).c_str(), stderr);
+    progress.Finish();
     if (!check.ok()) {
       ctx.exit_code = ReportStatus(check.status());
       return;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/sweep_cli.h"
 #include "sim/sweep/merge.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/ranking.h"
@@ -64,17 +65,7 @@ void AddMergeCommand(CLI::App& app, CliContext& ctx) {
     }
     std::printf("shardsim merge: %lld points from %zu files into %s\n",
                 static_cast<long long>(merged->points), args->inputs.size(), args->output.c_str());
-    Result<std::string> report = SweepReport(merged->summary, merged->input_columns, *rank);
-    if (!report.ok()) {
-      ctx.exit_code = ReportStatus(report.status());
-      return;
-    }
-    std::fputs(report->c_str(), stdout);
-    if (merged->summary.total() > 0 && merged->summary.feasible() == 0) {
-      std::printf("\nno feasible point: all %lld points are infeasible (reasons above)\n",
-                  static_cast<long long>(merged->summary.total()));
-      ctx.exit_code = 1;
-    }
+    ctx.exit_code = PrintSweepReport(merged->summary, merged->input_columns, *rank);
   });
 }
 

@@ -5,17 +5,16 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/sweep_cli.h"
 #include "sim/report/html_sweep.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/progress.h"
@@ -144,8 +143,7 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
     }
     o.resume = args->resume;
     o.overwrite = args->overwrite;
-    const unsigned cores = std::thread::hardware_concurrency();
-    o.jobs = args->jobs > 0 ? args->jobs : static_cast<int>(cores > 0 ? cores : 1);
+    o.jobs = ThreadsToUse(args->jobs);
     if (!args->shard.empty()) {
       Result<Shard> s = ParseShard(args->shard);
       if (!s.ok()) {
@@ -190,24 +188,15 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       std::printf("  varied inputs: %s\n", Join(space->input_columns()).c_str());
       return;
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    auto elapsed = [t0] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    };
-    ProgressMeter meter(*style, "sweep");
-    SweepProgress last;
-    o.progress = [&](const SweepProgress& p) {
-      last = p;
-      const std::string text = meter.Update(p, elapsed());
-      if (!text.empty()) std::fputs(text.c_str(), stderr);
-    };
+    StderrProgress progress(*style, "sweep");
+    o.progress = progress.Callback();
     Result<SweepRun> run = RunSweep(*space, o, load);
-    std::fputs(meter.Finish(last, elapsed()).c_str(), stderr);
+    progress.Finish();
     if (!run.ok()) {
       ctx.exit_code = ReportStatus(run.status());
       return;
     }
-    const double seconds = elapsed();
+    const double seconds = progress.elapsed_s();
     const int64_t evaluated = run->shard_points - run->resumed;
     const std::string resumed =
         run->resumed > 0 ? ", " + std::to_string(run->resumed) + " rows resumed" : "";
@@ -228,11 +217,7 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
         return;
       }
     }
-    if (run->summary.total() > 0 && run->summary.feasible() == 0) {
-      std::printf("\nno feasible point: all %lld points are infeasible (reasons above)\n",
-                  static_cast<long long>(run->summary.total()));
-      ctx.exit_code = 1;
-    }
+    ctx.exit_code = NoFeasiblePointExit(run->summary);
   });
 }
 
