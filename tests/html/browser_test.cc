@@ -90,11 +90,11 @@ TEST(BrowserSimulate, QuickstartRendersWithTheJsonFiguresAndEveryChart) {
   REQUIRE_CHROMIUM(chromium);
   const std::string dir = testing::OutputDir();
   const std::string html = dir + "/simulate.html", png = dir + "/simulate.png";
-  const testing::CommandResult sim =
+  const testing::CliRun sim =
       testing::RunCommand(std::string(SHARDSIM_BINARY) + " simulate " + SHARDSIM_SOURCE_DIR +
                           "/scenarios/quickstart.yaml --json --html " + html + " --trace " + dir +
                           "/simulate_trace.json");
-  ASSERT_EQ(sim.rc, 0);
+  ASSERT_EQ(sim.code, 0);
   const Json json = Json::parse(sim.out);
   const Json trace = Json::parse(testing::ReadFile(dir + "/simulate_trace.json"));
   const testing::Rendered page =
@@ -228,10 +228,10 @@ TEST_P(BrowserSimulateScenarios, RendersWithoutErrorsAndEveryChartHasContent) {
   REQUIRE_CHROMIUM(chromium);
   const std::string name = std::filesystem::path(GetParam()).stem().string();
   const std::string html = testing::OutputDir() + "/simulate_" + name + ".html";
-  const testing::CommandResult sim =
+  const testing::CliRun sim =
       testing::RunCommand(std::string(SHARDSIM_BINARY) + " simulate " + SHARDSIM_SOURCE_DIR + "/" +
                           GetParam() + " --json --html " + html);
-  ASSERT_TRUE(sim.rc == 0 || sim.rc == 1) << sim.rc;
+  ASSERT_TRUE(sim.code == 0 || sim.code == 1) << sim.code;
   const Json json = Json::parse(sim.out);
   const testing::Rendered page = testing::RenderInChromium(
       chromium, html, "#selftest", testing::OutputDir() + "/simulate_" + name + ".png", 1280, 2400);

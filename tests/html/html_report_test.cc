@@ -279,22 +279,21 @@ TEST(BottleneckInWords, NamesTheLargestExposedCost) {
 TEST(SimulateCli, HtmlOptionWritesTheReportAndLeavesStdoutAlone) {
   const std::string bin = SHARDSIM_BINARY, dir = testing::OutputDir();
   const std::string scenario = std::string(SHARDSIM_SOURCE_DIR) + "/scenarios/quickstart.yaml";
-  const testing::CommandResult plain =
-      testing::RunCommand(bin + " simulate " + scenario + " --json");
-  const testing::CommandResult with =
+  const testing::CliRun plain = testing::RunCommand(bin + " simulate " + scenario + " --json");
+  const testing::CliRun with =
       testing::RunCommand(bin + " simulate " + scenario + " --json --html " + dir + "/cli.html");
-  EXPECT_EQ(with.rc, 0);
+  EXPECT_EQ(with.code, 0);
   EXPECT_EQ(with.out, plain.out);
   EXPECT_EQ(testing::ReadFile(dir + "/cli.html").rfind("<!DOCTYPE html>", 0), 0u);
-  const testing::CommandResult big =
+  const testing::CliRun big =
       testing::RunCommand(bin + " simulate " + SHARDSIM_SOURCE_DIR +
                           "/tests/html/data/too_big.yaml --html " + dir + "/cli_too_big.html");
-  EXPECT_EQ(big.rc, 1);
+  EXPECT_EQ(big.code, 1);
   EXPECT_NE(testing::ReadFile(dir + "/cli_too_big.html").find("Does not fit in memory"),
             std::string::npos);
-  const testing::CommandResult bad =
+  const testing::CliRun bad =
       testing::RunCommand(bin + " simulate " + scenario + " --html /nonexistent-dir/r.html 2>&1");
-  EXPECT_EQ(bad.rc, 2);
+  EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.out, "error: --html: cannot write '/nonexistent-dir/r.html'\n");
 }
 

@@ -16,37 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli/run_cli.h"
+
 namespace shardsim::testing {
-
-struct CommandResult {
-  int rc = -1;
-  std::string out;  // stdout
-};
-
-// Runs `command` through /bin/sh, capturing stdout.
-inline CommandResult RunCommand(const std::string& command) {
-  CommandResult r;
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
 
 inline std::string Quote(const std::string& s) {
   std::string out = "'";
@@ -69,8 +41,8 @@ inline std::string FindChromium() {
     return env;
   }
   for (const char* name : {"chromium", "chromium-browser"}) {
-    const CommandResult r = RunCommand(std::string("command -v ") + name + " 2>/dev/null");
-    if (r.rc == 0 && !r.out.empty()) return r.out.substr(0, r.out.find('\n'));
+    const CliRun r = RunCommand(std::string("command -v ") + name + " 2>/dev/null");
+    if (r.code == 0 && !r.out.empty()) return r.out.substr(0, r.out.find('\n'));
   }
   return "";
 }
@@ -105,11 +77,12 @@ inline Rendered RenderInChromium(const std::string& chromium, const std::string&
   if (!screenshot.empty()) cmd += " --screenshot=" + Quote(screenshot);
   cmd += " --dump-dom " + Quote(url) + " 2>" + Quote(profile + ".log");
   const auto t0 = std::chrono::steady_clock::now();
-  const CommandResult c = RunCommand(cmd);
+  const CliRun c = RunCommand(cmd);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.dom = c.out;
-  r.ok = c.rc == 0 && r.dom.find("<html") != std::string::npos;
-  if (!r.ok) r.error = "chromium exit " + std::to_string(c.rc) + ": " + ReadFile(profile + ".log");
+  r.ok = c.code == 0 && r.dom.find("<html") != std::string::npos;
+  if (!r.ok)
+    r.error = "chromium exit " + std::to_string(c.code) + ": " + ReadFile(profile + ".log");
   std::error_code ec;
   std::filesystem::remove_all(profile, ec);
   std::filesystem::remove(profile + ".log", ec);

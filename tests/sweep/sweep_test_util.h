@@ -37,18 +37,9 @@ class TempDir {
   std::string path_;
 };
 
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
 using testing::CliRun;
+using testing::ReadFile;
+using testing::WriteFile;
 
 // Runs `shardsim ARGS` from the source tree.
 inline CliRun Shardsim(const std::string& args, bool with_stderr = true) {
