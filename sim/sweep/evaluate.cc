@@ -2,7 +2,6 @@
 
 #include "sim/memory/budget.h"
 #include "sim/program/simulate.h"
-#include "sim/schedule/schedule.h"
 #include "sim/sweep/point_space.h"
 
 namespace shardsim {
@@ -102,19 +101,6 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
     return row;
   }
   row[Metric::kGpus] = static_cast<double>(sc->gpus);
-  // Layouts the pipeline schedule refuses (Megatron-LM's interleaved schedule needs the
-  // micro-batches of a step to be a multiple of pp) are invalid, like ValidateScenario's.
-  if (sc->parallel.schedule == PipelineSchedule::kInterleaved1F1B) {
-    const int64_t per_step = sc->parallel.dp * sc->training.micro_batch;
-    const ScheduleShape shape{sc->parallel.schedule, sc->parallel.pp, sc->parallel.virtual_stages,
-                              per_step > 0 ? sc->training.global_batch / per_step : 0};
-    Result<std::vector<ScheduleItem>> order = PipelineOrder(shape, 0);
-    if (!order.ok()) {
-      row.status = PointStatus::kInvalid;
-      row.reason = "parallel.schedule: " + order.status().message();
-      return row;
-    }
-  }
   Result<MemoryBudget> budget = EstimateMemory(sc->model, sc->training, sc->parallel, sc->hardware);
   if (budget.ok()) {
     const MemoryBound bound = MemoryLowerBound(*budget, sc->hardware);
