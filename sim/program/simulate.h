@@ -4,6 +4,7 @@
 #ifndef SHARDSIM_PROGRAM_SIMULATE_H_
 #define SHARDSIM_PROGRAM_SIMULATE_H_
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,26 @@ struct Breakdown {
   Seconds bubble;     // waiting for other pipeline ranks' compute
   Seconds total() const {
     return compute + recompute + tp + cp + ep + pp + dp + gather + optimizer + bubble;
+  }
+
+  // The parts in the order every report lists them, with their names in each.
+  struct Part {
+    const char* key;    // `breakdown_s` key of the JSON output
+    const char* label;  // as the text and HTML reports print it
+    const char* kind;   // the HTML report's colour class (its timeline task kinds)
+    Seconds seconds;
+  };
+  std::array<Part, 10> Parts() const {
+    return {{{"compute", "compute", "compute", compute},
+             {"recompute", "recompute", "recompute", recompute},
+             {"tp_comm", "tp communication (exposed)", "tp", tp},
+             {"cp_comm", "cp communication (exposed)", "cp", cp},
+             {"ep_comm", "ep all-to-all (exposed)", "ep", ep},
+             {"pp_comm", "pipeline transfers", "pp_send", pp},
+             {"pipeline_bubble", "pipeline bubble", "idle", bubble},
+             {"dp_comm", "gradient reduction (exposed)", "grad_reduce", dp},
+             {"param_gather", "parameter gathers (exposed)", "param_gather", gather},
+             {"optimizer", "optimizer step", "optimizer", optimizer}}};
   }
 };
 

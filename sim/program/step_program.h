@@ -67,7 +67,20 @@ struct Device {
   // compute; pipeline sends to the next / previous rank; parameter gathers; gradient reductions.
   ResourceId compute, pp_next, pp_prev, gather, grad;
   std::array<ResourceId, 5> links;  // by LinkClass
+
+  // Which of the streams above `s` is, in their order (0 compute ... 4 grad), as traces and
+  // reports lay them out; 0 for anything else.
+  int StreamIndex(ResourceId s) const {
+    if (s == pp_next) return 1;
+    if (s == pp_prev) return 2;
+    if (s == gather) return 3;
+    if (s == grad) return 4;
+    return 0;
+  }
 };
+// The streams' names, by Device::StreamIndex.
+inline constexpr std::array<const char*, 5> kStreamNames = {
+    "compute", "pp send to next", "pp send to previous", "parameter gather", "gradient reduce"};
 
 struct StepProgram {
   Engine engine;

@@ -17,10 +17,6 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// The streams of a device, in the order their rows are drawn (sim/program/step_program.h).
-constexpr std::array<const char*, 5> kStreams = {
-    "compute", "pp send to next", "pp send to previous", "parameter gather", "gradient reduce"};
-
 // Task kinds the timeline colours apart: the TaskCategory names (sim/program/step_program.h)
 // but kJoin, whose index is taken by "idle", the gaps of a compute stream.
 static_assert(static_cast<int>(TaskCategory::kJoin) == kNumTaskCategories - 1);
@@ -28,14 +24,6 @@ constexpr int kIdle = static_cast<int>(TaskCategory::kJoin);
 
 int64_t Nanos(SimTime t) { return t.picos() / 1000; }
 int64_t Nanos(Seconds s) { return static_cast<int64_t>(std::llround(s.value() * 1e9)); }
-
-int StreamIndex(const Device& d, ResourceId s) {
-  if (s == d.pp_next) return 1;
-  if (s == d.pp_prev) return 2;
-  if (s == d.gather) return 3;
-  if (s == d.grad) return 4;
-  return 0;
-}
 
 // Columns of the timeline's tasks.
 struct Columns {
@@ -80,18 +68,18 @@ Json TimelineJson(const SimResult& r) {
     if (t.category == TaskCategory::kJoin) continue;
     const Device& d = prog.devices[static_cast<size_t>(t.device)];
     if (d.coords.dp != 0 || d.coords.cp != 0) continue;
-    shown.push_back({id, d.coords.pp, StreamIndex(d, prog.engine.stream(id))});
+    shown.push_back({id, d.coords.pp, d.StreamIndex(prog.engine.stream(id))});
     row_of[{d.coords.pp, shown.back().stream}] = 0;
   }
   Json rows = Json::array();
   for (auto& [stage_stream, row] : row_of) {
     const auto [stage, stream] = stage_stream;
     row = static_cast<int32_t>(rows.size());
-    rows.push_back(
-        {{"label", "stage " + std::to_string(stage) + " " + kStreams[static_cast<size_t>(stream)]},
-         {"stage", stage},
-         {"device", device_of[stage]},
-         {"stream", kStreams[static_cast<size_t>(stream)]}});
+    rows.push_back({{"label", "stage " + std::to_string(stage) + " " +
+                                  kStreamNames[static_cast<size_t>(stream)]},
+                    {"stage", stage},
+                    {"device", device_of[stage]},
+                    {"stream", kStreamNames[static_cast<size_t>(stream)]}});
   }
 
   Columns c;
@@ -199,21 +187,12 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
 }
 
 Json BreakdownJson(const SimResult& r) {
-  const Breakdown& b = r.breakdown;
   Json out = Json::array();
-  auto add = [&](const char* part, const char* label, Seconds s) {
-    if (s.value() > 0.0) out.push_back({{"part", part}, {"label", label}, {"seconds", s.value()}});
-  };
-  add("compute", "compute", b.compute);
-  add("recompute", "recompute", b.recompute);
-  add("tp", "TP communication (exposed)", b.tp);
-  add("cp", "CP communication (exposed)", b.cp);
-  add("ep", "EP all-to-all (exposed)", b.ep);
-  add("pp_send", "pipeline transfers", b.pp);
-  add("idle", "pipeline bubble", b.bubble);
-  add("grad_reduce", "gradient reduction (exposed)", b.dp);
-  add("param_gather", "parameter gathers (exposed)", b.gather);
-  add("optimizer", "optimizer step", b.optimizer);
+  for (const Breakdown::Part& p : r.breakdown.Parts()) {
+    if (p.seconds.value() > 0.0) {
+      out.push_back({{"part", p.kind}, {"label", p.label}, {"seconds", p.seconds.value()}});
+    }
+  }
   return out;
 }
 

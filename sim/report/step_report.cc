@@ -17,19 +17,11 @@ namespace {
 std::string Sec(Seconds s) { return FormatSeconds(s); }
 
 void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
-  auto row = [&](const char* name, Seconds s) {
-    if (s.value() > 0.0) t.AddRow({name, Sec(s), Percent(s.value() / step.value())});
-  };
-  row("compute", b.compute);
-  row("recompute", b.recompute);
-  row("tp communication (exposed)", b.tp);
-  row("cp communication (exposed)", b.cp);
-  row("ep all-to-all (exposed)", b.ep);
-  row("pipeline transfers", b.pp);
-  row("pipeline bubble", b.bubble);
-  row("gradient reduction (exposed)", b.dp);
-  row("parameter gathers (exposed)", b.gather);
-  row("optimizer step", b.optimizer);
+  for (const Breakdown::Part& p : b.Parts()) {
+    if (p.seconds.value() > 0.0) {
+      t.AddRow({p.label, Sec(p.seconds), Percent(p.seconds.value() / step.value())});
+    }
+  }
 }
 
 }  // namespace
@@ -133,12 +125,9 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r) {
                   {"exposed_s", b.exposed.value()}, {"share", b.share}});
   }
   j["bottlenecks"] = bn;
-  const Breakdown& b = r.breakdown;
-  j["breakdown_s"] = {{"compute", b.compute.value()},     {"recompute", b.recompute.value()},
-                      {"tp_comm", b.tp.value()},          {"cp_comm", b.cp.value()},
-                      {"ep_comm", b.ep.value()},          {"pp_comm", b.pp.value()},
-                      {"pipeline_bubble", b.bubble.value()}, {"dp_comm", b.dp.value()},
-                      {"param_gather", b.gather.value()}, {"optimizer", b.optimizer.value()}};
+  Json breakdown = Json::object();
+  for (const Breakdown::Part& p : r.breakdown.Parts()) breakdown[p.key] = p.seconds.value();
+  j["breakdown_s"] = breakdown;
   Json links = Json::object();
   for (const auto& [name, sec] : r.exposed_by_link) links[name] = sec.value();
   j["exposed_by_link_s"] = links;
@@ -166,14 +155,15 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
   Json events = Json::array();
   const StepProgram& prog = *r.program;
   const RunResult& run = *r.run;
-  static constexpr const char* kStreams[] = {"compute", "pp send -> next", "pp send -> prev",
-                                             "param gather", "grad reduce"};
   for (const Device& d : prog.devices) {
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d.index},
                       {"args", {{"name", "pp" + std::to_string(d.coords.pp) + " dp" + std::to_string(d.coords.dp) + " cp" + std::to_string(d.coords.cp)}}}});
-    for (int k = 0; k < 5; ++k) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", d.index}, {"tid", k},
-                        {"args", {{"name", kStreams[k]}}}});
+    for (size_t k = 0; k < kStreamNames.size(); ++k) {
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", d.index},
+                        {"tid", k},
+                        {"args", {{"name", kStreamNames[k]}}}});
     }
   }
   for (int32_t i = 0; i < run.num_tasks(); ++i) {
@@ -181,12 +171,7 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
     const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
     if (t.category == TaskCategory::kJoin) continue;
     const Device& d = prog.devices[static_cast<size_t>(t.device)];
-    const ResourceId s = prog.engine.stream(id);
-    int tid = 0;
-    if (s == d.pp_next) tid = 1;
-    if (s == d.pp_prev) tid = 2;
-    if (s == d.gather) tid = 3;
-    if (s == d.grad) tid = 4;
+    const int tid = d.StreamIndex(prog.engine.stream(id));
     std::string name;
     switch (t.category) {
       case TaskCategory::kForward:
