@@ -5,13 +5,17 @@
 // Spearman rank correlation between predicted and measured iteration time is printed.
 //
 // The target is a Spearman correlation of at least 0.8 in every group. Two groups miss
-// it (18.4B on 256 GPUs: 0.78; 39.1B on 512: 0.68): their low-TP layouts with many DP ranks per
-// node (tp 2-4, dp 16-32) measured up to 1.5x slower than the compute, bubble and communication
-// shardsim models for them, and tp 16 across two nodes 5-20% slower, while the tp 8 layouts
-// agree within ~10%. The
-// test holds what is reached (every group at least 0.65, their mean at least 0.8) so that a
-// regression fails; README "Accuracy" states the gap. Shared settings of the runs:
-// tests/validation/vtrain/base.yaml (sourced there).
+// it (18.4B on 256 GPUs: 0.78; 39.1B on 512: 0.68). The test also prints, per TP degree, the
+// correlation among that degree's layouts and its mean measured/predicted ratio, which shows where
+// the misses sit: among the 26 tp 8 layouts of 39.1B (micro-batch, bubble, DP/PP split) the
+// correlation is 0.96; the group's miss is between degrees (measured/predicted 1.33 for its six
+// tp 2 layouts, 1.05 for tp 4, 0.95 for tp 8). No per-degree effect explains that: the 175B
+// group's tp 2 layouts measure faster than predicted (0.90), and 3.6B's higher degrees slower
+// (tp 8: 1.22, tp 16: 1.11), and some measured rows are not monotone in micro-batch (39.1B tp 4
+// dp 32 pp 4: 13.9 s at micro-batch 2, 16.2 s at 3, 15.6 s at 4). The runs were taken with
+// Megatron-DeepSpeed (vTrain data/README.md). The test holds what is reached (every group at
+// least 0.65, their mean at least 0.8) so that a regression fails; README "Accuracy" states the
+// gap. Shared settings of the runs: tests/validation/vtrain/base.yaml (sourced there).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,6 +90,7 @@ TEST(VTrainRanking, LayoutsRankedRight) {
 
   struct Point {
     std::string layout;
+    int tp;
     double measured, predicted;
   };
   std::map<std::pair<std::string, int>, std::vector<Point>> groups;
@@ -105,7 +110,7 @@ TEST(VTrainRanking, LayoutsRankedRight) {
     ASSERT_TRUE(sim.ok()) << sim.status().ToString();
     const std::string layout = "tp" + r[8] + " dp" + r[9] + " pp" + r[10] + " mb" + r[3];
     groups[{r[0], std::stoi(r[1])}].push_back(
-        Point{layout, std::stod(r[11]) * 1e-3, sim->step_time.value()});
+        Point{layout, std::stoi(r[8]), std::stod(r[11]) * 1e-3, sim->step_time.value()});
   }
   std::printf("\n%-8s %5s %7s %9s %-24s %-24s %s\n", "model", "gpus", "layouts", "spearman",
               "fastest measured", "predicted fastest", "its measured gap");
@@ -131,6 +136,26 @@ TEST(VTrainRanking, LayoutsRankedRight) {
     }
     std::printf("%-8s %5d %7zu %9.3f %-24s %-24s %+.1f%%\n", (key.first + "B").c_str(), key.second,
                 pts.size(), rho, best_m->layout.c_str(), best_p->layout.c_str(), gap * 100.0);
+    // Where the rank errors sit: layouts of one TP degree against each other (micro-batch, bubble,
+    // DP/PP split) and the mean measured/predicted ratio of each degree (a degree that is off as a
+    // whole moves its layouts past the others').
+    std::map<int, std::vector<const Point*>> by_tp;
+    for (const Point& x : pts) by_tp[x.tp].push_back(&x);
+    for (const auto& [tp, of_tp] : by_tp) {
+      double ratio = 0.0;
+      std::vector<double> tm, tpred;
+      for (const Point* x : of_tp) {
+        ratio += x->measured / x->predicted / static_cast<double>(of_tp.size());
+        tm.push_back(x->measured);
+        tpred.push_back(x->predicted);
+      }
+      if (of_tp.size() >= 3) {
+        std::printf("    tp%-2d %2zu layouts: Spearman within %6.3f, mean measured/predicted %.3f\n", tp,
+                    of_tp.size(), Spearman(tm, tpred), ratio);
+      } else {
+        std::printf("    tp%-2d %2zu layouts: mean measured/predicted %.3f\n", tp, of_tp.size(), ratio);
+      }
+    }
     EXPECT_GE(rho, 0.65) << key.first << "B on " << key.second << " GPUs";
     EXPECT_LE(gap, 0.05) << key.first << "B on " << key.second << " GPUs";
     rho_sum += rho;
