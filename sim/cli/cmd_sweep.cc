@@ -67,6 +67,9 @@ SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const
 
 Status WriteSweepHtml(const std::string& spec, const PointSpace& space, const SweepRun& run,
                       const RankOptions& rank, const std::string& path) {
+  if (!run.summary.keeps_all_rows()) {
+    return Status::Internal("--html: the sweep was run without keeping every row");
+  }
   std::ofstream out(path, std::ios::binary);
   out << SweepHtml(HtmlInput(spec, space, run, rank));
   if (!out.good()) return Status::Invalid("--html: cannot write '" + path + "'");
@@ -143,6 +146,7 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
     }
     o.resume = args->resume;
     o.overwrite = args->overwrite;
+    o.keep_all_rows = !args->html.empty();  // the HTML report plots every point
     o.jobs = ThreadsToUse(args->jobs);
     if (!args->shard.empty()) {
       Result<Shard> s = ParseShard(args->shard);

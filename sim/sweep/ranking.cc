@@ -32,8 +32,9 @@ std::string ReasonGroup(const std::string& reason) {
 }
 
 void SweepSummary::Add(const Row& row) {
+  ++total_;
   ++by_status_[row.status];
-  rows_.push_back(row);
+  if (keep_ == Keep::kAllRows) rows_.push_back(row);
   if (Feasible(row.status)) {
     feasible_.push_back(row);
     return;

@@ -2,8 +2,9 @@
 // headroom, and the infeasible points counted and grouped by reason.
 //
 // Rows arrive one at a time (in point order, from a run, a resumed file or merged shards) into a
-// SweepSummary, which keeps every row (the HTML report plots them all), the feasible ones apart
-// for ranking, and counts and one example per reason group of the others.
+// SweepSummary, which keeps the feasible rows for ranking, counts the others with one example per
+// reason group, and keeps every row only when asked (the HTML report plots them all; a sweep of
+// millions of points without one need not hold them).
 // Ranking is deterministic: ties go to the lower point index.
 #ifndef SHARDSIM_SWEEP_RANKING_H_
 #define SHARDSIM_SWEEP_RANKING_H_
@@ -29,18 +30,25 @@ struct InfeasibleGroup {
 
 class SweepSummary {
  public:
+  enum class Keep { kFeasibleRows, kAllRows };
+  explicit SweepSummary(Keep keep = Keep::kFeasibleRows) : keep_(keep) {}
+
   void Add(const Row& row);
 
-  int64_t total() const { return static_cast<int64_t>(rows_.size()); }
+  int64_t total() const { return total_; }
   int64_t feasible() const { return static_cast<int64_t>(feasible_.size()); }
   int64_t count(PointStatus s) const;
   const std::vector<Row>& feasible_rows() const { return feasible_; }
-  // Every row added, in the order added (point order): what the HTML report plots.
+  // Every row added, in the order added (point order): what the HTML report plots. Only for a
+  // summary made with Keep::kAllRows (empty otherwise).
   const std::vector<Row>& rows() const { return rows_; }
+  bool keeps_all_rows() const { return keep_ == Keep::kAllRows; }
   // Largest groups first (ties: earlier first example).
   std::vector<InfeasibleGroup> groups() const;
 
  private:
+  Keep keep_;
+  int64_t total_ = 0;
   std::map<PointStatus, int64_t> by_status_;
   std::vector<Row> feasible_;
   std::vector<Row> rows_;

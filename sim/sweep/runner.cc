@@ -78,6 +78,7 @@ int64_t ShardSize(const Shard& shard, int64_t total) {
 Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
                           const LoadOptions& load) {
   SweepRun run;
+  if (o.keep_all_rows) run.summary = SweepSummary(SweepSummary::Keep::kAllRows);
   run.space_points = space.size();
   run.shard_points = ShardSize(o.shard, space.size());
   auto point_of = [&](int64_t k) { return o.shard.index + k * o.shard.count; };

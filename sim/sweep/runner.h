@@ -49,10 +49,11 @@ struct SweepProgress {
 struct SweepRunOptions {
   int jobs = 1;
   Shard shard;
-  std::string csv_path;    // "" = no CSV file
-  std::string jsonl_path;  // "" = no JSON Lines file
-  bool resume = false;     // continue the files (they must hold this sweep's rows)
-  bool overwrite = false;  // start the files again (else existing files are an error)
+  std::string csv_path;        // "" = no CSV file
+  std::string jsonl_path;      // "" = no JSON Lines file
+  bool resume = false;         // continue the files (they must hold this sweep's rows)
+  bool overwrite = false;      // start the files again (else existing files are an error)
+  bool keep_all_rows = false;  // the summary keeps every row (the HTML report), not only feasible
   // Called after each row is written, from one thread at a time.
   std::function<void(const SweepProgress&)> progress;
 };
@@ -61,7 +62,7 @@ struct SweepRun {
   int64_t space_points = 0;  // points of the whole sweep
   int64_t shard_points = 0;  // points of this shard
   int64_t resumed = 0;       // rows read back from the result files
-  SweepSummary summary;      // every row of this shard
+  SweepSummary summary;      // the rows of this shard (every one with keep_all_rows)
 };
 
 // Errors (kInvalidInput): an existing result file without --resume or --overwrite, a result file

@@ -92,5 +92,26 @@ TEST(SweepRanking, InfeasibleGroupsLargestFirst) {
             0u);
 }
 
+// A summary keeps the feasible rows for ranking; every row only when asked (the HTML report), so
+// a sweep of millions of points does not hold them all twice.
+TEST(SweepRanking, SummaryKeepsEveryRowOnlyWhenAsked) {
+  Row invalid;
+  invalid.point = 0;
+  invalid.status = PointStatus::kInvalid;
+  invalid.reason = "parallel.tp: 3 does not divide 8";
+  for (const SweepSummary::Keep keep :
+       {SweepSummary::Keep::kFeasibleRows, SweepSummary::Keep::kAllRows}) {
+    SweepSummary s(keep);
+    s.Add(invalid);
+    s.Add(Feasible(1, 10, 8, 1));
+    EXPECT_EQ(s.total(), 2);
+    EXPECT_EQ(s.feasible(), 1);
+    ASSERT_EQ(s.feasible_rows().size(), 1u);
+    EXPECT_EQ(s.feasible_rows()[0].point, 1);
+    EXPECT_EQ(s.keeps_all_rows(), keep == SweepSummary::Keep::kAllRows);
+    EXPECT_EQ(s.rows().size(), keep == SweepSummary::Keep::kAllRows ? 2u : 0u);
+  }
+}
+
 }  // namespace
 }  // namespace shardsim
