@@ -1,8 +1,9 @@
 // Loading specs: every key read with its type and unit, defaults, base: merging, path
 // resolution, origins.
+#include "sim/config/loader.h"
+
 #include <gtest/gtest.h>
 
-#include "sim/config/loader.h"
 #include "tests/config/test_util.h"
 
 namespace shardsim {
@@ -72,9 +73,9 @@ TEST(LoaderTest, ModelKeysAndDefaults) {
 
   Result<ModelSpec> g = LoadModel("tiny-gpt", lib);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  EXPECT_EQ(g->num_kv_heads, 4);         // default: num_heads
-  EXPECT_EQ(g->ffn_hidden_size, 1024);   // default: 4h
-  EXPECT_TRUE(g->qkv_bias);              // default: bias
+  EXPECT_EQ(g->num_kv_heads, 4);            // default: num_heads
+  EXPECT_EQ(g->ffn_hidden_size, 1024);      // default: 4h
+  EXPECT_TRUE(g->qkv_bias);                 // default: bias
   EXPECT_EQ(g->position_table_rows, 1024);  // default: max_seq_len
   EXPECT_DOUBLE_EQ(g->dropout, 0.1);
 }
@@ -198,6 +199,21 @@ TEST(LoaderTest, ScenarioBase) {
   EXPECT_EQ(s->model.name, "tiny-llama");
 }
 
+// The base scenario names its model and hardware (`model: tiny-llama`); keys set below them in
+// the scenario built on it refine those entries instead of replacing them with mappings that hold
+// only the new keys (a sweep axis `model.num_layers` over a `base:` scenario does the same).
+TEST(LoaderTest, KeysBelowANamedEntryOfTheBaseScenarioRefineIt) {
+  Result<Scenario> s = BuildText(
+      "base: lib/scenarios/base-run.yaml\nmodel: {num_layers: 8}\n"
+      "hardware: {memory: {capacity: 96 GB}}\n");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->model.name, "tiny-llama");
+  EXPECT_EQ(s->model.num_layers, 8);
+  EXPECT_EQ(s->model.hidden_size, 512);  // from tiny-llama
+  EXPECT_DOUBLE_EQ(s->hardware.memory_capacity, 96e9);
+  EXPECT_DOUBLE_EQ(s->hardware.memory_bandwidth, 3.35e12);  // from test-gpu
+}
+
 TEST(LoaderTest, InlineModelWithoutBase) {
   Result<Scenario> s = BuildText(
       "model:\n  hidden_size: 128\n  num_layers: 2\n  num_heads: 2\n  vocab_size: 100\n"
@@ -212,8 +228,9 @@ TEST(LoaderTest, InlineModelWithoutBase) {
 }
 
 TEST(LoaderTest, IntegersAcceptExponentFormButNotFractions) {
-  Result<Scenario> s = BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1e3}\n"
-                                          "parallel: {dp: 8}\n");
+  Result<Scenario> s = BuildText(Head() +
+                                 "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1e3}\n"
+                                 "parallel: {dp: 8}\n");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->training.global_batch, 1000);
 }

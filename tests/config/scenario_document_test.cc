@@ -51,6 +51,20 @@ TEST(ScenarioDocumentTest, RefiningANamedModelKeepsItAsBase) {
   EXPECT_EQ(s->model.name, "tiny-llama");
 }
 
+// The same when the name is in a base scenario (a sweep spec built on `base: run.yaml`).
+TEST(ScenarioDocumentTest, RefiningAModelNamedInTheBaseScenarioKeepsItAsBase) {
+  TestLib();
+  Result<ScenarioDocument> doc = ScenarioDocument::ParseText("base: lib/scenarios/base-run.yaml\n",
+                                                             "tests/config/data/sweep.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_TRUE(doc->Set("model.num_layers", "16").ok());
+  Result<Scenario> s = doc->Build(TestLib());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->model.num_layers, 16);
+  EXPECT_EQ(s->model.hidden_size, 512);
+  EXPECT_EQ(s->model.name, "tiny-llama");
+}
+
 TEST(ScenarioDocumentTest, UnknownKeysAreReportedAtTheOverride) {
   ScenarioDocument doc = Good();
   ASSERT_TRUE(doc.Set("parallel.tpp", "2").ok());
@@ -117,7 +131,8 @@ TEST(ScenarioDocumentTest, BuildsConcurrentlyWithTheSameResult) {
     });
   }
   for (std::thread& t : threads) t.join();
-  for (size_t i = 0; i < layers.size(); ++i) EXPECT_EQ(layers[i], static_cast<int64_t>(8 * (i + 1)));
+  for (size_t i = 0; i < layers.size(); ++i)
+    EXPECT_EQ(layers[i], static_cast<int64_t>(8 * (i + 1)));
 }
 
 }  // namespace
