@@ -104,6 +104,28 @@ TEST(Simulate, GpipeBubbleMatchesOneFOneB) {
   EXPECT_NEAR(SimulatedBubble(PipelineSchedule::kGpipe, 4, 1, 16), 3.0 / 16.0, 1e-9);
 }
 
+// The reported bubble_fraction is that same (p - 1)/m on a real scenario whose stages are even (a
+// tiny vocabulary: embedding and head cost next to nothing), measured on the busiest rank (the
+// last stage: it waits (p - 1)·F in the warm-up and (p - 1)·B in the flush), and 0 without a
+// pipeline.
+TEST(Simulate, ReportedBubbleIsPMinusOneOverM) {
+  for (int64_t pp : {1, 2, 4}) {
+    ParallelSpec p;
+    p.pp = pp;
+    Scenario sc = Base(pp, p);
+    sc.model.vocab_size = 64;
+    sc.training.global_batch = 32;
+    Result<SimResult> r = Simulate(sc);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const double expected = static_cast<double>(pp - 1) / 32.0;
+    EXPECT_NEAR(r->bubble_fraction, expected, 0.05 * expected + 1e-12) << "pp " << pp;
+    EXPECT_NEAR(r->bubble_fraction,
+                r->breakdown.bubble.value() /
+                    (r->breakdown.compute + r->breakdown.recompute + r->breakdown.tp).value(),
+                pp > 1 ? 1e-12 : 0.0);
+  }
+}
+
 // The first stage holds m micro-batches of activations under GPipe and min(pp, m) under 1F1B:
 // read off the simulated timeline, in units of one micro-batch's activations.
 TEST(Simulate, ActivationsInFlightOnTheFirstStage) {
@@ -122,8 +144,9 @@ TEST(Simulate, ActivationsInFlightOnTheFirstStage) {
       const double per_mb = 4.0 * LayerActivationBytes(g->layer(0), sc.training).value() +
                             Sum(g->embedding).saved.value();
       const double held = r->devices[0].peak_activations.value() / per_mb;
-      const double expected = sched == PipelineSchedule::kGpipe ? static_cast<double>(m)
-                                                                : std::min<double>(4.0, static_cast<double>(m));
+      const double expected = sched == PipelineSchedule::kGpipe
+                                  ? static_cast<double>(m)
+                                  : std::min<double>(4.0, static_cast<double>(m));
       EXPECT_NEAR(held, expected, 1e-9) << Name(sched) << " m " << m;
     }
   }
@@ -169,10 +192,28 @@ TEST(Simulate, RepresentativeEqualsEveryRank) {
 
 // More bandwidth (NVLink and network) never makes a step slower.
 TEST(Simulate, MoreBandwidthNeverSlower) {
-  const ParallelSpec layouts[] = {
-      [] { ParallelSpec p; p.dp = 4; p.tp = 8; p.pp = 2; p.zero_stage = 1; return p; }(),
-      [] { ParallelSpec p; p.dp = 64; p.zero_stage = 3; return p; }(),
-      [] { ParallelSpec p; p.dp = 8; p.tp = 4; p.pp = 2; p.sequence_parallel = true; return p; }()};
+  const ParallelSpec layouts[] = {[] {
+                                    ParallelSpec p;
+                                    p.dp = 4;
+                                    p.tp = 8;
+                                    p.pp = 2;
+                                    p.zero_stage = 1;
+                                    return p;
+                                  }(),
+                                  [] {
+                                    ParallelSpec p;
+                                    p.dp = 64;
+                                    p.zero_stage = 3;
+                                    return p;
+                                  }(),
+                                  [] {
+                                    ParallelSpec p;
+                                    p.dp = 8;
+                                    p.tp = 4;
+                                    p.pp = 2;
+                                    p.sequence_parallel = true;
+                                    return p;
+                                  }()};
   for (const ParallelSpec& p : layouts) {
     Scenario sc = Base(p.dp * p.tp * p.pp * p.cp, p);
     auto base = Simulate(sc);
