@@ -2,13 +2,18 @@
 // before it starts, each problem located at the key to change.
 #include <limits>
 #include <string>
+#include <vector>
 
+#include "sim/base/strings.h"
 #include "sim/config/loader.h"
 
 namespace shardsim {
 namespace {
 
 std::string Str(int64_t v) { return std::to_string(v); }
+
+constexpr int64_t kMaxMicroBatchesPerStep = 65536;
+constexpr int64_t kMaxTokensPerStep = int64_t{1} << 53;
 
 // a*b, saturating at INT64_MAX (inputs are positive; huge layouts must not overflow).
 int64_t Mul(int64_t a, int64_t b) {
@@ -45,8 +50,8 @@ void CheckLayers(const Scenario& s, Checker& c) {
   const int64_t last = p.last_stage_layers;
   if (first == 0 && last == 0) {
     if (layers % Mul(p.pp, v) != 0) {
-      c.Fail("parallel.pp", num_layers + " is not divisible by pp*virtual_stages = " +
-                                Str(p.pp) + "*" + Str(v) + " = " + Str(Mul(p.pp, v)));
+      c.Fail("parallel.pp", num_layers + " is not divisible by pp*virtual_stages = " + Str(p.pp) +
+                                "*" + Str(v) + " = " + Str(Mul(p.pp, v)));
     }
     return;
   }
@@ -55,8 +60,13 @@ void CheckLayers(const Scenario& s, Checker& c) {
     c.Fail(key, "an uneven first/last stage needs pp >= 2 (pp is " + Str(p.pp) + ")");
     return;
   }
+  if (p.schedule == PipelineSchedule::kInterleaved1F1B) {
+    c.Fail(key, "an uneven first/last stage needs schedule 1f1b or gpipe (schedule is " +
+                    std::string(Name(p.schedule)) + ")");
+    return;
+  }
   const int64_t middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
-  const int64_t rest = first > layers || last > layers ? -1 : layers - first - last;
+  const int64_t rest = layers - first - last;
   const std::string split = "first_stage_layers " + Str(first) + " and last_stage_layers " +
                             Str(last) + " leave " + Str(rest) + " of " + num_layers + " for " +
                             Str(middle) + " other stage" + (middle == 1 ? "" : "s");
@@ -66,8 +76,8 @@ void CheckLayers(const Scenario& s, Checker& c) {
   }
   const int64_t per_stage = middle > 0 ? rest / middle : 0;
   if ((first > 0 && first % v != 0) || (last > 0 && last % v != 0) || per_stage % v != 0) {
-    c.Fail(key, split + "; every stage's layers must be divisible by virtual_stages (" + Str(v) +
-                    ")");
+    c.Fail(key,
+           split + "; every stage's layers must be divisible by virtual_stages (" + Str(v) + ")");
   }
 }
 
@@ -86,9 +96,9 @@ Status ValidateModel(const ModelSpec& m) {
                               Ref(m.origins, "moe.num_experts", m.moe->num_experts) + ")");
     }
     if (m.moe->first_dense_layers >= m.num_layers) {
-      c.Fail("moe.first_dense_layers",
-             Str(m.moe->first_dense_layers) + " leaves no MoE layer of num_layers (" +
-                 Ref(m.origins, "num_layers", m.num_layers) + ")");
+      c.Fail("moe.first_dense_layers", Str(m.moe->first_dense_layers) +
+                                           " leaves no MoE layer of num_layers (" +
+                                           Ref(m.origins, "num_layers", m.num_layers) + ")");
     }
   }
   return sink.ToStatus();
@@ -119,12 +129,44 @@ Status ValidateScenario(const Scenario& s) {
                               Ref(mo, "ffn_hidden_size", m.ffn_hidden_size) + ")");
   }
   CheckLayers(s, c);
+  const std::string cluster = s.topology.GpusProblem(s.gpus);
+  if (!cluster.empty()) c.Fail("gpus", cluster);
+  if (s.hardware.peak_flops.count(s.training.precision) == 0) {
+    std::vector<std::string> has;
+    for (const auto& [dtype, flops] : s.hardware.peak_flops) has.push_back(Name(dtype));
+    c.Fail("training.precision", std::string(Name(s.training.precision)) +
+                                     " needs a matmul peak for it in the hardware (" +
+                                     s.hardware.name + " has peak_flops for " + Join(has) + ", " +
+                                     s.hardware.origins.Get("peak_flops").loc.ToString() + ")");
+  }
 
   const int64_t per_step = Mul(p.dp, s.training.micro_batch);
   if (s.training.global_batch % per_step != 0) {
     c.Fail("training.global_batch", Str(s.training.global_batch) +
-                                        " is not divisible by dp*micro_batch = " + Str(p.dp) +
-                                        "*" + Str(s.training.micro_batch) + " = " + Str(per_step));
+                                        " is not divisible by dp*micro_batch = " + Str(p.dp) + "*" +
+                                        Str(s.training.micro_batch) + " = " + Str(per_step));
+  }
+  // Every micro-batch is simulated (its tasks held at once) and tokens are counted in int64/double.
+  if (per_step > 0 && s.training.global_batch % per_step == 0 &&
+      s.training.global_batch / per_step > kMaxMicroBatchesPerStep) {
+    c.Fail("training.global_batch",
+           Str(s.training.global_batch) + " makes " + Str(s.training.global_batch / per_step) +
+               " micro-batches per step (global_batch / (dp*micro_batch)); shardsim simulates each "
+               "and takes at most " +
+               Str(kMaxMicroBatchesPerStep) + ": raise training.micro_batch or parallel.dp");
+  }
+  if (Mul(s.training.global_batch, s.training.seq_len) > kMaxTokensPerStep) {
+    c.Fail("training.global_batch", "global_batch * seq_len = " + Str(s.training.global_batch) +
+                                        "*" + Str(s.training.seq_len) +
+                                        " tokens per step is more than shardsim counts exactly (" +
+                                        Str(kMaxTokensPerStep) + ", 2^53)");
+  }
+  if (p.sequence_parallel && p.tp > 1 && p.cp > 0 &&
+      Mul(s.training.micro_batch, s.training.seq_len) / p.cp % p.tp != 0) {
+    c.Fail("training.seq_len",
+           "sequence parallelism splits the tokens of a micro-batch (micro_batch*seq_len/cp = " +
+               Str(Mul(s.training.micro_batch, s.training.seq_len) / p.cp) +
+               ") over the tp ranks, but tp (" + Str(p.tp) + ") does not divide them");
   }
   if (p.cp > 1 && s.training.seq_len % Mul(2, p.cp) != 0) {
     c.Fail("training.seq_len",
@@ -150,8 +192,8 @@ Status ValidateScenario(const Scenario& s) {
       (s.training.global_batch / per_step) % p.pp != 0) {
     c.Fail("parallel.schedule",
            "interleaved_1f1b needs the micro-batches per step (global_batch / (dp*micro_batch) = " +
-               Str(s.training.global_batch / per_step) + ") to be a multiple of pp (" +
-               Str(p.pp) + ")");
+               Str(s.training.global_batch / per_step) + ") to be a multiple of pp (" + Str(p.pp) +
+               ")");
   }
   if (p.ep > 1) {
     if (!m.moe) {
@@ -171,11 +213,10 @@ Status ValidateScenario(const Scenario& s) {
   if (m.position_embedding == PositionEmbedding::kLearned &&
       s.training.seq_len > m.position_table_rows) {
     const bool explicit_rows = mo.Get("position_table_rows").loc.known();
-    const std::string rows = explicit_rows
-                                 ? "model.position_table_rows (" +
-                                       Ref(mo, "position_table_rows", m.position_table_rows) + ")"
-                                 : "model.max_seq_len (" +
-                                       Ref(mo, "max_seq_len", m.position_table_rows) + ")";
+    const std::string rows =
+        explicit_rows ? "model.position_table_rows (" +
+                            Ref(mo, "position_table_rows", m.position_table_rows) + ")"
+                      : "model.max_seq_len (" + Ref(mo, "max_seq_len", m.position_table_rows) + ")";
     c.Fail("training.seq_len", Str(s.training.seq_len) + " exceeds " + rows +
                                    ", the rows of the learned position table");
   }

@@ -330,8 +330,12 @@ Result<RunResult> Simulation::Run() {
     }
   }
   if (overflow_) {
-    return Status::Internal(
-        "engine: simulated time exceeds the int64 picosecond clock (about 106 days)");
+    // Not a bug of the engine: inputs off by orders of magnitude (a bandwidth of bytes per
+    // second, a latency of years) make one step longer than the clock holds.
+    return Status::Invalid(
+        "the simulated step lasts longer than the engine's clock holds (int64 picoseconds, about "
+        "106 days): look for a hardware or topology bandwidth, latency or efficiency off by "
+        "orders of magnitude");
   }
   if (finished_ < n_) {
     return Deadlock();

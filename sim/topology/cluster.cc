@@ -97,25 +97,10 @@ Cluster::Cluster(TopologySpec spec, ClusterLevels levels)
 
 Result<Cluster> Cluster::Build(const TopologySpec& spec, int64_t gpus) {
   SHARDSIM_RETURN_IF_ERROR(CheckSpec(spec));
-  const std::string name = "topology '" + spec.name + "'";
+  const std::string problem = spec.GpusProblem(gpus);
+  if (!problem.empty()) return Status::Invalid(problem);
   const int64_t gpn = spec.gpus_per_node;
-  if (gpus < 1) return Status::Invalid("gpus must be positive, got " + std::to_string(gpus));
-  if (gpus > gpn && gpus % gpn != 0) {
-    return Status::Invalid(std::to_string(gpus) + " GPUs do not fill whole nodes of " + name +
-                           " (" + std::to_string(gpn) + " GPUs per node); use a multiple of " +
-                           std::to_string(gpn));
-  }
   const int64_t nodes = CeilDiv(gpus, gpn);
-  if (!spec.has_inter_node && nodes > 1) {
-    return Status::Invalid(name + " is a single node of " + std::to_string(gpn) +
-                           " GPUs (no inter_node block); " + std::to_string(gpus) +
-                           " GPUs do not fit");
-  }
-  if (spec.has_inter_node && spec.max_nodes > 0 && nodes > spec.max_nodes) {
-    return Status::Invalid(name + " has at most " + std::to_string(spec.max_nodes) + " nodes (" +
-                           std::to_string(spec.max_nodes * gpn) + " GPUs); " +
-                           std::to_string(gpus) + " GPUs do not fit");
-  }
   ClusterLevels lv;
   lv.gpus = gpus;
   lv.gpus_per_node = gpn;

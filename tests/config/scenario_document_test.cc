@@ -82,7 +82,9 @@ TEST(ScenarioDocumentTest, LayoutErrorsAfterAnOverridePointAtIt) {
   Result<Scenario> s = doc.Build(TestLib());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
-  ASSERT_EQ(s.status().diagnostics().size(), 2u);  // gpus != dp*tp*pp*cp comes first
+  // gpus != dp*tp*pp*cp comes first; sequence parallelism's 4096 tokens per micro-batch over tp 3
+  // comes last.
+  ASSERT_EQ(s.status().diagnostics().size(), 3u);
   EXPECT_EQ(s.status().diagnostics()[1].ToString(),
             "<set parallel.tp>:1:1: error: parallel.tp: 3 does not divide model.num_heads (8, "
             "tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"

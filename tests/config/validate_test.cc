@@ -12,8 +12,8 @@ using testing_util::Head;
 
 // tiny-llama: 8 layers, 8 heads, 2 kv heads, ffn 1536; seq 4096 by default here.
 Result<Scenario> Layout(const std::string& gpus, const std::string& parallel,
-                     const std::string& training = "{seq_len: 4096, global_batch: 256}",
-                     const std::string& model = "tiny-llama") {
+                        const std::string& training = "{seq_len: 4096, global_batch: 256}",
+                        const std::string& model = "tiny-llama") {
   return BuildText(Head(model) + "gpus: " + gpus + "\ntraining: " + training +
                    "\nparallel: " + parallel + "\n");
 }
@@ -41,7 +41,8 @@ TEST(ValidateTest, DpIsDerivedWhenNotWritten) {
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->parallel.dp, 8);
   // Not a multiple: the remainder is reported at gpus.
-  EXPECT_EQ(First(Layout("36", "{tp: 2, pp: 4}")), "gpus: 36 does not equal dp*tp*pp*cp = 4*2*4*1 = 32");
+  EXPECT_EQ(First(Layout("36", "{tp: 2, pp: 4}")),
+            "gpus: 36 does not equal dp*tp*pp*cp = 4*2*4*1 = 32");
 }
 
 TEST(ValidateTest, TpAndKvHeadsMustNest) {
@@ -49,7 +50,7 @@ TEST(ValidateTest, TpAndKvHeadsMustNest) {
   // tp 4 is not.
   EXPECT_EQ(First(Layout("4", "{tp: 4}")), "");
   Result<Scenario> s = Layout("4", "{tp: 4}", "{seq_len: 4096, global_batch: 256}",
-                           "{base: tiny-llama, num_heads: 12, num_kv_heads: 6, head_dim: 64}");
+                              "{base: tiny-llama, num_heads: 12, num_kv_heads: 6, head_dim: 64}");
   EXPECT_EQ(First(s),
             "parallel.tp: 4 and model.num_kv_heads (6, tests/config/data/inline.yaml:1:56) are "
             "incompatible: one must divide the other");
@@ -57,7 +58,7 @@ TEST(ValidateTest, TpAndKvHeadsMustNest) {
 
 TEST(ValidateTest, TpMustDivideTheFfn) {
   Result<Scenario> s = Layout("2", "{tp: 2}", "{seq_len: 4096, global_batch: 256}",
-                           "{base: tiny-llama, ffn_hidden_size: 1537}");
+                              "{base: tiny-llama, ffn_hidden_size: 1537}");
   EXPECT_EQ(First(s),
             "parallel.tp: 2 does not divide model.ffn_hidden_size (1537, "
             "tests/config/data/inline.yaml:1:44)");
@@ -82,6 +83,65 @@ TEST(ValidateTest, UnevenFirstAndLastStages) {
   EXPECT_EQ(First(Layout("2", "{pp: 2, first_stage_layers: 3, last_stage_layers: 5}")), "");
   EXPECT_EQ(First(Layout("1", "{first_stage_layers: 3}")),
             "parallel.first_stage_layers: an uneven first/last stage needs pp >= 2 (pp is 1)");
+  // More layers than the model has: the remainder as it is, negative.
+  EXPECT_EQ(
+      First(Layout("4", "{pp: 4, first_stage_layers: 10}")),
+      "parallel.first_stage_layers: first_stage_layers 10 and last_stage_layers 0 leave -2 of "
+      "model.num_layers (8, tests/config/data/lib/models/tiny-llama.yaml:4:13) for 3 other "
+      "stages, which is not a whole positive number per stage");
+  EXPECT_EQ(First(Layout("2",
+                         "{pp: 2, first_stage_layers: 2, schedule: interleaved_1f1b, "
+                         "virtual_stages: 2}",
+                         "{seq_len: 4096, global_batch: 256}")),
+            "parallel.first_stage_layers: an uneven first/last stage needs schedule 1f1b or gpipe "
+            "(schedule is interleaved_1f1b)");
+}
+
+TEST(ValidateTest, GpusMustFitTheTopology) {
+  // test-dgx: 8 GPUs per node.
+  EXPECT_EQ(First(Layout("12", "{dp: 12}", "{seq_len: 4096, global_batch: 240}")),
+            "gpus: 12 GPUs do not fill whole nodes of topology 'test-dgx' (8 GPUs per node); use "
+            "a multiple of 8");
+  Result<Scenario> s = BuildText(
+      "model: tiny-llama\nhardware: test-gpu\ntopology: one-node\ngpus: 16\n"
+      "training: {seq_len: 4096, global_batch: 256}\nparallel: {dp: 16}\n");
+  EXPECT_EQ(First(s),
+            "gpus: topology 'one-node' is a single node of 8 GPUs (no inter_node block); "
+            "16 GPUs do not fit");
+  EXPECT_EQ(s.status().diagnostics().front().loc.ToString(), "tests/config/data/inline.yaml:4:7");
+}
+
+TEST(ValidateTest, PrecisionNeedsAMatmulPeak) {
+  // test-gpu lists fp32, bf16 and fp8 peaks only.
+  Result<Scenario> s = Layout("1", "{}", "{seq_len: 4096, global_batch: 256, precision: fp16}");
+  EXPECT_EQ(First(s),
+            "training.precision: fp16 needs a matmul peak for it in the hardware (test-gpu has "
+            "peak_flops for fp32, bf16, fp8, tests/config/data/lib/hardware/test-gpu.yaml:2:13)");
+  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 4096, global_batch: 256, precision: fp8}")), "");
+}
+
+TEST(ValidateTest, StepSizeLimits) {
+  // Every micro-batch is simulated: at most 65,536 per step.
+  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 16, global_batch: 65537}")),
+            "training.global_batch: 65537 makes 65537 micro-batches per step (global_batch / "
+            "(dp*micro_batch)); shardsim simulates each and takes at most 65536: raise "
+            "training.micro_batch or parallel.dp");
+  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 16, global_batch: 65536}")), "");
+  // Tokens per step counted exactly (no wrap into negative tokens).
+  EXPECT_EQ(
+      First(Layout("1", "{}", "{seq_len: 4611686018427387904, global_batch: 4, micro_batch: 4}")),
+      "training.global_batch: global_batch * seq_len = 4*4611686018427387904 tokens per step "
+      "is more than shardsim counts exactly (9007199254740992, 2^53)");
+}
+
+TEST(ValidateTest, SequenceParallelismSplitsTheTokens) {
+  EXPECT_EQ(
+      First(Layout("2", "{tp: 2, sequence_parallel: true}", "{seq_len: 1, global_batch: 256}")),
+      "training.seq_len: sequence parallelism splits the tokens of a micro-batch "
+      "(micro_batch*seq_len/cp = 1) over the tp ranks, but tp (2) does not divide them");
+  EXPECT_EQ(First(Layout("2", "{tp: 2, sequence_parallel: true}",
+                         "{seq_len: 1, global_batch: 256, micro_batch: 2}")),
+            "");
 }
 
 TEST(ValidateTest, GlobalBatchOverDpAndMicroBatch) {
@@ -113,7 +173,8 @@ TEST(ValidateTest, ZeroStageRange) {
 TEST(ValidateTest, ExpertParallelism) {
   EXPECT_EQ(First(Layout("8", "{dp: 8, ep: 2}")),
             "parallel.ep: 2 needs a mixture-of-experts model (model tiny-llama has no moe block)");
-  EXPECT_EQ(First(Layout("8", "{dp: 8, ep: 4}", "{seq_len: 4096, global_batch: 256}", "tiny-moe")), "");
+  EXPECT_EQ(First(Layout("8", "{dp: 8, ep: 4}", "{seq_len: 4096, global_batch: 256}", "tiny-moe")),
+            "");
   EXPECT_EQ(First(Layout("8", "{dp: 8, ep: 3}", "{seq_len: 4096, global_batch: 240}", "tiny-moe")),
             "parallel.ep: 3 does not divide model.moe.num_experts (8, "
             "tests/config/data/lib/models/tiny-moe.yaml:4:16)");
@@ -137,8 +198,8 @@ TEST(ValidateTest, MicroBatchAtLeastOne) {
 TEST(ValidateTest, ReportsEveryLayoutProblemAtOnce) {
   Result<Scenario> s = Layout("100", "{dp: 3, tp: 3, pp: 3}", "{seq_len: 4096, global_batch: 256}");
   ASSERT_FALSE(s.ok());
-  // gpus, tp | heads, tp | ffn? (1536 % 3 == 0: no), layers, batch.
-  EXPECT_EQ(s.status().diagnostics().size(), 4u) << s.status().ToString();
+  // gpus, tp | heads, tp | ffn? (1536 % 3 == 0: no), layers, 100 GPUs not whole nodes, batch.
+  EXPECT_EQ(s.status().diagnostics().size(), 5u) << s.status().ToString();
 }
 
 }  // namespace

@@ -121,8 +121,11 @@ TEST(BadArguments, TimeOverflowIsAnErrorNotAWrap) {
   e.AddDependency(a, b);
   auto r = e.Run();
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);  // absurd inputs, not an engine bug
   EXPECT_EQ(r.status().message(),
-            "engine: simulated time exceeds the int64 picosecond clock (about 106 days)");
+            "the simulated step lasts longer than the engine's clock holds (int64 picoseconds, "
+            "about 106 days): look for a hardware or topology bandwidth, latency or efficiency "
+            "off by orders of magnitude");
 }
 
 }  // namespace

@@ -12,10 +12,12 @@
 namespace shardsim {
 namespace {
 
+// On nodes of 4 GPUs, so that 12 and 24 GPUs are whole nodes.
 Scenario Small(const std::string& model, int64_t gpus, int64_t seq, int64_t batch) {
   const LoadOptions lib = sweep_test::Lib();
   Result<ScenarioDocument> doc = ScenarioDocument::ParseText(
-      "model: " + model + "\nhardware: a100-sxm4-80gb\ntopology: dgx-a100\ngpus: " +
+      "model: " + model +
+          "\nhardware: a100-sxm4-80gb\ntopology: {base: dgx-a100, gpus_per_node: 4}\ngpus: " +
           std::to_string(gpus) + "\ntraining: {seq_len: " + std::to_string(seq) +
           ", global_batch: " + std::to_string(batch) + "}\nparallel: {dp: " + std::to_string(gpus) +
           "}\n",
