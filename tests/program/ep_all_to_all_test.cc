@@ -132,6 +132,30 @@ TEST(EpAllToAll, LoadFactorStretchesTrafficLikeExpertWork) {
   }
 }
 
+// The experts' model FLOPs count the routed copies they compute: with a capacity factor above 1
+// the padding is hardware work only; below 1 the copies over capacity are dropped, so they count
+// neither (MFU cannot pass HFU, nor 1).
+TEST(EpAllToAll, ModelFlopsCountOnlyTheRoutedCopiesComputed) {
+  for (double cf : {0.1, 0.5, 1.0, 2.0}) {
+    Scenario sc = Moe(16, 16, 16);
+    sc.model.moe->capacity_factor = cf;
+    auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    int experts = 0;
+    for (const Op& op : g->layer_kinds.back().ops) {
+      if (op.name != "moe.experts.fc1") continue;
+      EXPECT_NEAR(op.model_fwd_flops.value() / op.fwd.flops.value(), std::min(1.0, 1.0 / cf), 1e-3)
+          << cf;
+      ++experts;
+    }
+    EXPECT_EQ(experts, 1);
+    Result<SimResult> r = Simulate(sc);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_LE(r->mfu, r->hfu) << cf;
+    EXPECT_LT(r->hfu, 1.0) << cf;
+  }
+}
+
 // Node-limited routing (DeepSeek-V3 §3.2.2): a token crosses the network once per remote node
 // it reaches, M * (N - 1)/N on average, instead of top_k * (ep - g)/ep; NVLink then forwards
 // every copy not on the receiving GPU, S * (g - 1)/g.
