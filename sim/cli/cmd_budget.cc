@@ -36,7 +36,7 @@ void AddBudgetCommand(CLI::App& app, CliContext& ctx) {
     std::fputs(out.c_str(), stdout);
     if (args->explain && !args->json)
       std::fputs(("\n" + ExplainOps(r->graph, sc->training)).c_str(), stdout);
-    ctx.exit_code = 0;
+    ctx.exit_code = BudgetFits(*sc, *r) ? 0 : 1;  // DESIGN.md: 1 = ran, does not fit
   });
 }
 

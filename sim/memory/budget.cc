@@ -115,7 +115,10 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
         has_moe = has_moe || layer.kind == "moe";
       }
     }
-    Bytes edge_acts;  // embedding (first stage) and head / MTP (last stage), held once
+    // Embedding (first stage) and head / MTP (last stage): saved per micro-batch like a layer's
+    // (the embedding's dropout mask until that micro-batch's backward; the head's logits for the
+    // loss, which GPipe's last stage holds for every micro-batch and 1F1B's for one).
+    Bytes edge_acts;
     if (rank.has_embedding) {
       const ParamSplit ep = Params(g.embedding);
       p.dense += ep.dense;
@@ -146,10 +149,10 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
     const ModelStateBytes dense = ZeroModelStates(
         static_cast<double>(p.dense), b.weight_bytes_per_param, b.grad_bytes_per_param,
         b.optimizer_bytes_per_param, parallel.zero_stage, static_cast<double>(b.zero_shards));
-    const ModelStateBytes expert = ZeroModelStates(
-        static_cast<double>(p.expert), b.weight_bytes_per_param, b.grad_bytes_per_param,
-        b.optimizer_bytes_per_param, parallel.zero_stage,
-        static_cast<double>(b.expert_zero_shards));
+    const ModelStateBytes expert =
+        ZeroModelStates(static_cast<double>(p.expert), b.weight_bytes_per_param,
+                        b.grad_bytes_per_param, b.optimizer_bytes_per_param, parallel.zero_stage,
+                        static_cast<double>(b.expert_zero_shards));
     s.weights = dense.weights + expert.weights;
     s.gradients = dense.gradients + expert.gradients;
     s.optimizer = dense.optimizer + expert.optimizer;
@@ -161,7 +164,7 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
     s.in_flight = InFlightMicrobatches(parallel.schedule, parallel.pp, parallel.virtual_stages,
                                        microbatches, rank.rank);
     s.activations_per_microbatch = layer_acts + edge_acts;
-    s.activations = layer_acts * s.in_flight + edge_acts;
+    s.activations = s.activations_per_microbatch * s.in_flight;
     if (training.recompute == Recompute::kFull) s.recompute_buffer = rebuilt;
     if (has_moe) {
       for (const LayerOps& k : g.layer_kinds) {
@@ -198,13 +201,12 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
       ", recompute " + RecomputeText(training) + ", flash attention " +
       (training.flash_attention ? "on" : "off") + ", " +
       (training.fused_kernels ? "fused" : "eager") + " kernels");
-  b.assumptions.push_back("runtime reserve: CUDA context + library handles " +
-                          FormatBytes(Bytes(hardware.reserve_cuda_context)) +
-                          ", communication buffers " +
-                          FormatBytes(Bytes(hardware.reserve_comm_buffers)) +
-                          ", allocator fragmentation " +
-                          FormatSig(hardware.reserve_fragmentation * 100.0, 2) +
-                          "% of allocated (" + hardware.name + ")");
+  b.assumptions.push_back(
+      "runtime reserve: CUDA context + library handles " +
+      FormatBytes(Bytes(hardware.reserve_cuda_context)) + ", communication buffers " +
+      FormatBytes(Bytes(hardware.reserve_comm_buffers)) + ", allocator fragmentation " +
+      FormatSig(hardware.reserve_fragmentation * 100.0, 2) + "% of allocated (" + hardware.name +
+      ")");
   return b;
 }
 

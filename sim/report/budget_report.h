@@ -22,6 +22,8 @@ struct BudgetReport {
 };
 
 Result<BudgetReport> BuildBudget(const Scenario& scenario);
+// The worst stage's total within the GPU's memory capacity (`budget` exits 1 when not).
+bool BudgetFits(const Scenario& scenario, const BudgetReport& report);
 
 std::string BudgetText(const Scenario& scenario, const BudgetReport& report);
 std::string BudgetJson(const Scenario& scenario, const BudgetReport& report);

@@ -31,8 +31,10 @@ TEST(BudgetCli, JsonHasTheContractKeys) {
   const auto r = Shardsim("budget " + Quickstart() + " --json", false);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* k : {"total", "active", "embedding", "non_embedding"}) EXPECT_TRUE(j["params"].contains(k)) << k;
-  for (const char* k : {"per_step", "six_nd", "hardware_per_step"}) EXPECT_TRUE(j["flops"].contains(k)) << k;
+  for (const char* k : {"total", "active", "embedding", "non_embedding"})
+    EXPECT_TRUE(j["params"].contains(k)) << k;
+  for (const char* k : {"per_step", "six_nd", "hardware_per_step"})
+    EXPECT_TRUE(j["flops"].contains(k)) << k;
   for (const char* k : {"weights", "gradients", "optimizer", "activations", "total"}) {
     EXPECT_TRUE(j["memory"]["per_device"].contains(k)) << k;
   }
@@ -62,10 +64,13 @@ TEST(SimulateCli, JsonHasTheContractKeys) {
   EXPECT_LT(j["mfu"].get<double>(), 1.0);
   const auto& b = j["bottlenecks"];
   ASSERT_FALSE(b.empty());
-  for (const char* k : {"kind", "collective", "resource", "exposed_s", "share"}) EXPECT_TRUE(b[0].contains(k)) << k;
-  for (size_t i = 1; i < b.size(); ++i) EXPECT_GE(b[i - 1]["exposed_s"].get<double>(), b[i]["exposed_s"].get<double>());
+  for (const char* k : {"kind", "collective", "resource", "exposed_s", "share"})
+    EXPECT_TRUE(b[0].contains(k)) << k;
+  for (size_t i = 1; i < b.size(); ++i)
+    EXPECT_GE(b[i - 1]["exposed_s"].get<double>(), b[i]["exposed_s"].get<double>());
   // tokens/s is the batch's tokens over the step time.
-  EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 1024.0 * 8192.0, 1e-3);
+  EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 1024.0 * 8192.0,
+              1e-3);
 }
 
 TEST(SimulateCli, SameInputSameBytes) {
@@ -75,7 +80,8 @@ TEST(SimulateCli, SameInputSameBytes) {
 }
 
 TEST(SimulateCli, TraceIsChromeTraceJson) {
-  const std::string trace = (std::filesystem::temp_directory_path() / "shardsim_trace.json").string();
+  const std::string trace =
+      (std::filesystem::temp_directory_path() / "shardsim_trace.json").string();
   const auto r = Shardsim("simulate " + Quickstart() + " --trace " + trace, false);
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream in(trace);
@@ -94,9 +100,14 @@ TEST(SimulateCli, DoesNotFitExitsOne) {
                                     "name: nofit\nmodel: llama3-70b\nhardware: h100-sxm\n"
                                     "topology: dgx-h100\ngpus: 8\ntraining:\n  seq_len: 8192\n"
                                     "  global_batch: 8\nparallel:\n  dp: 8\n");
-  const auto r = Shardsim("simulate " + path, false);
-  EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos);
+  for (const char* cmd : {"simulate ", "budget "}) {
+    const auto r = Shardsim(cmd + path, false);
+    EXPECT_EQ(r.code, 1) << cmd << r.out;
+    EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << cmd;
+  }
+  const auto json = Shardsim("budget --json " + path, false);
+  EXPECT_EQ(json.code, 1);
+  EXPECT_FALSE(nlohmann::json::parse(json.out)["memory"]["fits"].get<bool>());
 }
 
 TEST(SimulateCli, BadInputExitsTwoWithLocation) {
