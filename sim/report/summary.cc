@@ -10,7 +10,7 @@ std::string LayoutSummary(const Scenario& sc) {
                   std::to_string(p.dp) + " CP" + std::to_string(p.cp);
   if (p.ep > 1) s += " EP" + std::to_string(p.ep);
   s += ", ZeRO-" + std::to_string(p.zero_stage);
-  if (p.sequence_parallel) s += ", SP";
+  if (p.sequence_parallel && p.tp > 1) s += ", SP";  // SP splits over the TP group: none at tp 1
   s += ", " + std::string(Name(p.schedule));
   if (p.schedule == PipelineSchedule::kInterleaved1F1B) s += " v" + std::to_string(p.virtual_stages);
   return s;
