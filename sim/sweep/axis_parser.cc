@@ -100,8 +100,14 @@ std::optional<std::vector<int64_t>> AxisParser::Range(const ConfigNode& node,
   std::vector<int64_t> out;
   if (v.count("mul") != 0) {
     const int64_t mul = v["mul"];
-    if (mul < 2 || from < 1) {
-      Fail(*node.Find("mul"), key + ".mul: a geometric range needs mul >= 2 and from >= 1");
+    if (from < 1) {
+      Fail(*node.Find("from"),
+           key + ".from: a geometric range (mul) needs from >= 1, got " + std::to_string(from));
+      return std::nullopt;
+    }
+    if (mul < 2) {
+      Fail(*node.Find("mul"),
+           key + ".mul: a geometric range needs mul >= 2, got " + std::to_string(mul));
       return std::nullopt;
     }
     for (int64_t x = from; x <= to; x *= mul) {

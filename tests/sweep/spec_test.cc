@@ -194,8 +194,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "tests/sweep/data/inline.yaml:10:27: gpus.mull: unknown key of a range; did you "
                 "mean 'mul'? (a range is {from, to, mul} or {from, to, step})"},
         BadCase{"sweep:\n  gpus: {from: 8, to: 64, mul: 1}\n",
-                "tests/sweep/data/inline.yaml:10:32: gpus.mul: a geometric range needs mul >= 2 "
-                "and from >= 1"},
+                "tests/sweep/data/inline.yaml:10:32: gpus.mul: a geometric range needs mul >= 2, "
+                "got 1"},
+        BadCase{"sweep:\n  parallel.zero_stage: {from: 0, to: 3, mul: 2}\n",
+                "tests/sweep/data/inline.yaml:10:31: parallel.zero_stage.from: a geometric range "
+                "(mul) needs from >= 1, got 0"},
         BadCase{"sweep:\n  training.recompute: auto\n",
                 "tests/sweep/data/inline.yaml:10:23: training.recompute: auto is only for "
                 "parallel and training.micro_batch; list the values"},
