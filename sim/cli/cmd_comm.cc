@@ -2,13 +2,16 @@
 //
 //   shardsim comm --topology dgx-h100 --gpus 16 --op all_reduce --size 1GiB [--algo ring]
 //                 [--ranks-per-node 4] [--concurrent-groups 8] [--json]
-//   shardsim comm --topology dgx-h100 --gpus 8 --sizes 1KiB:8GiB[:2]   (nccl-tests' sweep table)
+//   shardsim comm --topology dgx-h100 --gpus 8 --sizes 1KiB:8GiB[:2]   (nccl-tests' sweep table,
+//                 whole bytes, each size once, at most 200 sizes)
 //
 // --topology is a name in the library's topologies/ or a YAML path (sim/config's LoadTopology).
 // The group is every GPU (--gpus), or with --ranks-per-node R the first R GPUs of each of
 // gpus / R nodes (as `mpirun -npernode R`). algbw = S / t and busbw = algbw * factor as nccl-tests
 // defines them (doc/PERFORMANCE.md); GB/s = 1e9 bytes/s.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -40,6 +43,9 @@ struct CommArgs {
   bool json = false;
 };
 
+// The most rows `--sizes` prints (nccl-tests' own sweeps stay well under it).
+constexpr int64_t kMaxSizes = 200;
+
 // A byte count: a quantity with a unit ("1GiB", "64 MB") or a bare number of bytes.
 Result<double> ParseSize(const std::string& flag, const std::string& text) {
   Result<double> q = ParseQuantity(text, Dimension::kBytes);
@@ -54,7 +60,29 @@ Result<double> ParseSize(const std::string& flag, const std::string& text) {
   return *q;
 }
 
-// "1KiB:8GiB" or "1KiB:8GiB:4": from, to (inclusive), multiplied by a factor (default 2).
+// The sizes round(from * factor^k) <= to, k = 0, 1, ..., each once, ascending. Returns at most
+// `limit` + 1 of them (enough to tell the range is too long) and sets `*count` to how many there
+// are, capped at `count_cap` (the exact count of a dense range takes one step per size).
+std::vector<double> GeometricSizes(double from, double to, double factor, int64_t limit,
+                                   int64_t count_cap, int64_t* count) {
+  std::vector<double> out;
+  const double log_factor = std::log(factor);
+  *count = 0;
+  double k = 0;
+  for (double v = from; v <= to && *count <= count_cap;) {
+    ++*count;
+    if (static_cast<int64_t>(out.size()) <= limit) out.push_back(v);
+    // The first k whose rounded size exceeds v: from * factor^k >= v + 0.5.
+    k = std::max(k + 1, std::ceil(std::log((v + 0.5) / from) / log_factor) - 1);
+    double next = std::round(from * std::pow(factor, k));
+    while (next <= v) next = std::round(from * std::pow(factor, ++k));
+    v = next;
+  }
+  return out;
+}
+
+// "1KiB:8GiB" or "1KiB:8GiB:4": from, to (inclusive), multiplied by a factor (default 2), each
+// size rounded to whole bytes and listed once.
 Result<std::vector<double>> ParseSizes(const std::string& text) {
   const size_t a = text.find(':');
   if (a == std::string::npos) {
@@ -79,8 +107,16 @@ Result<std::vector<double>> ParseSizes(const std::string& text) {
   if (*from <= 0 || *to < *from) {
     return Status::Invalid("--sizes: need 0 < FROM <= TO, got \"" + text + "\"");
   }
-  std::vector<double> out;
-  for (double s = *from; s <= *to * (1 + 1e-12) && out.size() < 200; s *= factor) out.push_back(s);
+  constexpr int64_t kCountCap = 10'000'000;
+  int64_t count = 0;
+  std::vector<double> out = GeometricSizes(*from, *to, factor, kMaxSizes, kCountCap, &count);
+  if (count > kMaxSizes) {
+    return Status::Invalid(
+        "--sizes: \"" + text + "\" gives " +
+        (count > kCountCap ? "more than " + std::to_string(kCountCap) : std::to_string(count)) +
+        " sizes; at most " + std::to_string(kMaxSizes) +
+        " (use a larger FACTOR or a narrower range)");
+  }
   return out;
 }
 
@@ -255,8 +291,8 @@ void AddCommCommand(CLI::App& app, CliContext& ctx) {
   auto* size = cmd->add_option("--size", args->size,
                                "message size as nccl-tests counts it "
                                "(default 1GiB)");
-  auto* sizes =
-      cmd->add_option("--sizes", args->sizes, "size sweep FROM:TO[:FACTOR], e.g. 1KiB:8GiB");
+  auto* sizes = cmd->add_option("--sizes", args->sizes,
+                                "size sweep FROM:TO[:FACTOR], e.g. 1KiB:8GiB (at most 200 sizes)");
   size->excludes(sizes);
   cmd->add_option("--algo", args->algo,
                   "auto | ring | tree | hierarchical | nvls | nvls_tree | direct (default auto)");
