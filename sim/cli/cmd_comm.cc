@@ -39,6 +39,7 @@ struct CommArgs {
   std::string sizes;
   std::string algo = "auto";
   int64_t ranks_per_node = 0;
+  bool ranks_per_node_given = false;  // 0 is the default (every GPU of each node), not a value
   int64_t concurrent_groups = 1;
   bool json = false;
 };
@@ -46,7 +47,7 @@ struct CommArgs {
 // The most rows `--sizes` prints (nccl-tests' own sweeps stay well under it).
 constexpr int64_t kMaxSizes = 200;
 
-// A byte count: a quantity with a unit ("1GiB", "64 MB") or a bare number of bytes.
+// A byte count: a quantity with a unit ("1GiB", "64 MB") or a bare number of bytes; whole bytes.
 Result<double> ParseSize(const std::string& flag, const std::string& text) {
   Result<double> q = ParseQuantity(text, Dimension::kBytes);
   if (!q.ok()) {
@@ -57,6 +58,11 @@ Result<double> ParseSize(const std::string& flag, const std::string& text) {
     q = bare;
   }
   if (*q < 0) return Status::Invalid(flag + ": size must not be negative, got " + text);
+  if (*q != std::floor(*q)) {
+    return Status::Invalid(
+        flag + ": " + text +
+        " is not a whole number of bytes; sizes are whole bytes, e.g. 2 or 1KiB");
+  }
   return *q;
 }
 
@@ -205,6 +211,10 @@ Status RunComm(const CommArgs& a, const CliContext& ctx) {
   const int64_t gpn = spec->gpus_per_node;
   int64_t cluster_gpus = a.gpus;
   Result<Group> group = Group::Strided(0, {{a.gpus, 1}});
+  if (a.ranks_per_node_given && a.ranks_per_node < 1) {
+    return Status::Invalid("--ranks-per-node must be at least 1, got " +
+                           std::to_string(a.ranks_per_node));
+  }
   if (a.ranks_per_node > 0) {
     const int64_t r = a.ranks_per_node;
     if (r > gpn || a.gpus % r != 0) {
@@ -296,12 +306,16 @@ void AddCommCommand(CLI::App& app, CliContext& ctx) {
   size->excludes(sizes);
   cmd->add_option("--algo", args->algo,
                   "auto | ring | tree | hierarchical | nvls | nvls_tree | direct (default auto)");
-  cmd->add_option("--ranks-per-node", args->ranks_per_node,
-                  "GPUs of the group on each node (default: every GPU of each node)");
+  CLI::Option* ranks_per_node =
+      cmd->add_option("--ranks-per-node", args->ranks_per_node,
+                      "GPUs of the group on each node (default: every GPU of each node)");
   cmd->add_option("--concurrent-groups", args->concurrent_groups,
                   "groups of this shape running at once, sharing NICs and uplinks (default 1)");
   cmd->add_flag("--json", args->json, "print JSON (time_s, algbw_gbps, busbw_gbps, ...)");
-  cmd->callback([args, &ctx]() { ctx.exit_code = ReportStatus(RunComm(*args, ctx)); });
+  cmd->callback([args, ranks_per_node, &ctx]() {
+    args->ranks_per_node_given = ranks_per_node->count() > 0;
+    ctx.exit_code = ReportStatus(RunComm(*args, ctx));
+  });
 }
 
 }  // namespace shardsim

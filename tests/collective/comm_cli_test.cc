@@ -98,6 +98,15 @@ TEST(CommCli, BadInputExitsWithTwoAndSaysWhy) {
        "SHARP switch (intra_node.nvls is false)"},
       {"comm --topology dgx-h100 --gpus 8 --size 8G",
        "error: --size: \"8G\": unknown unit \"G\"; expected e.g. \"80 GiB\""},
+      {"comm --topology dgx-h100 --gpus 8 --size 1.5",
+       "error: --size: 1.5 is not a whole number of bytes; sizes are whole bytes, e.g. 2 or 1KiB"},
+      {"comm --topology dgx-h100 --gpus 8 --sizes 1.5:1KiB",
+       "error: --sizes: 1.5 is not a whole number of bytes; sizes are whole bytes, e.g. 2 or "
+       "1KiB"},
+      {"comm --topology dgx-h100 --gpus 8 --ranks-per-node 0",
+       "error: --ranks-per-node must be at least 1, got 0"},
+      {"comm --topology dgx-h100 --gpus 8 --ranks-per-node -4",
+       "error: --ranks-per-node must be at least 1, got -4"},
       // It printed the first 200 of them (1024 B five times, ending at 1045 B).
       {"comm --topology dgx-h100 --gpus 8 --sizes 1KiB:8GiB:1.0001",
        "error: --sizes: \"1KiB:8GiB:1.0001\" gives 145618 sizes; at most 200 (use a larger FACTOR "
