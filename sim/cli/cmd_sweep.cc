@@ -125,6 +125,11 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(rank.status());
       return;
     }
+    Status jobs = CheckJobs(args->jobs);
+    if (!jobs.ok()) {
+      ctx.exit_code = ReportStatus(jobs);
+      return;
+    }
     SweepRunOptions o;
     o.csv_path = args->csv;
     o.jsonl_path = args->jsonl;

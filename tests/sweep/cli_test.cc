@@ -1,6 +1,9 @@
 // The sweep, merge and check-claim commands end to end: exit codes, stdout, files.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+
 #include "tests/sweep/sweep_test_util.h"
 
 namespace shardsim {
@@ -98,6 +101,24 @@ TEST(SweepCli, SlurmArrayShardsAndMerge) {
   ASSERT_EQ(m.code, 0) << m.out;
   EXPECT_EQ(m.out.rfind("shardsim merge: 1262 points from 2 files into " + dir / "u.csv", 0), 0u);
   EXPECT_EQ(ReadFile(dir / "u.csv"), ReadFile(dir / "t1.csv"));
+}
+
+// Option problems exit 2 before a single point is evaluated (no "points evaluated" line).
+TEST(SweepCli, BadOptionsExitTwoBeforeRunning) {
+  TempDir dir;
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"-j -1", "error: --jobs must be a positive thread count, or 0 for every core; got -1"},
+  };
+  for (const Case& c : cases) {
+    const sweep_test::CliRun r =
+        Shardsim("sweep tests/sweep/data/small.yaml --progress none " + c.args);
+    EXPECT_EQ(r.code, 2) << c.args;
+    EXPECT_EQ(r.out, c.message + "\n") << c.args;
+  }
 }
 
 TEST(CheckClaimCli, AbovePeak) {
