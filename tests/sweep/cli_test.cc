@@ -144,5 +144,42 @@ TEST(CheckClaimCli, BadClaimExitsTwo) {
       << r.out;
 }
 
+TEST(CheckClaimCli, BadOptionsExitTwoNamingTheOption) {
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::string layout = "--model llama3-8b --hardware h100-sxm --gpus 8";
+  const std::string positive = " must be a positive integer, got ";
+  const Case cases[] = {
+      // These four ran with the defaults.
+      {layout + " --seq-len 0", "check-claim: --seq-len" + positive + "0"},
+      {layout + " --seq-len -5", "check-claim: --seq-len" + positive + "-5"},
+      {layout + " --global-batch 0", "check-claim: --global-batch" + positive + "0"},
+      {layout + " --global-batch -5", "check-claim: --global-batch" + positive + "-5"},
+      // These said to give --gpus.
+      {"--model llama3-8b --hardware h100-sxm --gpus 0", "check-claim: --gpus" + positive + "0"},
+      {"--model llama3-8b --hardware h100-sxm --gpus -8", "check-claim: --gpus" + positive + "-8"},
+      {"--model llama3-8b --hardware h100-sxm",
+       "check-claim: give --scenario FILE, or --model, --hardware and --gpus"},
+      // This ignored --model.
+      {"--scenario scenarios/quickstart.yaml --model llama3-8b --seq-len 4096",
+       "check-claim: --model, --seq-len cannot be combined with --scenario, which gives the "
+       "model, hardware, topology, GPU count and training; give --scenario alone, or --model, "
+       "--hardware and --gpus"},
+      // This said "no default cluster for hardware 'h100'; give --topology".
+      {"--model llama3-8b --hardware h100 --gpus 8", "hardware: no hardware named 'h100' in " +
+                                                         std::string(SHARDSIM_SOURCE_DIR) +
+                                                         "/hardware/; close names: b200"},
+      {layout + " -j -1", "--jobs must be a positive thread count, or 0 for every core; got -1"},
+  };
+  for (const Case& c : cases) {
+    const sweep_test::CliRun r =
+        Shardsim("check-claim \"1000 tokens/s/GPU\" --progress none " + c.args);
+    EXPECT_EQ(r.code, 2) << c.args;
+    EXPECT_EQ(r.out, "error: " + c.message + "\n") << c.args;
+  }
+}
+
 }  // namespace
 }  // namespace shardsim
