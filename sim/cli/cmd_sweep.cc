@@ -7,9 +7,12 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
@@ -63,6 +66,26 @@ SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const
     in.points.push_back(std::move(p));
   }
   return in;
+}
+
+// Refuses two outputs naming one file (`outputs`: option and path; "" = not given): both would
+// write it and leave neither format. Paths are compared canonical; the files may not exist yet.
+Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::string> canonical;
+  for (const auto& [option, path] : outputs) {
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+    canonical.push_back(path.empty() ? "" : ec ? path : p.string());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (canonical[i].empty() || canonical[i] != canonical[j]) continue;
+      return Status::Invalid(outputs[i].first + " '" + outputs[i].second +
+                             "' is the same file as " + outputs[j].first + " '" +
+                             outputs[j].second + "'; give each output its own file");
+    }
+  }
+  return Status::Ok();
 }
 
 Status WriteSweepHtml(const std::string& spec, const PointSpace& space, const SweepRun& run,
@@ -133,17 +156,26 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
     SweepRunOptions o;
     o.csv_path = args->csv;
     o.jsonl_path = args->jsonl;
+    std::string csv_option = "--csv", jsonl_option = "--jsonl";
     if (!args->output.empty()) {
       const std::string& out = args->output;
       if (out.ends_with(".csv")) {
         o.csv_path = out;
+        csv_option = "--output";
       } else if (out.ends_with(".jsonl") || out.ends_with(".json") || out.ends_with(".ndjson")) {
         o.jsonl_path = out;
+        jsonl_option = "--output";
       } else {
         ctx.exit_code = ReportStatus(Status::Invalid("--output: cannot tell the format of '" + out +
                                                      "'; name it .csv or .jsonl"));
         return;
       }
+    }
+    Status distinct = CheckDistinctOutputs(
+        {{csv_option, o.csv_path}, {jsonl_option, o.jsonl_path}, {"--html", args->html}});
+    if (!distinct.ok()) {
+      ctx.exit_code = ReportStatus(distinct);
+      return;
     }
     if (o.csv_path.empty() && o.jsonl_path.empty() && args->resume) {
       ctx.exit_code = ReportStatus(Status::Invalid("--resume needs the result file: --output"));

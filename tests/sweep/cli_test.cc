@@ -111,6 +111,13 @@ TEST(SweepCli, BadOptionsExitTwoBeforeRunning) {
     std::string message;
   };
   const Case cases[] = {
+      // Both wrote the same file, interleaved.
+      {"-o " + dir / "same.csv" + " --jsonl " + dir / "./same.csv",
+       "error: --jsonl '" + dir / "./same.csv" + "' is the same file as --output '" +
+           dir / "same.csv" + "'; give each output its own file"},
+      {"--csv " + dir / "r.csv" + " --html " + dir / "r.csv",
+       "error: --html '" + dir / "r.csv" + "' is the same file as --csv '" + dir / "r.csv" +
+           "'; give each output its own file"},
       {"-j -1", "error: --jobs must be a positive thread count, or 0 for every core; got -1"},
   };
   for (const Case& c : cases) {
@@ -119,6 +126,8 @@ TEST(SweepCli, BadOptionsExitTwoBeforeRunning) {
     EXPECT_EQ(r.code, 2) << c.args;
     EXPECT_EQ(r.out, c.message + "\n") << c.args;
   }
+  EXPECT_FALSE(std::filesystem::exists(dir / "same.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "r.csv"));
 }
 
 TEST(CheckClaimCli, AbovePeak) {
