@@ -1,12 +1,16 @@
 // `shardsim sweep SPEC`: every point of a sweep spec (sim/sweep/sweep_spec.h) simulated in
 // parallel, rows written to CSV / JSON Lines in point order, the best points ranked on stdout,
 // progress on stderr. Resumable (--resume), shardable (--shard K/N or a SLURM job array).
+#include <fcntl.h>
 #include <malloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -85,6 +89,20 @@ Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string
                              outputs[j].second + "'; give each output its own file");
     }
   }
+  return Status::Ok();
+}
+
+// Whether `path` can be written, tried before the sweep runs rather than after it: opened for
+// appending (an existing file is left as it is; one created here is removed again).
+Status CheckCanWrite(const std::string& option, const std::string& path) {
+  struct stat st;
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+  if (fd < 0) {
+    return Status::Invalid(option + ": cannot write '" + path + "': " + std::strerror(errno));
+  }
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
   return Status::Ok();
 }
 
@@ -177,6 +195,13 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(distinct);
       return;
     }
+    if (!args->html.empty()) {
+      Status writable = CheckCanWrite("--html", args->html);
+      if (!writable.ok()) {
+        ctx.exit_code = ReportStatus(writable);
+        return;
+      }
+    }
     if (o.csv_path.empty() && o.jsonl_path.empty() && args->resume) {
       ctx.exit_code = ReportStatus(Status::Invalid("--resume needs the result file: --output"));
       return;
@@ -210,6 +235,13 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
     Result<SweepSpec> spec = LoadSweepSpec(args->spec, load);
     if (!spec.ok()) {
       ctx.exit_code = ReportStatus(spec.status());
+      return;
+    }
+    if (rank->by == RankBy::kTimeToTrain && !SpecSetsKey(*spec, "training.tokens")) {
+      ctx.exit_code = ReportStatus(Status::Invalid(
+          "--rank-by time_to_train needs training.tokens in the scenario (the tokens to train "
+          "on); " +
+          args->spec + " sets it neither in its base scenario nor on a sweep axis"));
       return;
     }
     Result<PointSpace> space = PointSpace::Enumerate(*spec, load);

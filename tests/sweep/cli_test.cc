@@ -118,6 +118,13 @@ TEST(SweepCli, BadOptionsExitTwoBeforeRunning) {
       {"--csv " + dir / "r.csv" + " --html " + dir / "r.csv",
        "error: --html '" + dir / "r.csv" + "' is the same file as --csv '" + dir / "r.csv" +
            "'; give each output its own file"},
+      // Both failed only after the whole sweep.
+      {"--rank-by time_to_train",
+       "error: --rank-by time_to_train needs training.tokens in the scenario (the tokens to train "
+       "on); tests/sweep/data/small.yaml sets it neither in its base scenario nor on a sweep "
+       "axis"},
+      {"--html /nonexistent/dir/h.html",
+       "error: --html: cannot write '/nonexistent/dir/h.html': No such file or directory"},
       {"-j -1", "error: --jobs must be a positive thread count, or 0 for every core; got -1"},
   };
   for (const Case& c : cases) {
@@ -128,6 +135,21 @@ TEST(SweepCli, BadOptionsExitTwoBeforeRunning) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "same.csv"));
   EXPECT_FALSE(std::filesystem::exists(dir / "r.csv"));
+}
+
+// time_to_train is checked up front only when no point can have it: a sweep axis may set it.
+TEST(SweepCli, RankByTimeToTrainWithTokensOnAnAxis) {
+  TempDir dir;
+  sweep_test::WriteFile(dir / "tokens.yaml",
+                        "name: tokens\nmodel: gpt3-350m\nhardware: a100-sxm4-40gb\n"
+                        "topology: dgx-a100\ngpus: 16\n"
+                        "training: {seq_len: 2048, global_batch: 32, micro_batch: 1}\n"
+                        "parallel: {dp: 16, tp: 1, pp: 1}\n"
+                        "sweep:\n  training.tokens: [1e9, 2e9]\n");
+  const sweep_test::CliRun r = Shardsim(
+      "sweep " + dir / "tokens.yaml" + " --rank-by time_to_train -j 2 --progress none", false);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("by time to train"), std::string::npos) << r.out;
 }
 
 TEST(CheckClaimCli, AbovePeak) {
