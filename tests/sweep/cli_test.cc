@@ -152,6 +152,21 @@ TEST(SweepCli, RankByTimeToTrainWithTokensOnAnAxis) {
   EXPECT_NE(r.out.find("by time to train"), std::string::npos) << r.out;
 }
 
+TEST(MergeCli, OutputNamedForTheOtherFormatExitsTwo) {
+  TempDir dir;
+  const sweep_test::CliRun s = Shardsim(
+      "sweep tests/sweep/data/infeasible.yaml -o " + dir / "s.jsonl" + " -j 2 --progress none",
+      false);
+  ASSERT_EQ(s.code, 1) << s.out;  // every point is infeasible
+  // It wrote JSON Lines into m.csv.
+  const sweep_test::CliRun m = Shardsim("merge -o " + dir / "m.csv" + " " + dir / "s.jsonl");
+  EXPECT_EQ(m.code, 2) << m.out;
+  EXPECT_EQ(m.out, "error: output '" + dir / "m.csv" +
+                       "' is named as CSV but the shards are JSON Lines (" + dir / "s.jsonl" +
+                       "); name it .jsonl\n");
+  EXPECT_FALSE(std::filesystem::exists(dir / "m.csv"));
+}
+
 TEST(CheckClaimCli, AbovePeak) {
   const sweep_test::CliRun r = Shardsim(
       "check-claim \"20000 tokens/s/GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 -j 2 "
