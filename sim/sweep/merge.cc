@@ -129,7 +129,9 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
       const std::string prefix = format->Prefix(point, options.space->Inputs(point));
       if (l.text.compare(0, prefix.size(), prefix) != 0) {
         return At(inputs[l.file], l.line_no,
-                  "point " + std::to_string(point) + " has other inputs than this sweep's");
+                  "point " + std::to_string(point) + " has other inputs than this sweep's: " +
+                      DescribeInputMismatch(result.input_columns, l.row.inputs,
+                                            options.space->Inputs(point), prefix));
       }
     }
   }

@@ -167,6 +167,25 @@ TEST(MergeCli, OutputNamedForTheOtherFormatExitsTwo) {
   EXPECT_FALSE(std::filesystem::exists(dir / "m.csv"));
 }
 
+TEST(MergeCli, OtherInputsNameTheColumnAndBothValues) {
+  TempDir dir;
+  const std::string shard = dir / "s.csv";
+  const sweep_test::CliRun s = Shardsim(
+      "sweep tests/sweep/data/infeasible.yaml -o " + shard + " -j 2 --progress none", false);
+  ASSERT_EQ(s.code, 1) << s.out;
+  std::string text = ReadFile(shard);
+  const size_t row = text.find("\n3,selective,");
+  ASSERT_NE(row, std::string::npos) << text.substr(0, 2000);
+  text.replace(row, 13, "\n3,full,");
+  sweep_test::WriteFile(shard, text);
+  const sweep_test::CliRun m =
+      Shardsim("merge --sweep tests/sweep/data/infeasible.yaml -o " + dir / "m.csv" + " " + shard);
+  EXPECT_EQ(m.code, 2) << m.out;
+  EXPECT_EQ(m.out, shard +
+                       ":5:1: error: point 3 has other inputs than this sweep's: "
+                       "training.recompute is full, the sweep's is selective\n");
+}
+
 TEST(CheckClaimCli, AbovePeak) {
   const sweep_test::CliRun r = Shardsim(
       "check-claim \"20000 tokens/s/GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 -j 2 "
