@@ -2,13 +2,16 @@
 //
 //   shardsim comm --topology dgx-h100 --gpus 16 --op all_reduce --size 1GiB [--algo ring]
 //                 [--ranks-per-node 4] [--concurrent-groups 8] [--json]
-//   shardsim comm --topology dgx-h100 --gpus 8 --sizes 1KiB:8GiB[:2]   (nccl-tests' sweep table)
+//   shardsim comm --topology dgx-h100 --gpus 8 --sizes 1KiB:8GiB[:2]   (nccl-tests' sweep table,
+//                 whole bytes, each size once, at most 200 sizes)
 //
 // --topology is a name in the library's topologies/ or a YAML path (sim/config's LoadTopology).
 // The group is every GPU (--gpus), or with --ranks-per-node R the first R GPUs of each of
 // gpus / R nodes (as `mpirun -npernode R`). algbw = S / t and busbw = algbw * factor as nccl-tests
 // defines them (doc/PERFORMANCE.md); GB/s = 1e9 bytes/s.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,11 +39,15 @@ struct CommArgs {
   std::string sizes;
   std::string algo = "auto";
   int64_t ranks_per_node = 0;
+  bool ranks_per_node_given = false;  // 0 is the default (every GPU of each node), not a value
   int64_t concurrent_groups = 1;
   bool json = false;
 };
 
-// A byte count: a quantity with a unit ("1GiB", "64 MB") or a bare number of bytes.
+// The most rows `--sizes` prints (nccl-tests' own sweeps stay well under it).
+constexpr int64_t kMaxSizes = 200;
+
+// A byte count: a quantity with a unit ("1GiB", "64 MB") or a bare number of bytes; whole bytes.
 Result<double> ParseSize(const std::string& flag, const std::string& text) {
   Result<double> q = ParseQuantity(text, Dimension::kBytes);
   if (!q.ok()) {
@@ -51,10 +58,37 @@ Result<double> ParseSize(const std::string& flag, const std::string& text) {
     q = bare;
   }
   if (*q < 0) return Status::Invalid(flag + ": size must not be negative, got " + text);
+  if (*q != std::floor(*q)) {
+    return Status::Invalid(
+        flag + ": " + text +
+        " is not a whole number of bytes; sizes are whole bytes, e.g. 2 or 1KiB");
+  }
   return *q;
 }
 
-// "1KiB:8GiB" or "1KiB:8GiB:4": from, to (inclusive), multiplied by a factor (default 2).
+// The sizes round(from * factor^k) <= to, k = 0, 1, ..., each once, ascending. Returns at most
+// `limit` + 1 of them (enough to tell the range is too long) and sets `*count` to how many there
+// are, capped at `count_cap` (the exact count of a dense range takes one step per size).
+std::vector<double> GeometricSizes(double from, double to, double factor, int64_t limit,
+                                   int64_t count_cap, int64_t* count) {
+  std::vector<double> out;
+  const double log_factor = std::log(factor);
+  *count = 0;
+  double k = 0;
+  for (double v = from; v <= to && *count <= count_cap;) {
+    ++*count;
+    if (static_cast<int64_t>(out.size()) <= limit) out.push_back(v);
+    // The first k whose rounded size exceeds v: from * factor^k >= v + 0.5.
+    k = std::max(k + 1, std::ceil(std::log((v + 0.5) / from) / log_factor) - 1);
+    double next = std::round(from * std::pow(factor, k));
+    while (next <= v) next = std::round(from * std::pow(factor, ++k));
+    v = next;
+  }
+  return out;
+}
+
+// "1KiB:8GiB" or "1KiB:8GiB:4": from, to (inclusive), multiplied by a factor (default 2), each
+// size rounded to whole bytes and listed once.
 Result<std::vector<double>> ParseSizes(const std::string& text) {
   const size_t a = text.find(':');
   if (a == std::string::npos) {
@@ -79,8 +113,16 @@ Result<std::vector<double>> ParseSizes(const std::string& text) {
   if (*from <= 0 || *to < *from) {
     return Status::Invalid("--sizes: need 0 < FROM <= TO, got \"" + text + "\"");
   }
-  std::vector<double> out;
-  for (double s = *from; s <= *to * (1 + 1e-12) && out.size() < 200; s *= factor) out.push_back(s);
+  constexpr int64_t kCountCap = 10'000'000;
+  int64_t count = 0;
+  std::vector<double> out = GeometricSizes(*from, *to, factor, kMaxSizes, kCountCap, &count);
+  if (count > kMaxSizes) {
+    return Status::Invalid(
+        "--sizes: \"" + text + "\" gives " +
+        (count > kCountCap ? "more than " + std::to_string(kCountCap) : std::to_string(count)) +
+        " sizes; at most " + std::to_string(kMaxSizes) +
+        " (use a larger FACTOR or a narrower range)");
+  }
   return out;
 }
 
@@ -169,6 +211,10 @@ Status RunComm(const CommArgs& a, const CliContext& ctx) {
   const int64_t gpn = spec->gpus_per_node;
   int64_t cluster_gpus = a.gpus;
   Result<Group> group = Group::Strided(0, {{a.gpus, 1}});
+  if (a.ranks_per_node_given && a.ranks_per_node < 1) {
+    return Status::Invalid("--ranks-per-node must be at least 1, got " +
+                           std::to_string(a.ranks_per_node));
+  }
   if (a.ranks_per_node > 0) {
     const int64_t r = a.ranks_per_node;
     if (r > gpn || a.gpus % r != 0) {
@@ -255,17 +301,21 @@ void AddCommCommand(CLI::App& app, CliContext& ctx) {
   auto* size = cmd->add_option("--size", args->size,
                                "message size as nccl-tests counts it "
                                "(default 1GiB)");
-  auto* sizes =
-      cmd->add_option("--sizes", args->sizes, "size sweep FROM:TO[:FACTOR], e.g. 1KiB:8GiB");
+  auto* sizes = cmd->add_option("--sizes", args->sizes,
+                                "size sweep FROM:TO[:FACTOR], e.g. 1KiB:8GiB (at most 200 sizes)");
   size->excludes(sizes);
   cmd->add_option("--algo", args->algo,
                   "auto | ring | tree | hierarchical | nvls | nvls_tree | direct (default auto)");
-  cmd->add_option("--ranks-per-node", args->ranks_per_node,
-                  "GPUs of the group on each node (default: every GPU of each node)");
+  CLI::Option* ranks_per_node =
+      cmd->add_option("--ranks-per-node", args->ranks_per_node,
+                      "GPUs of the group on each node (default: every GPU of each node)");
   cmd->add_option("--concurrent-groups", args->concurrent_groups,
                   "groups of this shape running at once, sharing NICs and uplinks (default 1)");
   cmd->add_flag("--json", args->json, "print JSON (time_s, algbw_gbps, busbw_gbps, ...)");
-  cmd->callback([args, &ctx]() { ctx.exit_code = ReportStatus(RunComm(*args, ctx)); });
+  cmd->callback([args, ranks_per_node, &ctx]() {
+    args->ranks_per_node_given = ranks_per_node->count() > 0;
+    ctx.exit_code = ReportStatus(RunComm(*args, ctx));
+  });
 }
 
 }  // namespace shardsim

@@ -1,15 +1,22 @@
 // `shardsim sweep SPEC`: every point of a sweep spec (sim/sweep/sweep_spec.h) simulated in
 // parallel, rows written to CSV / JSON Lines in point order, the best points ranked on stdout,
 // progress on stderr. Resumable (--resume), shardable (--shard K/N or a SLURM job array).
+#include <fcntl.h>
 #include <malloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
@@ -63,6 +70,40 @@ SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const
     in.points.push_back(std::move(p));
   }
   return in;
+}
+
+// Refuses two outputs naming one file (`outputs`: option and path; "" = not given): both would
+// write it and leave neither format. Paths are compared canonical; the files may not exist yet.
+Status CheckDistinctOutputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::string> canonical;
+  for (const auto& [option, path] : outputs) {
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+    canonical.push_back(path.empty() ? "" : ec ? path : p.string());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (canonical[i].empty() || canonical[i] != canonical[j]) continue;
+      return Status::Invalid(outputs[i].first + " '" + outputs[i].second +
+                             "' is the same file as " + outputs[j].first + " '" +
+                             outputs[j].second + "'; give each output its own file");
+    }
+  }
+  return Status::Ok();
+}
+
+// Whether `path` can be written, tried before the sweep runs rather than after it: opened for
+// appending (an existing file is left as it is; one created here is removed again).
+Status CheckCanWrite(const std::string& option, const std::string& path) {
+  struct stat st;
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+  if (fd < 0) {
+    return Status::Invalid(option + ": cannot write '" + path + "': " + std::strerror(errno));
+  }
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
+  return Status::Ok();
 }
 
 Status WriteSweepHtml(const std::string& spec, const PointSpace& space, const SweepRun& run,
@@ -125,18 +166,39 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(rank.status());
       return;
     }
+    Status jobs = CheckJobs(args->jobs);
+    if (!jobs.ok()) {
+      ctx.exit_code = ReportStatus(jobs);
+      return;
+    }
     SweepRunOptions o;
     o.csv_path = args->csv;
     o.jsonl_path = args->jsonl;
+    std::string csv_option = "--csv", jsonl_option = "--jsonl";
     if (!args->output.empty()) {
       const std::string& out = args->output;
       if (out.ends_with(".csv")) {
         o.csv_path = out;
+        csv_option = "--output";
       } else if (out.ends_with(".jsonl") || out.ends_with(".json") || out.ends_with(".ndjson")) {
         o.jsonl_path = out;
+        jsonl_option = "--output";
       } else {
         ctx.exit_code = ReportStatus(Status::Invalid("--output: cannot tell the format of '" + out +
                                                      "'; name it .csv or .jsonl"));
+        return;
+      }
+    }
+    Status distinct = CheckDistinctOutputs(
+        {{csv_option, o.csv_path}, {jsonl_option, o.jsonl_path}, {"--html", args->html}});
+    if (!distinct.ok()) {
+      ctx.exit_code = ReportStatus(distinct);
+      return;
+    }
+    if (!args->html.empty()) {
+      Status writable = CheckCanWrite("--html", args->html);
+      if (!writable.ok()) {
+        ctx.exit_code = ReportStatus(writable);
         return;
       }
     }
@@ -173,6 +235,13 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
     Result<SweepSpec> spec = LoadSweepSpec(args->spec, load);
     if (!spec.ok()) {
       ctx.exit_code = ReportStatus(spec.status());
+      return;
+    }
+    if (rank->by == RankBy::kTimeToTrain && !SpecSetsKey(*spec, "training.tokens")) {
+      ctx.exit_code = ReportStatus(Status::Invalid(
+          "--rank-by time_to_train needs training.tokens in the scenario (the tokens to train "
+          "on); " +
+          args->spec + " sets it neither in its base scenario nor on a sweep axis"));
       return;
     }
     Result<PointSpace> space = PointSpace::Enumerate(*spec, load);

@@ -1,6 +1,7 @@
 #include "sim/cli/sweep_cli.h"
 
 #include <cstdio>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -12,6 +13,12 @@ int ThreadsToUse(int jobs) {
   if (jobs > 0) return jobs;
   const unsigned cores = std::thread::hardware_concurrency();
   return static_cast<int>(cores > 0 ? cores : 1);
+}
+
+Status CheckJobs(int jobs) {
+  if (jobs >= 0) return Status::Ok();
+  return Status::Invalid("--jobs must be a positive thread count, or 0 for every core; got " +
+                         std::to_string(jobs));
 }
 
 StderrProgress::StderrProgress(ProgressStyle style, std::string label)

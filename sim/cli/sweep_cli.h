@@ -16,6 +16,8 @@ namespace shardsim {
 
 // --jobs when given (> 0), else every core the machine reports (at least 1).
 int ThreadsToUse(int jobs);
+// --jobs: 0 (the default) means every core; a negative count is a usage error.
+Status CheckJobs(int jobs);
 
 // A ProgressMeter writing to stderr, timed from construction.
 class StderrProgress {

@@ -36,6 +36,7 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
   std::optional<RowFormat> format;
   std::string header;
   bool jsonl = false;
+  size_t first_file = 0;  // the first file with rows: it sets the format and the columns
   MergeResult result;
   std::vector<Line> lines;
   for (size_t f = 0; f < inputs.size(); ++f) {
@@ -56,6 +57,7 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
     const std::string first = text.substr(0, first_nl);
     const bool is_jsonl = !first.empty() && first.front() == '{';
     if (!format) {
+      first_file = f;
       jsonl = is_jsonl;
       std::optional<std::vector<std::string>> columns =
           InputColumnsOf(first, jsonl ? RowFormatKind::kJsonl : RowFormatKind::kCsv);
@@ -99,6 +101,15 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
     }
   }
   if (!format) return Status::Invalid("merge: every shard file is empty");
+  // The output's name must not promise the other format (sweep --output tells them apart so).
+  const bool named_csv = output.ends_with(".csv");
+  const bool named_jsonl =
+      output.ends_with(".jsonl") || output.ends_with(".json") || output.ends_with(".ndjson");
+  if ((jsonl && named_csv) || (!jsonl && named_jsonl)) {
+    return Status::Invalid("output '" + output + "' is named as " + (jsonl ? "CSV" : "JSON Lines") +
+                           " but the shards are " + (jsonl ? "JSON Lines" : "CSV") + " (" +
+                           inputs[first_file] + "); name it ." + (jsonl ? "jsonl" : "csv"));
+  }
   std::stable_sort(lines.begin(), lines.end(),
                    [](const Line& a, const Line& b) { return a.row.point < b.row.point; });
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -118,7 +129,9 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
       const std::string prefix = format->Prefix(point, options.space->Inputs(point));
       if (l.text.compare(0, prefix.size(), prefix) != 0) {
         return At(inputs[l.file], l.line_no,
-                  "point " + std::to_string(point) + " has other inputs than this sweep's");
+                  "point " + std::to_string(point) + " has other inputs than this sweep's: " +
+                      DescribeInputMismatch(result.input_columns, l.row.inputs,
+                                            options.space->Inputs(point), prefix));
       }
     }
   }

@@ -32,7 +32,8 @@ struct MergeResult {
 };
 
 // Reads every file of `inputs` (all CSV or all JSON Lines, told apart by their first line) and
-// writes the merged rows to `output`.
+// writes the merged rows to `output`, whose name, when it ends in .csv or .jsonl (.json,
+// .ndjson), must be that of the shards' format.
 Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
                                      const std::string& output, const MergeOptions& options);
 

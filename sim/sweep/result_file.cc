@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/base/strings.h"
+
 namespace shardsim {
 namespace {
 
@@ -87,6 +89,21 @@ Result<ScannedFile> ScanResultFile(const std::string& path, const RowFormat& for
     ++line_no;
   }
   return out;
+}
+
+std::string DescribeInputMismatch(const std::vector<std::string>& columns,
+                                  const std::vector<std::string>& found,
+                                  const std::vector<std::string>& expected,
+                                  const std::string& prefix) {
+  std::vector<std::string> differ;
+  for (size_t i = 0; i < columns.size() && i < found.size() && i < expected.size(); ++i) {
+    if (found[i] != expected[i]) {
+      differ.push_back(columns[i] + " is " + Shorten(found[i]) + ", the sweep's is " +
+                       Shorten(expected[i]));
+    }
+  }
+  if (differ.empty()) return "expected it to start " + Shorten(prefix);
+  return Join(differ, "; ");
 }
 
 ResultWriter::~ResultWriter() {

@@ -36,6 +36,15 @@ Result<ScannedFile> ScanResultFile(const std::string& path, const RowFormat& for
                                    const std::function<ExpectedRow(int64_t)>& expected,
                                    int64_t max_rows);
 
+// Why a row with `found` inputs is not the sweep's point with `expected` inputs (both parallel to
+// `columns`): each column whose value differs, "training.recompute is none, the sweep's is full",
+// or, when every value agrees (another point index or number form), what the line was expected to
+// start with (`prefix`).
+std::string DescribeInputMismatch(const std::vector<std::string>& columns,
+                                  const std::vector<std::string>& found,
+                                  const std::vector<std::string>& expected,
+                                  const std::string& prefix);
+
 // An append-only result file.
 class ResultWriter {
  public:

@@ -118,6 +118,23 @@ const std::vector<std::string>& LayoutKeys() {
   return kKeys;
 }
 
+bool SpecSetsKey(const SweepSpec& spec, const std::string& dotted_key) {
+  for (const SweepDim& dim : spec.dims) {
+    for (const Axis& axis : dim.axes) {
+      if (axis.key == dotted_key || dotted_key.starts_with(axis.key + ".")) return true;
+    }
+  }
+  if (!spec.base) return false;
+  const ConfigNode* node = &spec.base->tree();
+  for (size_t start = 0; node != nullptr && start <= dotted_key.size();) {
+    const size_t dot = std::min(dotted_key.find('.', start), dotted_key.size());
+    node = node->is_map() ? node->Find(std::string_view(dotted_key).substr(start, dot - start))
+                          : nullptr;
+    start = dot + 1;
+  }
+  return node != nullptr && !node->is_null();
+}
+
 Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& virtual_path,
                                  const LoadOptions& options) {
   Result<ConfigNode> root = ParseYaml(text, virtual_path);

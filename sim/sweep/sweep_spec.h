@@ -73,6 +73,11 @@ Result<SweepSpec> LoadSweepSpec(const std::string& path, const LoadOptions& opti
 Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& virtual_path,
                                  const LoadOptions& options);
 
+// Whether some point of `spec` has `dotted_key` ("training.tokens"): the base scenario writes it,
+// or an axis sets it or a mapping above it. Lets a command refuse, before running anything, an
+// option that needs a key no point has.
+bool SpecSetsKey(const SweepSpec& spec, const std::string& dotted_key);
+
 // Scenario keys a layout sweep sets for every point (the input columns of `parallel: auto`).
 const std::vector<std::string>& LayoutKeys();
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "sim/config/loader.h"
 #include "tests/cli/run_cli.h"
@@ -66,6 +67,16 @@ TEST(CommCli, SweepJsonHasOneResultPerSize) {
   EXPECT_EQ(j["results"][3]["size_bytes"], 67108864.0);
 }
 
+// Sizes are whole bytes, each listed once: 1.5^k rounds 2.25 to 2 again (dropped) and 7.59 to 8.
+TEST(CommCli, SweepSizesAreWholeBytesEachOnce) {
+  const CliRun r = Shardsim("comm --topology dgx-h100 --gpus 8 --sizes 1:64:1.5 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::vector<double> sizes;
+  for (const nlohmann::json& row : j["results"]) sizes.push_back(row["size_bytes"]);
+  EXPECT_EQ(sizes, (std::vector<double>{1, 2, 3, 5, 8, 11, 17, 26, 38, 58}));
+}
+
 TEST(CommCli, BadInputExitsWithTwoAndSaysWhy) {
   struct Case {
     const char* args;
@@ -87,6 +98,22 @@ TEST(CommCli, BadInputExitsWithTwoAndSaysWhy) {
        "SHARP switch (intra_node.nvls is false)"},
       {"comm --topology dgx-h100 --gpus 8 --size 8G",
        "error: --size: \"8G\": unknown unit \"G\"; expected e.g. \"80 GiB\""},
+      {"comm --topology dgx-h100 --gpus 8 --size 1.5",
+       "error: --size: 1.5 is not a whole number of bytes; sizes are whole bytes, e.g. 2 or 1KiB"},
+      {"comm --topology dgx-h100 --gpus 8 --sizes 1.5:1KiB",
+       "error: --sizes: 1.5 is not a whole number of bytes; sizes are whole bytes, e.g. 2 or "
+       "1KiB"},
+      {"comm --topology dgx-h100 --gpus 8 --ranks-per-node 0",
+       "error: --ranks-per-node must be at least 1, got 0"},
+      {"comm --topology dgx-h100 --gpus 8 --ranks-per-node -4",
+       "error: --ranks-per-node must be at least 1, got -4"},
+      // It printed the first 200 of them (1024 B five times, ending at 1045 B).
+      {"comm --topology dgx-h100 --gpus 8 --sizes 1KiB:8GiB:1.0001",
+       "error: --sizes: \"1KiB:8GiB:1.0001\" gives 145618 sizes; at most 200 (use a larger FACTOR "
+       "or a narrower range)"},
+      {"comm --topology dgx-h100 --gpus 8 --sizes 1:1GiB:1.000000001",
+       "error: --sizes: \"1:1GiB:1.000000001\" gives more than 10000000 sizes; at most 200 (use "
+       "a larger FACTOR or a narrower range)"},
   };
   const CliRun unknown = Shardsim("comm --topology dgx-h10 --gpus 8");
   EXPECT_EQ(unknown.code, 2);

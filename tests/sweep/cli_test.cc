@@ -1,6 +1,9 @@
 // The sweep, merge and check-claim commands end to end: exit codes, stdout, files.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+
 #include "tests/sweep/sweep_test_util.h"
 
 namespace shardsim {
@@ -100,6 +103,89 @@ TEST(SweepCli, SlurmArrayShardsAndMerge) {
   EXPECT_EQ(ReadFile(dir / "u.csv"), ReadFile(dir / "t1.csv"));
 }
 
+// Option problems exit 2 before a single point is evaluated (no "points evaluated" line).
+TEST(SweepCli, BadOptionsExitTwoBeforeRunning) {
+  TempDir dir;
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const Case cases[] = {
+      // Both wrote the same file, interleaved.
+      {"-o " + dir / "same.csv" + " --jsonl " + dir / "./same.csv",
+       "error: --jsonl '" + dir / "./same.csv" + "' is the same file as --output '" +
+           dir / "same.csv" + "'; give each output its own file"},
+      {"--csv " + dir / "r.csv" + " --html " + dir / "r.csv",
+       "error: --html '" + dir / "r.csv" + "' is the same file as --csv '" + dir / "r.csv" +
+           "'; give each output its own file"},
+      // Both failed only after the whole sweep.
+      {"--rank-by time_to_train",
+       "error: --rank-by time_to_train needs training.tokens in the scenario (the tokens to train "
+       "on); tests/sweep/data/small.yaml sets it neither in its base scenario nor on a sweep "
+       "axis"},
+      {"--html /nonexistent/dir/h.html",
+       "error: --html: cannot write '/nonexistent/dir/h.html': No such file or directory"},
+      {"-j -1", "error: --jobs must be a positive thread count, or 0 for every core; got -1"},
+  };
+  for (const Case& c : cases) {
+    const sweep_test::CliRun r =
+        Shardsim("sweep tests/sweep/data/small.yaml --progress none " + c.args);
+    EXPECT_EQ(r.code, 2) << c.args;
+    EXPECT_EQ(r.out, c.message + "\n") << c.args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "same.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "r.csv"));
+}
+
+// time_to_train is checked up front only when no point can have it: a sweep axis may set it.
+TEST(SweepCli, RankByTimeToTrainWithTokensOnAnAxis) {
+  TempDir dir;
+  sweep_test::WriteFile(dir / "tokens.yaml",
+                        "name: tokens\nmodel: gpt3-350m\nhardware: a100-sxm4-40gb\n"
+                        "topology: dgx-a100\ngpus: 16\n"
+                        "training: {seq_len: 2048, global_batch: 32, micro_batch: 1}\n"
+                        "parallel: {dp: 16, tp: 1, pp: 1}\n"
+                        "sweep:\n  training.tokens: [1e9, 2e9]\n");
+  const sweep_test::CliRun r = Shardsim(
+      "sweep " + dir / "tokens.yaml" + " --rank-by time_to_train -j 2 --progress none", false);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("by time to train"), std::string::npos) << r.out;
+}
+
+TEST(MergeCli, OutputNamedForTheOtherFormatExitsTwo) {
+  TempDir dir;
+  const sweep_test::CliRun s = Shardsim(
+      "sweep tests/sweep/data/infeasible.yaml -o " + dir / "s.jsonl" + " -j 2 --progress none",
+      false);
+  ASSERT_EQ(s.code, 1) << s.out;  // every point is infeasible
+  // It wrote JSON Lines into m.csv.
+  const sweep_test::CliRun m = Shardsim("merge -o " + dir / "m.csv" + " " + dir / "s.jsonl");
+  EXPECT_EQ(m.code, 2) << m.out;
+  EXPECT_EQ(m.out, "error: output '" + dir / "m.csv" +
+                       "' is named as CSV but the shards are JSON Lines (" + dir / "s.jsonl" +
+                       "); name it .jsonl\n");
+  EXPECT_FALSE(std::filesystem::exists(dir / "m.csv"));
+}
+
+TEST(MergeCli, OtherInputsNameTheColumnAndBothValues) {
+  TempDir dir;
+  const std::string shard = dir / "s.csv";
+  const sweep_test::CliRun s = Shardsim(
+      "sweep tests/sweep/data/infeasible.yaml -o " + shard + " -j 2 --progress none", false);
+  ASSERT_EQ(s.code, 1) << s.out;
+  std::string text = ReadFile(shard);
+  const size_t row = text.find("\n3,selective,");
+  ASSERT_NE(row, std::string::npos) << text.substr(0, 2000);
+  text.replace(row, 13, "\n3,full,");
+  sweep_test::WriteFile(shard, text);
+  const sweep_test::CliRun m =
+      Shardsim("merge --sweep tests/sweep/data/infeasible.yaml -o " + dir / "m.csv" + " " + shard);
+  EXPECT_EQ(m.code, 2) << m.out;
+  EXPECT_EQ(m.out, shard +
+                       ":5:1: error: point 3 has other inputs than this sweep's: "
+                       "training.recompute is full, the sweep's is selective\n");
+}
+
 TEST(CheckClaimCli, AbovePeak) {
   const sweep_test::CliRun r = Shardsim(
       "check-claim \"20000 tokens/s/GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 -j 2 "
@@ -121,6 +207,43 @@ TEST(CheckClaimCli, BadClaimExitsTwo) {
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out.rfind("error: claim \"very fast\" is not in a form shardsim reads", 0), 0u)
       << r.out;
+}
+
+TEST(CheckClaimCli, BadOptionsExitTwoNamingTheOption) {
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::string layout = "--model llama3-8b --hardware h100-sxm --gpus 8";
+  const std::string positive = " must be a positive integer, got ";
+  const Case cases[] = {
+      // These four ran with the defaults.
+      {layout + " --seq-len 0", "check-claim: --seq-len" + positive + "0"},
+      {layout + " --seq-len -5", "check-claim: --seq-len" + positive + "-5"},
+      {layout + " --global-batch 0", "check-claim: --global-batch" + positive + "0"},
+      {layout + " --global-batch -5", "check-claim: --global-batch" + positive + "-5"},
+      // These said to give --gpus.
+      {"--model llama3-8b --hardware h100-sxm --gpus 0", "check-claim: --gpus" + positive + "0"},
+      {"--model llama3-8b --hardware h100-sxm --gpus -8", "check-claim: --gpus" + positive + "-8"},
+      {"--model llama3-8b --hardware h100-sxm",
+       "check-claim: give --scenario FILE, or --model, --hardware and --gpus"},
+      // This ignored --model.
+      {"--scenario scenarios/quickstart.yaml --model llama3-8b --seq-len 4096",
+       "check-claim: --model, --seq-len cannot be combined with --scenario, which gives the "
+       "model, hardware, topology, GPU count and training; give --scenario alone, or --model, "
+       "--hardware and --gpus"},
+      // This said "no default cluster for hardware 'h100'; give --topology".
+      {"--model llama3-8b --hardware h100 --gpus 8", "hardware: no hardware named 'h100' in " +
+                                                         std::string(SHARDSIM_SOURCE_DIR) +
+                                                         "/hardware/; close names: b200"},
+      {layout + " -j -1", "--jobs must be a positive thread count, or 0 for every core; got -1"},
+  };
+  for (const Case& c : cases) {
+    const sweep_test::CliRun r =
+        Shardsim("check-claim \"1000 tokens/s/GPU\" --progress none " + c.args);
+    EXPECT_EQ(r.code, 2) << c.args;
+    EXPECT_EQ(r.out, "error: " + c.message + "\n") << c.args;
+  }
 }
 
 }  // namespace
