@@ -30,8 +30,8 @@ void AppendMha(const Ctx& c, std::vector<Op>& ops) {
   const int64_t kv_heads = m.num_kv_heads >= t ? m.num_kv_heads / t : 1;
   const int64_t d = m.head_dim;
   const int64_t h = m.hidden_size;
-  ops.push_back(MatmulOp(c, "attn.qkv", TpSplit::kColumn, c.tokens, (q_heads + 2 * kv_heads) * d, h,
-                         1, m.qkv_bias, ActBytes(c, D(c.norm_tokens) * D(h)),
+  ops.push_back(MatmulOp(c, "attn.qkv", TpSplit::kColumn, c.tokens, (q_heads + 2 * kv_heads) * d,
+                         h, 1, m.qkv_bias, ActBytes(c, D(c.norm_tokens) * D(h)),
                          "column-parallel q/k/v; saves its input (the norm output)"));
   DropWithModule(RecomputeModule::kLayernorm, ops.back());
   if (m.position_embedding == PositionEmbedding::kRope) {
@@ -62,8 +62,8 @@ void AppendMla(const Ctx& c, std::vector<Op>& ops) {
     DropWithModule(RecomputeModule::kLayernorm, ops.back());
     ops.push_back(NormOp(c, "attn.q_norm", c.tokens, a.q_lora_rank, true, false));
     ops.back().tp_split = TpSplit::kReplicated;
-    ops.push_back(MatmulOp(c, "attn.q_up", TpSplit::kColumn, c.tokens, heads * qk, a.q_lora_rank, 1,
-                           false, ActBytes(c, D(c.tokens) * D(a.q_lora_rank)),
+    ops.push_back(MatmulOp(c, "attn.q_up", TpSplit::kColumn, c.tokens, heads * qk, a.q_lora_rank,
+                           1, false, ActBytes(c, D(c.tokens) * D(a.q_lora_rank)),
                            "query up-projection; saves the latent query"));
     DropWithModule(RecomputeModule::kLayernorm, ops.back());
     ops.back().rerun_by |= up_proj;
@@ -162,8 +162,8 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
                              : "permute tokens to local experts (after the dispatch all-to-all)"));
   const int64_t f_expert = e.expert_ffn_hidden_size / c.tp;
   const size_t first_expert_op = ops.size();
-  AppendFfn(c, "moe.experts", TpSplit::kExperts, TpSplit::kExperts, rows, f_expert, local_experts,
-            false, ActBytes(c, D(rows) * D(h)), ops);
+  AppendFfn(c, "moe.experts", TpSplit::kExperts, TpSplit::kExperts, rows, f_expert,
+            local_experts, false, ActBytes(c, D(rows) * D(h)), ops);
   // moe_act recompute re-runs the SwiGLU in backward: fc2 no longer keeps its input.
   DropWithModule(RecomputeModule::kMoeAct, ops.back());
   // Model FLOPs count the routed tokens, not the padding or imbalance of the busiest rank. Below
@@ -197,11 +197,10 @@ void AppendMlp(const Ctx& c, bool moe, bool input_saved, std::vector<Op>& ops) {
     AppendMoe(c, input_saved, ops);
     return;
   }
-  const Bytes saved =
-      input_saved ? ActBytes(c, D(c.norm_tokens) * D(c.model.hidden_size)) : Bytes(0);
+  const Bytes saved = input_saved ? ActBytes(c, D(c.norm_tokens) * D(c.model.hidden_size)) : Bytes(0);
   const size_t fc1 = ops.size();
-  AppendFfn(c, "mlp", TpSplit::kColumn, TpSplit::kRow, c.tokens, c.model.ffn_hidden_size / c.tp, 1,
-            c.model.bias, saved, ops);
+  AppendFfn(c, "mlp", TpSplit::kColumn, TpSplit::kRow, c.tokens, c.model.ffn_hidden_size / c.tp,
+            1, c.model.bias, saved, ops);
   DropWithModule(RecomputeModule::kLayernorm, ops[fc1]);
 }
 

@@ -23,19 +23,12 @@ Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device&
   };
   const auto comm = [&](const TaskInfo& t, Seconds d) {
     switch (t.category) {
-      case TaskCategory::kPpSend:
-        b.pp += d;
-        break;
+      case TaskCategory::kPpSend: b.pp += d; break;
       case TaskCategory::kGradReduce:
-      case TaskCategory::kEmbeddingSync:
-        b.dp += d;
-        break;
+      case TaskCategory::kEmbeddingSync: b.dp += d; break;
       case TaskCategory::kParamGather:
-      case TaskCategory::kZero3Gather:
-        b.gather += d;
-        break;
-      default:
-        return false;
+      case TaskCategory::kZero3Gather: b.gather += d; break;
+      default: return false;
     }
     by_link[t.link] += d;
     return true;
@@ -111,11 +104,9 @@ void Stats(const StepProgram& prog, const RunResult& run, SimResult& r) {
   for (int32_t t = 0; t < run.num_tasks(); ++t) {
     const TaskId id(t);
     const TaskInfo& info = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
-    if (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward)
-      continue;
+    if (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward) continue;
     if (info.activation_delta.value() != 0.0) {
-      deltas[static_cast<size_t>(info.device)].push_back(
-          {run.end(id).picos(), info.activation_delta.value()});
+      deltas[static_cast<size_t>(info.device)].push_back({run.end(id).picos(), info.activation_delta.value()});
     }
   }
   for (size_t i = 0; i < deltas.size(); ++i) {
@@ -184,8 +175,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
 
   Stats(*program, *result, r);
   for (const DeviceStats& d : r.devices) {
-    if (d.busy > r.devices[static_cast<size_t>(r.reference_device)].busy)
-      r.reference_device = d.device;
+    if (d.busy > r.devices[static_cast<size_t>(r.reference_device)].busy) r.reference_device = d.device;
   }
   // Memory at the simulated peak: the closed-form stage budget with its activations replaced by
   // the live activations at their peak on the timeline.
@@ -200,8 +190,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   r.fits = r.peak_memory.value() <= sc.hardware.memory_capacity;
 
   std::map<LinkClass, Seconds> by_link;
-  r.breakdown = Attribute(*program, *result,
-                          program->devices[static_cast<size_t>(r.reference_device)], by_link);
+  r.breakdown = Attribute(*program, *result, program->devices[static_cast<size_t>(r.reference_device)], by_link);
   // The pipeline bubble as Narayanan 2021 §2.2 defines it: the time the busiest rank waits on
   // the pipeline (warm-up and flush) over the time it works, (p-1)/m for 1F1B and (p-1)/(v·m)
   // interleaved when communication is free. Both come from the step as that rank lived it
@@ -219,32 +208,26 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
     Result<CollectiveCost> c = layout->Cost(g, op, probe, at);
     return c.ok() ? c->bottleneck_class : LinkClass::kNvlink;
   };
-  if (r.breakdown.tp.value() > 0)
-    by_link[link_of(CommGroup::kTp, CollectiveOp::kAllReduce)] += r.breakdown.tp;
-  if (r.breakdown.cp.value() > 0)
-    by_link[link_of(CommGroup::kCp, CollectiveOp::kSendRecv)] += r.breakdown.cp;
+  if (r.breakdown.tp.value() > 0) by_link[link_of(CommGroup::kTp, CollectiveOp::kAllReduce)] += r.breakdown.tp;
+  if (r.breakdown.cp.value() > 0) by_link[link_of(CommGroup::kCp, CollectiveOp::kSendRecv)] += r.breakdown.cp;
   if (r.breakdown.ep.value() > 0) by_link[r.costs.ep.bottleneck] += r.breakdown.ep;
   for (const auto& [cls, s] : by_link) r.exposed_by_link.push_back({Name(cls), s});
 
   const bool sp = sc.parallel.sequence_parallel && sc.parallel.tp > 1;
   const Breakdown& b = r.breakdown;
-  auto add = [&](const std::string& kind, const std::string& coll, const std::string& res,
-                 Seconds s) {
+  auto add = [&](const std::string& kind, const std::string& coll, const std::string& res, Seconds s) {
     if (s.value() <= 0.0) return;
     r.bottlenecks.push_back(Bottleneck{kind, coll, res, s, t > 0 ? s.value() / t : 0.0});
   };
-  add("communication", CollectiveName("tp", sp),
-      Name(link_of(CommGroup::kTp, CollectiveOp::kAllReduce)), b.tp);
-  add("communication", "cp send_recv (ring attention)",
-      Name(link_of(CommGroup::kCp, CollectiveOp::kSendRecv)), b.cp);
+  add("communication", CollectiveName("tp", sp), Name(link_of(CommGroup::kTp, CollectiveOp::kAllReduce)), b.tp);
+  add("communication", "cp send_recv (ring attention)", Name(link_of(CommGroup::kCp, CollectiveOp::kSendRecv)), b.cp);
   add("communication", "ep all_to_all", Name(r.costs.ep.bottleneck), b.ep);
   add("communication", "pp send_recv",
       r.costs.pp_send.empty() ? "" : Name(r.costs.pp_send.front().bottleneck), b.pp);
   add("communication",
       std::string("dp ") + (sc.parallel.zero_stage == 0 ? "all_reduce" : "reduce_scatter"),
       Name(link_of(CommGroup::kGrad, CollectiveOp::kReduceScatter)), b.dp);
-  add("communication",
-      sc.parallel.zero_stage == 3 ? "zero3 all_gather" : "dp all_gather (parameters)",
+  add("communication", sc.parallel.zero_stage == 3 ? "zero3 all_gather" : "dp all_gather (parameters)",
       Name(link_of(CommGroup::kGrad, CollectiveOp::kAllGather)), b.gather);
   add("pipeline_bubble", "", "pipeline", b.bubble);
   add("recompute", "", "compute", b.recompute);

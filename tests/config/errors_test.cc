@@ -19,8 +19,7 @@ TEST(ErrorsTest, YamlSyntaxError) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:3:1: error: YAML syntax error: end of sequence flow not "
-            "found");
+            "tests/config/data/inline.yaml:3:1: error: YAML syntax error: end of sequence flow not found");
 }
 
 TEST(ErrorsTest, UnknownKeyWithDidYouMeanAndMissingRequiredKey) {
@@ -30,19 +29,16 @@ TEST(ErrorsTest, UnknownKeyWithDidYouMeanAndMissingRequiredKey) {
   // Both problems of the file at once.
   EXPECT_EQ(m.status().ToString(),
             "tests/config/data/lib/models/typo.yaml: error: missing required key 'hidden_size'\n"
-            "tests/config/data/lib/models/typo.yaml:2:1: error: hiden_size: unknown key; did you "
-            "mean 'hidden_size'?\n"
+            "tests/config/data/lib/models/typo.yaml:2:1: error: hiden_size: unknown key; did you mean 'hidden_size'?\n"
             "    hiden_size: 512\n"
             "    ^");
 }
 
 TEST(ErrorsTest, UnknownNestedKey) {
-  Result<Scenario> s =
-      BuildText(Head() + "gpus: 8\n" + kTraining + "parallel:\n  dp: 8\n  zero_stag: 1\n");
+  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel:\n  dp: 8\n  zero_stag: 1\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:8:3: error: parallel.zero_stag: unknown key; did you "
-            "mean 'zero_stage'?\n"
+            "tests/config/data/inline.yaml:8:3: error: parallel.zero_stag: unknown key; did you mean 'zero_stage'?\n"
             "      zero_stag: 1\n"
             "      ^");
 }
@@ -68,12 +64,10 @@ TEST(ErrorsTest, WrongType) {
 }
 
 TEST(ErrorsTest, FractionForAnInteger) {
-  Result<Scenario> s =
-      BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1.5}\n");
+  Result<Scenario> s = BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1.5}\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:5:41: error: training.global_batch: expected an "
-            "integer, got \"1.5\"\n"
+            "tests/config/data/inline.yaml:5:41: error: training.global_batch: expected an integer, got \"1.5\"\n"
             "    training: {seq_len: 4096, global_batch: 1.5}\n"
             "                                            ^");
 }
@@ -82,8 +76,7 @@ TEST(ErrorsTest, IntegerOverflow) {
   Result<Scenario> s = BuildText(Head() + "gpus: 99999999999999999999\n" + kTraining);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:4:7: error: gpus: \"99999999999999999999\" is out of "
-            "range for an integer\n"
+            "tests/config/data/inline.yaml:4:7: error: gpus: \"99999999999999999999\" is out of range for an integer\n"
             "    gpus: 99999999999999999999\n"
             "          ^");
 }
@@ -91,12 +84,10 @@ TEST(ErrorsTest, IntegerOverflow) {
 TEST(ErrorsTest, MissingUnit) {
   Result<Scenario> s = BuildText(
       "model: tiny-llama\nhardware:\n  base: test-gpu\n  memory:\n    capacity: 80\n"
-      "topology: test-dgx\ngpus: 8\n" +
-      std::string(kTraining));
+      "topology: test-dgx\ngpus: 8\n" + std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:5:15: error: hardware.memory.capacity: \"80\" has no "
-            "unit; expected e.g. \"80 GiB\"\n"
+            "tests/config/data/inline.yaml:5:15: error: hardware.memory.capacity: \"80\" has no unit; expected e.g. \"80 GiB\"\n"
             "        capacity: 80\n"
             "                  ^");
 }
@@ -104,12 +95,10 @@ TEST(ErrorsTest, MissingUnit) {
 TEST(ErrorsTest, WrongUnit) {
   Result<Scenario> s = BuildText(
       "model: tiny-llama\nhardware: {base: test-gpu, memory: {bandwidth: 80 GiB}}\n"
-      "topology: test-dgx\ngpus: 8\n" +
-      std::string(kTraining));
+      "topology: test-dgx\ngpus: 8\n" + std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:2:48: error: hardware.memory.bandwidth: \"80 GiB\": "
-            "unknown unit \"GiB\"; expected e.g. \"450 GB/s\"\n"
+            "tests/config/data/inline.yaml:2:48: error: hardware.memory.bandwidth: \"80 GiB\": unknown unit \"GiB\"; expected e.g. \"450 GB/s\"\n"
             "    hardware: {base: test-gpu, memory: {bandwidth: 80 GiB}}\n"
             "                                                   ^");
 }
@@ -118,41 +107,34 @@ TEST(ErrorsTest, ZeroAndNegativeSizes) {
   Result<Scenario> s = BuildText(
       "model: {base: tiny-llama, hidden_size: 0}\n"
       "hardware: {base: test-gpu, memory: {capacity: 0 GiB}}\n"
-      "topology: test-dgx\ngpus: -8\n" +
-      std::string(kTraining));
+      "topology: test-dgx\ngpus: -8\n" + std::string(kTraining));
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(
-      s.status().ToString(),
-      "tests/config/data/inline.yaml:1:40: error: model.hidden_size: must be positive, got 0\n"
-      "    model: {base: tiny-llama, hidden_size: 0}\n"
-      "                                           ^\n"
-      "tests/config/data/inline.yaml:2:47: error: hardware.memory.capacity: must be positive, got "
-      "\"0 GiB\"\n"
-      "    hardware: {base: test-gpu, memory: {capacity: 0 GiB}}\n"
-      "                                                  ^\n"
-      "tests/config/data/inline.yaml:4:7: error: gpus: must be positive, got -8\n"
-      "    gpus: -8\n"
-      "          ^");
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:1:40: error: model.hidden_size: must be positive, got 0\n"
+            "    model: {base: tiny-llama, hidden_size: 0}\n"
+            "                                           ^\n"
+            "tests/config/data/inline.yaml:2:47: error: hardware.memory.capacity: must be positive, got \"0 GiB\"\n"
+            "    hardware: {base: test-gpu, memory: {capacity: 0 GiB}}\n"
+            "                                                  ^\n"
+            "tests/config/data/inline.yaml:4:7: error: gpus: must be positive, got -8\n"
+            "    gpus: -8\n"
+            "          ^");
 }
 
 TEST(ErrorsTest, UnknownEnumValue) {
-  Result<Scenario> s =
-      BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, schedule: 1f1c}\n");
+  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, schedule: 1f1c}\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:6:29: error: parallel.schedule: \"1f1c\" is not one of "
-            "gpipe, 1f1b, interleaved_1f1b; did you mean '1f1b'?\n"
+            "tests/config/data/inline.yaml:6:29: error: parallel.schedule: \"1f1c\" is not one of gpipe, 1f1b, interleaved_1f1b; did you mean '1f1b'?\n"
             "    parallel: {dp: 8, schedule: 1f1c}\n"
             "                                ^");
 }
 
 TEST(ErrorsTest, BooleanExpected) {
-  Result<Scenario> s =
-      BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, sequence_parallel: yes}\n");
+  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, sequence_parallel: yes}\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:6:38: error: parallel.sequence_parallel: expected true "
-            "or false, got \"yes\"\n"
+            "tests/config/data/inline.yaml:6:38: error: parallel.sequence_parallel: expected true or false, got \"yes\"\n"
             "    parallel: {dp: 8, sequence_parallel: yes}\n"
             "                                         ^");
 }
@@ -160,62 +142,51 @@ TEST(ErrorsTest, BooleanExpected) {
 TEST(ErrorsTest, HeadsNotDivisibleByKvHeads) {
   Result<Scenario> s = BuildText(
       "model:\n  base: tiny-llama\n  num_kv_heads: 3\nhardware: test-gpu\ntopology: test-dgx\n"
-      "gpus: 8\n" +
-      std::string(kTraining));
+      "gpus: 8\n" + std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:3:17: error: num_kv_heads: 3 does not divide num_heads "
-            "(8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
+            "tests/config/data/inline.yaml:3:17: error: num_kv_heads: 3 does not divide num_heads (8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
             "      num_kv_heads: 3\n"
             "                    ^");
 }
 
 TEST(ErrorsTest, TpDoesNotDivideHeads) {
-  Result<Scenario> s =
-      BuildText(Head() + "gpus: 24\n" + kTraining + "parallel:\n  dp: 8\n  tp: 3\n");
+  Result<Scenario> s = BuildText(Head() + "gpus: 24\n" + kTraining + "parallel:\n  dp: 8\n  tp: 3\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:8:7: error: parallel.tp: 3 does not divide "
-            "model.num_heads (8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
+            "tests/config/data/inline.yaml:8:7: error: parallel.tp: 3 does not divide model.num_heads (8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
             "      tp: 3\n"
             "          ^");
 }
 
 TEST(ErrorsTest, LayoutDoesNotMultiplyToGpus) {
-  Result<Scenario> s =
-      BuildText(Head() + "gpus: 64\n" + kTraining + "parallel: {dp: 4, tp: 2, pp: 4}\n");
+  Result<Scenario> s = BuildText(Head() + "gpus: 64\n" + kTraining + "parallel: {dp: 4, tp: 2, pp: 4}\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:4:7: error: gpus: 64 does not equal dp*tp*pp*cp = "
-            "4*2*4*1 = 32\n"
+            "tests/config/data/inline.yaml:4:7: error: gpus: 64 does not equal dp*tp*pp*cp = 4*2*4*1 = 32\n"
             "    gpus: 64\n"
             "          ^");
 }
 
 TEST(ErrorsTest, UnknownLibraryNameListsCloseNames) {
-  Result<Scenario> s =
-      BuildText("model: tiny-lama\nhardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
-                std::string(kTraining));
+  Result<Scenario> s = BuildText("model: tiny-lama\nhardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
+                                 std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:8: error: model: no model named 'tiny-lama' in "
-            "tests/config/data/lib/models/; close names: tiny-llama\n"
+            "tests/config/data/inline.yaml:1:8: error: model: no model named 'tiny-lama' in tests/config/data/lib/models/; close names: tiny-llama\n"
             "    model: tiny-lama\n"
             "           ^");
 }
 
 TEST(ErrorsTest, MissingFile) {
-  Result<Scenario> s = BuildText(
-      "model: models/none.yaml\nhardware: test-gpu\ntopology: test-dgx\n"
-      "gpus: 8\n" +
-      std::string(kTraining));
+  Result<Scenario> s = BuildText("model: models/none.yaml\nhardware: test-gpu\ntopology: test-dgx\n"
+                                 "gpus: 8\n" + std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:8: error: model: cannot open "
-            "'tests/config/data/models/none.yaml': No such file or directory\n"
+            "tests/config/data/inline.yaml:1:8: error: model: cannot open 'tests/config/data/models/none.yaml': No such file or directory\n"
             "    model: models/none.yaml\n"
             "           ^");
   Result<Scenario> top = LoadScenario("tests/config/data/none.yaml", TestLib());
@@ -229,8 +200,7 @@ TEST(ErrorsTest, FileThatReferencesItself) {
   Result<ModelSpec> m = LoadModel("self", TestLib());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().ToString(),
-            "tests/config/data/lib/models/self.yaml:1:7: error: base: cycle of base references: "
-            "tests/config/data/lib/models/self.yaml -> tests/config/data/lib/models/self.yaml\n"
+            "tests/config/data/lib/models/self.yaml:1:7: error: base: cycle of base references: tests/config/data/lib/models/self.yaml -> tests/config/data/lib/models/self.yaml\n"
             "    base: self\n"
             "          ^");
 }
@@ -239,9 +209,7 @@ TEST(ErrorsTest, BaseCycleThroughTwoFiles) {
   Result<ModelSpec> m = LoadModel("loop-a", TestLib());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().ToString(),
-            "tests/config/data/lib/models/loop-b.yaml:1:7: error: base: cycle of base references: "
-            "tests/config/data/lib/models/loop-a.yaml -> tests/config/data/lib/models/loop-b.yaml "
-            "-> tests/config/data/lib/models/loop-a.yaml\n"
+            "tests/config/data/lib/models/loop-b.yaml:1:7: error: base: cycle of base references: tests/config/data/lib/models/loop-a.yaml -> tests/config/data/lib/models/loop-b.yaml -> tests/config/data/lib/models/loop-a.yaml\n"
             "    base: loop-a.yaml\n"
             "          ^");
 }
@@ -250,16 +218,10 @@ TEST(ErrorsTest, UnsupportedHfArchitecture) {
   TestLib();
   Result<ModelSpec> m = ImportHfConfig("tests/config/data/hf/t5.json");
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(
-      m.status().ToString(),
-      "tests/config/data/hf/t5.json:1:20: error: architectures: unsupported "
-      "'T5ForConditionalGeneration'; supported: BloomForCausalLM, DeepseekV2ForCausalLM, "
-      "DeepseekV3ForCausalLM, FalconForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, "
-      "Gemma2ForCausalLM, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, "
-      "MixtralForCausalLM, OPTForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, RWForCausalLM\n"
-      "    {\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512, \"model_type\": "
-      "\"t5\"}\n"
-      "                       ^");
+  EXPECT_EQ(m.status().ToString(),
+            "tests/config/data/hf/t5.json:1:20: error: architectures: unsupported 'T5ForConditionalGeneration'; supported: BloomForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, FalconForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, OPTForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, RWForCausalLM\n"
+            "    {\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512, \"model_type\": \"t5\"}\n"
+            "                       ^");
 }
 
 TEST(ErrorsTest, EveryProblemOfAFileAtOnce) {

@@ -166,9 +166,8 @@ TEST(Simulate, ActivationsInFlightOnTheFirstStage) {
       const double per_mb = 4.0 * LayerActivationBytes(g->layer(0), sc.training).value() +
                             Sum(g->embedding).saved.value();
       const double held = r->devices[0].peak_activations.value() / per_mb;
-      const double expected = sched == PipelineSchedule::kGpipe
-                                  ? static_cast<double>(m)
-                                  : std::min<double>(4.0, static_cast<double>(m));
+      const double expected = sched == PipelineSchedule::kGpipe ? static_cast<double>(m)
+                                                                : std::min<double>(4.0, static_cast<double>(m));
       EXPECT_NEAR(held, expected, 1e-9) << Name(sched) << " m " << m;
     }
   }
@@ -214,28 +213,10 @@ TEST(Simulate, RepresentativeEqualsEveryRank) {
 
 // More bandwidth (NVLink and network) never makes a step slower.
 TEST(Simulate, MoreBandwidthNeverSlower) {
-  const ParallelSpec layouts[] = {[] {
-                                    ParallelSpec p;
-                                    p.dp = 4;
-                                    p.tp = 8;
-                                    p.pp = 2;
-                                    p.zero_stage = 1;
-                                    return p;
-                                  }(),
-                                  [] {
-                                    ParallelSpec p;
-                                    p.dp = 64;
-                                    p.zero_stage = 3;
-                                    return p;
-                                  }(),
-                                  [] {
-                                    ParallelSpec p;
-                                    p.dp = 8;
-                                    p.tp = 4;
-                                    p.pp = 2;
-                                    p.sequence_parallel = true;
-                                    return p;
-                                  }()};
+  const ParallelSpec layouts[] = {
+      [] { ParallelSpec p; p.dp = 4; p.tp = 8; p.pp = 2; p.zero_stage = 1; return p; }(),
+      [] { ParallelSpec p; p.dp = 64; p.zero_stage = 3; return p; }(),
+      [] { ParallelSpec p; p.dp = 8; p.tp = 4; p.pp = 2; p.sequence_parallel = true; return p; }()};
   for (const ParallelSpec& p : layouts) {
     Scenario sc = Base(p.dp * p.tp * p.pp * p.cp, p);
     auto base = Simulate(sc);
