@@ -126,34 +126,40 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
   if (options.algorithm == Algorithm::kAuto) candidates = CandidateAlgorithms(cluster, shape, op);
 
   const double bytes = size.value();
-  Plan best_plan;
-  Evaluation best;
-  double best_rated = 0.0;
-  Algorithm fastest = Algorithm::kAuto;  // by real traffic, to explain a rated choice
-  double fastest_time = 0.0;
-  bool found = false;
+  // NCCL's tuner decides between its flat algorithms, ring and the double binary tree, by its own
+  // rating (the tree at 2S per node); the winner then competes with the other candidates
+  // (hierarchical, NVLS, NVLS tree) at real traffic, so a faster link never selects a slower
+  // algorithm through the tree's rating alone.
+  struct Candidate {
+    Plan plan;
+    Evaluation real;
+    double rated = 0.0;
+    bool found = false;
+  };
+  Candidate flat, other, fastest;  // fastest: by real traffic, to explain a rated choice
+  const auto total = [](const Evaluation& e) { return e.latency + e.bandwidth; };
   for (Algorithm a : candidates) {
     Result<Plan> plan = PlanCollective(cluster, shape, op, bytes, a);
     if (!plan.ok()) return plan.status();
-    const bool rating = std::any_of(plan->phases.begin(), plan->phases.end(),
-                                    [](const TrafficPhase& p) { return p.nic_rating != 1.0; });
-    const Evaluation e = Evaluate(cluster, shape, *plan, options.concurrent_groups);
-    double rated = e.latency + e.bandwidth;
-    if (rating) {
-      const Evaluation r = Evaluate(cluster, shape, *plan, options.concurrent_groups, true);
-      rated = r.latency + r.bandwidth;
+    Candidate c{*plan, Evaluate(cluster, shape, *plan, options.concurrent_groups), 0.0, true};
+    c.rated = total(c.real);
+    if (std::any_of(plan->phases.begin(), plan->phases.end(),
+                    [](const TrafficPhase& p) { return p.nic_rating != 1.0; })) {
+      c.rated = total(Evaluate(cluster, shape, *plan, options.concurrent_groups, true));
     }
-    if (!found || rated < best_rated) {
-      best_rated = rated;
-      best_plan = *plan;
-      best = e;
+    Candidate& slot = a == Algorithm::kRing || a == Algorithm::kTree ? flat : other;
+    const bool by_rating = &slot == &flat;
+    if (!slot.found || (by_rating ? c.rated < slot.rated : total(c.real) < total(slot.real))) {
+      slot = c;
     }
-    if (!found || e.latency + e.bandwidth < fastest_time) {
-      fastest_time = e.latency + e.bandwidth;
-      fastest = a;
-    }
-    found = true;
+    if (!fastest.found || total(c.real) < total(fastest.real)) fastest = c;
   }
+  const Candidate& chosen =
+      !flat.found || (other.found && total(other.real) < total(flat.real)) ? other : flat;
+  const Plan& best_plan = chosen.plan;
+  const Evaluation& best = chosen.real;
+  const Algorithm fastest_algo = fastest.found ? fastest.plan.algo : Algorithm::kAuto;
+  const double fastest_time = total(fastest.real);
   // The bottleneck does not depend on the size (all bytes scale with it); for an empty message
   // it is read from a one-byte plan.
   LinkClass bottleneck = Bottleneck(best);
@@ -172,11 +178,11 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
   cost.bottleneck_class = bottleneck;
   cost.bottleneck = Name(bottleneck);
   cost.shape = shape;
-  if (fastest != Algorithm::kAuto && fastest != best_plan.algo &&
+  if (fastest_algo != Algorithm::kAuto && fastest_algo != best_plan.algo &&
       fastest_time < best.latency + best.bandwidth) {
-    cost.choice = std::string("NCCL's tuner rates ") + Name(fastest) +
+    cost.choice = std::string("NCCL's tuner rates ") + Name(fastest_algo) +
                   " at algbw = busbw / 2 (2S per node) on any node count and runs " +
-                  Name(best_plan.algo) + "; " + Name(fastest) + " would take " +
+                  Name(best_plan.algo) + "; " + Name(fastest_algo) + " would take " +
                   FormatSeconds(Seconds(fastest_time));
   }
   for (size_t c = 0; c < kNumLinkClasses; ++c) {

@@ -122,6 +122,7 @@ OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, B
   const double bw = hw_.memory_bandwidth * c.bandwidth_efficiency;
   c.compute = Seconds(gemm_time);
   c.memory = bw > 0.0 ? Seconds(softmax_bytes / bw) : Seconds(0.0);
+  c.memory_bytes = Bytes(softmax_bytes);
   c.efficiency = c.peak > 0.0 && gemm_time > 0.0 ? flops / (c.peak * gemm_time) : 0.0;
   c.kernels = gemms + 1;  // the GEMMs and one softmax (+ mask/scale fused into it)
   c.overhead = Seconds(hw_.kernel_launch_overhead * static_cast<double>(c.kernels) +

@@ -11,9 +11,10 @@ std::string Pct(double f) { return FormatSig(f * 100.0, 2) + "%"; }
 std::string F2(double v) { return FormatSig(v, 2); }
 
 std::string MemoryPart(const OpCost& c) {
-  const double bw = c.memory.value() > 0.0 ? c.bytes.value() / c.memory.value() : 0.0;
+  const Bytes moved = c.memory_bytes.value() > 0.0 ? c.memory_bytes : c.bytes;
+  const double bw = c.memory.value() > 0.0 ? moved.value() / c.memory.value() : 0.0;
   const double full = c.bandwidth_efficiency > 0.0 ? bw / c.bandwidth_efficiency : 0.0;
-  return "memory " + FormatSeconds(c.memory) + " [" + FormatBytes(c.bytes) + " at " +
+  return "memory " + FormatSeconds(c.memory) + " [" + FormatBytes(moved) + " at " +
          Pct(c.bandwidth_efficiency) + " of " + FormatRate(full, "B/s") + "]";
 }
 

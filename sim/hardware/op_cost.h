@@ -52,6 +52,7 @@ struct OpCost {
   CostSource source = CostSource::kNone;
   Flops flops;
   Bytes bytes;
+  Bytes memory_bytes;  // what `memory` moves when it is not all of `bytes` (unfused: the softmax's)
   DType dtype = DType::kBf16;         // the dtype whose peak was used
   double peak = 0.0;                  // that peak, FLOP/s
   double bandwidth_efficiency = 0.0;  // memory efficiency used

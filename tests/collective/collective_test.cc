@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "sim/topology/cluster.h"
 #include "sim/topology/group.h"
 #include "sim/topology/placement.h"
@@ -313,6 +315,40 @@ TEST(Auto, ChoosesTheFastestCandidate) {
          {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical, Algorithm::kNvlsTree}) {
       EXPECT_LE(best.time.value(),
                 Cost(c, Range(0, 64), CollectiveOp::kAllReduce, bytes, a).time.value());
+    }
+  }
+}
+
+// NCCL's rating decides only between its ring and tree; the winner meets hierarchical and the
+// NVLS algorithms at real traffic. So faster NVLink never makes `auto` slower (the tree's rating
+// used to hand a 16-GPU all-reduce to a slower hierarchical plan once NVLink passed ~430 GB/s:
+// +49% time for +4% bandwidth). A shorter latency can still flip NCCL's own ring/tree choice to
+// the ring that is slower at real traffic, as NCCL's tuner does; then `choice` says so.
+TEST(Auto, NeverSlowerOnFasterLinks) {
+  for (const TopologySpec& base : {DgxA100(), DgxH100()}) {
+    for (double bytes : {65536.0, 4194304.0, 8388608.0, kS}) {
+      double previous = std::numeric_limits<double>::infinity();
+      for (double bw = 200e9; bw <= 1000e9; bw += 12.5e9) {
+        TopologySpec spec = base;
+        spec.intra_bandwidth = bw;
+        const Cluster c = Make(spec, 16);
+        const double t = Cost(c, Range(0, 16), CollectiveOp::kAllReduce, bytes).time.value();
+        EXPECT_LE(t, previous * (1 + 1e-12)) << base.name << " " << bytes << " B at " << bw;
+        previous = t;
+      }
+      previous = std::numeric_limits<double>::infinity();
+      for (double latency = 5e-6; latency >= 0.1e-6; latency -= 0.05e-6) {
+        TopologySpec spec = base;
+        spec.intra_latency = latency;
+        const Cluster c = Make(spec, 16);
+        const CollectiveCost cost = Cost(c, Range(0, 16), CollectiveOp::kAllReduce, bytes);
+        const double t = cost.time.value();
+        if (t > previous * (1 + 1e-12)) {
+          EXPECT_EQ(cost.algo, Algorithm::kRing) << base.name << " " << bytes << " B at " << latency;
+          EXPECT_NE(cost.choice.find("rates tree"), std::string::npos) << cost.choice;
+        }
+        previous = t;
+      }
     }
   }
 }

@@ -164,6 +164,24 @@ TEST(OpCost, ExplainMemoryBound) {
             "4.00 TB/s]) + overhead 2.00 us (1 kernel)");
 }
 
+// Unfused attention: the softmax's memory term is its own bytes at the GPU's bandwidth (it showed
+// the whole op's bytes, GEMM operands included, over the softmax time: "6.85 TB/s" on an H100).
+TEST(OpCost, ExplainUnfusedAttentionShowsTheSoftmaxBytesAtTheHardwareBandwidth) {
+  const HardwareSpec hw = RoundGpu();
+  const OpCostModel model(hw);
+  AttentionShape s;
+  s.batch_heads = 32;
+  s.seq_q = s.seq_kv = 2048;
+  s.head_dim = s.v_head_dim = 128;
+  s.flash = false;
+  const OpCost c = model.Attention(s, Pass::kForward, DType::kBf16);
+  ASSERT_EQ(c.source, CostSource::kAttentionUnfused);
+  ASSERT_GT(c.memory_bytes.value(), 0.0);
+  EXPECT_LT(c.memory_bytes.value(), c.bytes.value());
+  EXPECT_NEAR(c.memory.value(), c.memory_bytes.value() / (4e12 * c.bandwidth_efficiency), 1e-12);
+  EXPECT_NE(ExplainCost(c).find("of 4.00 TB/s]"), std::string::npos) << ExplainCost(c);
+}
+
 TEST(OpCost, ExplainMatmulCurve) {
   HardwareSpec hw = RoundGpu();
   hw.matmul_k_half = 178;
