@@ -1,10 +1,13 @@
 #include "sim/memory/budget.h"
 
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "sim/model/op_graph.h"
 #include "sim/model/recompute.h"
 #include "sim/parallel/stages.h"
+#include "sim/schedule/schedule.h"
 
 namespace shardsim {
 
@@ -27,6 +30,28 @@ double InFlightMicrobatches(PipelineSchedule schedule, int64_t pp, int64_t virtu
   }
   return m;
 }
+
+namespace {
+
+// The most activation bytes `rank` holds at once when its chunk c saves chunk_bytes[c] per
+// micro-batch: the run order alone decides how many micro-batches each chunk holds (forwards
+// done, backwards not), whatever the timing. For an interleaved first or last stage, whose
+// first chunk (embedding) or last chunk (head) saves more than the others, so that the
+// uniform in-flight factor does not hold. Nothing when the order cannot be built.
+std::optional<Bytes> PeakOverTheOrder(const ScheduleShape& shape, int64_t rank,
+                                      const std::vector<double>& chunk_bytes) {
+  Result<std::vector<ScheduleItem>> order = PipelineOrder(shape, rank);
+  if (!order.ok()) return std::nullopt;
+  double live = 0.0, peak = 0.0;
+  for (const ScheduleItem& item : *order) {
+    const double b = chunk_bytes[static_cast<size_t>(item.chunk)];
+    live += item.phase == Phase::kForward ? b : -b;
+    peak = std::max(peak, live);
+  }
+  return Bytes(peak);
+}
+
+}  // namespace
 
 ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_bytes,
                                 double optimizer_bytes, int zero_stage, double shards) {
@@ -119,10 +144,12 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
     // (the embedding's dropout mask until that micro-batch's backward; the head's logits for the
     // loss, which GPipe's last stage holds for every micro-batch and 1F1B's for one).
     Bytes edge_acts;
+    Bytes embedding_acts;
     if (rank.has_embedding) {
       const ParamSplit ep = Params(g.embedding);
       p.dense += ep.dense;
-      edge_acts += Sum(g.embedding).saved;
+      embedding_acts = Sum(g.embedding).saved;
+      edge_acts += embedding_acts;
     }
     if (rank.has_head) {
       for (const std::vector<Op>* ops : {&g.head, &g.mtp}) {
@@ -165,6 +192,25 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
                                        microbatches, rank.rank);
     s.activations_per_microbatch = layer_acts + edge_acts;
     s.activations = s.activations_per_microbatch * s.in_flight;
+    if (parallel.schedule == PipelineSchedule::kInterleaved1F1B && edge_acts.value() > 0.0) {
+      // The embedding rides on the rank's first chunk, the head (and MTP) on its last.
+      std::vector<double> chunk_bytes;
+      for (const LayerRange& chunk : rank.chunks) {
+        Bytes c;
+        for (int64_t i = chunk.begin; i < chunk.end; ++i) {
+          c += LayerActivationBytes(g.layer(i), training);
+        }
+        chunk_bytes.push_back(c.value());
+      }
+      chunk_bytes.front() += embedding_acts.value();
+      chunk_bytes.back() += (edge_acts - embedding_acts).value();
+      const ScheduleShape shape{parallel.schedule, parallel.pp, parallel.virtual_stages,
+                                microbatches};
+      if (std::optional<Bytes> peak = PeakOverTheOrder(shape, rank.rank, chunk_bytes)) {
+        s.activations = *peak;
+        s.in_flight = peak->value() / s.activations_per_microbatch.value();  // effective
+      }
+    }
     if (training.recompute == Recompute::kFull) s.recompute_buffer = rebuilt;
     if (has_moe) {
       for (const LayerOps& k : g.layer_kinds) {

@@ -126,14 +126,17 @@ TEST(Simulate, ReportedBubbleIsPMinusOneOverM) {
   }
 }
 
-// `budget`'s closed form and the simulated timeline agree on every stage's peak for GPipe and
+// `budget` and the simulated timeline agree on every stage's peak for GPipe, 1F1B and interleaved
 // 1F1B: each holds its in-flight micro-batches' activations, the embedding's and the head's
-// included (GPipe's last stage keeps every micro-batch's logits for the loss, 1F1B's one).
+// included (GPipe's last stage keeps every micro-batch's logits for the loss, 1F1B's one; an
+// interleaved first or last stage is walked over its run order, its chunks being uneven).
 TEST(Simulate, BudgetAndTimelineAgreeOnEveryStage) {
-  for (auto sched : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B}) {
+  for (auto sched : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B,
+                     PipelineSchedule::kInterleaved1F1B}) {
     ParallelSpec p;
     p.pp = 4;
     p.schedule = sched;
+    if (sched == PipelineSchedule::kInterleaved1F1B) p.virtual_stages = 2;
     Scenario sc = Base(4, p);  // testing::Gpt: dropout on, so the embedding saves a mask
     sc.training.global_batch = 8;
     Result<SimResult> r = Simulate(sc);
@@ -142,6 +145,10 @@ TEST(Simulate, BudgetAndTimelineAgreeOnEveryStage) {
       const StageMemory& stage = r->memory.stages[static_cast<size_t>(d.coords.pp)];
       EXPECT_NEAR(stage.activations.value(),
                   stage.activations_per_microbatch.value() * stage.in_flight, 1.0);
+      if (sched == PipelineSchedule::kInterleaved1F1B && d.coords.pp > 0 && d.coords.pp < 3) {
+        // A middle stage: uniform chunks, the closed form (1 + (pp-1)/(pp·v)) per micro-batch.
+        EXPECT_DOUBLE_EQ(stage.in_flight, InFlightMicrobatches(sched, 4, 2, 8, d.coords.pp));
+      }
       EXPECT_NEAR(d.peak_memory.value(), stage.total().value(), 1.0)
           << Name(sched) << " stage " << d.coords.pp;
     }
