@@ -37,11 +37,16 @@ std::string HtmlEscape(std::string_view text) {
 }
 
 std::string ScriptSafeJson(std::string_view json) {
+  // Every '<' (only ever inside a JSON string) as \u003c: neither "</script" nor "<!--" can then
+  // end or swallow the data block (HTML's script data states), and the JSON means the same.
   std::string out;
   out.reserve(json.size());
-  for (size_t i = 0; i < json.size(); ++i) {
-    out += json[i];
-    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') out += '\\';
+  for (char c : json) {
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
   }
   return out;
 }

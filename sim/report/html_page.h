@@ -19,8 +19,9 @@ namespace shardsim {
 // `text` with & < > " ' escaped, for element text and attribute values.
 std::string HtmlEscape(std::string_view text);
 
-// A JSON text made safe to sit inside a <script> element: every "</" becomes "<\/" (the same
-// string for a JSON parser; "</" can only occur inside JSON strings).
+// A JSON text made safe to sit inside a <script> element: every "<" becomes "\u003c" (the same
+// string for a JSON parser; "<" can only occur inside JSON strings), so neither "</script" nor
+// "<!--" in a name can end or swallow the element.
 std::string ScriptSafeJson(std::string_view json);
 
 // `value` written as the JSON output writes numbers (the shortest text that reads back as the

@@ -268,7 +268,8 @@ INSTANTIATE_TEST_SUITE_P(Layouts, BrowserSimulateScenarios,
                          ::testing::Values("tests/html/data/zero3_full.yaml",
                                            "tests/html/data/too_big.yaml",
                                            "tests/html/data/moe_ep.yaml",
-                                           "tests/html/data/one_gpu.yaml"));
+                                           "tests/html/data/one_gpu.yaml",
+                                           "tests/html/data/hostile_name.yaml"));
 
 TEST(BrowserSweep, SmallRealSweepShowsEveryPointTheFrontAndTheTable) {
   REQUIRE_CHROMIUM(chromium);
