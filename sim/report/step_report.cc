@@ -219,9 +219,18 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
     t.AddRow({"", "bwd", Sec(b.bwd.total()), Sec(b.bwd.compute), Sec(b.bwd.tp), Sec(b.bwd.cp), Sec(b.bwd.ep),
               Sec(b.recompute.total())});
   };
+  // The layer kinds the model has, with how many layers of each (a kind with none is not shown).
+  std::vector<int64_t> layers_of(g->layer_kinds.size(), 0);
+  for (int kind : g->layer_kind_of) ++layers_of[static_cast<size_t>(kind)];
+  const auto kind_name = [&](size_t k) {
+    return g->layer_kinds[k].kind + " layer x" + std::to_string(layers_of[k]);
+  };
+  const std::string head_name = g->mtp.empty() ? "head + loss" : "head + loss + MTP";
   rows("embedding", r.costs.embedding);
-  for (size_t k = 0; k < r.costs.layer_kinds.size(); ++k) rows(g->layer_kinds[k].kind + " layer", r.costs.layer_kinds[k]);
-  rows("head + loss", r.costs.head);
+  for (size_t k = 0; k < r.costs.layer_kinds.size(); ++k) {
+    if (layers_of[k] > 0) rows(kind_name(k), r.costs.layer_kinds[k]);
+  }
+  rows(head_name, r.costs.head);
   out += t.ToString();
   if (!r.costs.pp_send.empty()) {
     out += "  pipeline transfer: " + FormatBytes(r.costs.pp_message) + " in " +
@@ -240,8 +249,11 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
     }
   };
   ops("embedding", g->embedding);
-  for (const LayerOps& l : g->layer_kinds) ops(l.kind + " layer", l.ops);
+  for (size_t k = 0; k < g->layer_kinds.size(); ++k) {
+    if (layers_of[k] > 0) ops(kind_name(k), g->layer_kinds[k].ops);
+  }
   ops("head", g->head);
+  if (!g->mtp.empty()) ops("multi-token prediction (priced with the head)", g->mtp);
   return out;
 }
 

@@ -48,6 +48,22 @@ TEST(BudgetCli, ExplainPrintsThePerOpTable) {
   EXPECT_NE(r.out.find("Korthikanti"), std::string::npos);
 }
 
+// --explain lists the layer kinds the model has, with their counts (Mixtral: no dense layer),
+// and every op priced in a block (DeepSeek-V3's head block carries its MTP module).
+TEST(SimulateCli, ExplainListsTheModelsLayerKindsAndEveryOpOfABlock) {
+  const std::string dir = kSource + "/scenarios/";
+  const auto mixtral = Shardsim("simulate " + dir + "mixtral-8x7b-h100x64.yaml --explain", false);
+  ASSERT_EQ(mixtral.code, 0) << mixtral.out;
+  EXPECT_NE(mixtral.out.find("moe layer x32"), std::string::npos) << mixtral.out;
+  EXPECT_EQ(mixtral.out.find("dense layer"), std::string::npos) << mixtral.out;
+  const auto ds = Shardsim("simulate " + dir + "deepseek-v3-h800x2048.yaml --explain", false);
+  ASSERT_EQ(ds.code, 0) << ds.out;
+  EXPECT_NE(ds.out.find("dense layer x3"), std::string::npos);
+  EXPECT_NE(ds.out.find("moe layer x58"), std::string::npos);
+  EXPECT_NE(ds.out.find("head + loss + MTP"), std::string::npos);
+  EXPECT_NE(ds.out.find("mtp1.eh_proj fwd"), std::string::npos);
+}
+
 TEST(SimulateCli, JsonHasTheContractKeys) {
   const auto r = Shardsim("simulate " + Quickstart() + " --json", false);
   ASSERT_EQ(r.code, 0) << r.out;
