@@ -234,7 +234,11 @@ RowFormat::RowFormat(RowFormatKind kind, std::vector<std::string> input_columns)
   for (const std::string& c : inputs_) names_.push_back(c);
   names_.push_back("status");
   names_.push_back("fits");
-  for (const char* m : kMetricNames) names_.push_back(m);
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    const auto it = std::find(inputs_.begin(), inputs_.end(), kMetricNames[m]);
+    metric_input_[m] = it == inputs_.end() ? -1 : static_cast<int>(it - inputs_.begin());
+    if (metric_input_[m] < 0) names_.push_back(kMetricNames[m]);
+  }
   names_.push_back("bottleneck");
   names_.push_back("reason");
 }
@@ -267,6 +271,7 @@ std::string RowFormat::Format(const Row& row) const {
   if (kind_ == RowFormatKind::kCsv) {
     out += std::string(Name(row.status)) + "," + fits;
     for (size_t m = 0; m < kMetricCount; ++m) {
+      if (metric_input_[m] >= 0) continue;
       out += ",";
       if (!std::isnan(row.metrics[m])) out += FormatNumber(row.metrics[m]);
     }
@@ -275,6 +280,7 @@ std::string RowFormat::Format(const Row& row) const {
   out +=
       "\"status\":" + JsonString(Name(row.status)) + ",\"fits\":" + (fits.empty() ? "null" : fits);
   for (size_t m = 0; m < kMetricCount; ++m) {
+    if (metric_input_[m] >= 0) continue;
     out += ",\"" + std::string(kMetricNames[m]) +
            "\":" + (std::isnan(row.metrics[m]) ? "null" : FormatNumber(row.metrics[m]));
   }
@@ -320,9 +326,16 @@ Result<Row> RowFormat::Parse(std::string_view line) const {
   }
   if (!known) return Status::Invalid("unknown status \"" + status + "\"");
   ++f;  // fits: follows from the status
-  for (size_t m = 0; m < kMetricCount; ++m, ++f) {
-    if (fields[f].empty()) continue;
-    Result<double> v = NumberField(fields[f]);
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    if (metric_input_[m] >= 0) {
+      // Held by an input column (a `gpus` axis): the same number, read back from there.
+      Result<double> v = NumberField(row.inputs[static_cast<size_t>(metric_input_[m])]);
+      if (v.ok() && *v > 0) row.metrics[m] = *v;
+      continue;
+    }
+    const std::string& field = fields[f++];
+    if (field.empty()) continue;
+    Result<double> v = NumberField(field);
     if (!v.ok()) return Status::Invalid(std::string(kMetricNames[m]) + ": " + v.status().message());
     row.metrics[m] = *v;
   }

@@ -109,6 +109,8 @@ class RowFormat {
   RowFormatKind kind_;
   std::vector<std::string> inputs_;
   std::vector<std::string> names_;  // every column, in order
+  // Per metric: the input column that already holds it (a `gpus` axis), written once; -1 none.
+  std::array<int, kMetricCount> metric_input_;
 };
 
 // Shortest text that reads back as exactly `v` ("0.6053", "1.7e+19", "1024").

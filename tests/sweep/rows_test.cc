@@ -68,6 +68,35 @@ TEST(Rows, JsonLinesRoundTripKeepsEveryByte) {
   EXPECT_EQ(f.Header(), "");
 }
 
+// A `gpus` axis: its input column already holds the GPU count, so the metric column of the same
+// name is not written again (CSV had two `gpus` columns, each JSON line the key twice), and reads
+// back from the input.
+TEST(Rows, AGpusAxisIsOneColumn) {
+  for (RowFormatKind kind : {RowFormatKind::kCsv, RowFormatKind::kJsonl}) {
+    const RowFormat f(kind, {"gpus", "training.recompute"});
+    Row r;
+    r.point = 3;
+    r.inputs = {"64", "full"};
+    r.status = PointStatus::kOk;
+    r[Metric::kGpus] = 64;
+    r[Metric::kTokensPerS] = 1000;
+    const std::string line = f.Format(r);
+    size_t count = 0;
+    for (size_t at = line.find("gpus"); at != std::string::npos; at = line.find("gpus", at + 1)) {
+      ++count;
+    }
+    EXPECT_EQ(count, kind == RowFormatKind::kJsonl ? 1u : 0u) << line;
+    if (kind == RowFormatKind::kCsv) {
+      EXPECT_EQ(f.Header().rfind("point,gpus,training.recompute,status,fits,step_time_s,", 0), 0u)
+          << f.Header();
+    }
+    Result<Row> back = f.Parse(line.substr(0, line.size() - 1));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ((*back)[Metric::kGpus], 64);
+    EXPECT_EQ(f.Format(*back), line);
+  }
+}
+
 TEST(Rows, MalformedLinesAreErrors) {
   const RowFormat csv(RowFormatKind::kCsv, kColumns);
   EXPECT_FALSE(csv.Parse("1,2,3").ok());
