@@ -58,8 +58,8 @@ void LlamaCore(HfMapper& hf, bool tied_default) {
              hf.Find({"tie_word_embeddings"}));
 }
 
-// LlamaConfig: attention_bias puts biases on q, k, v and o; mlp_bias on the MLP. We model
-// q/k/v biases (qkv_bias) and all-linear biases (bias); the o bias alone (h per layer) is not.
+// LlamaConfig: attention_bias puts biases on q, k, v and o (LlamaAttention); mlp_bias on gate,
+// up and down (LlamaMLP).
 void Llama(HfMapper& hf) {
   LlamaCore(hf, false);
   GatedActivation(hf, {"hidden_act"}, "silu");
@@ -67,6 +67,7 @@ void Llama(HfMapper& hf) {
   const bool mlp_bias = hf.Bool({"mlp_bias"}, false);
   hf.PutBool("bias", attn_bias && mlp_bias, hf.Find({"attention_bias"}));
   hf.PutBool("qkv_bias", attn_bias, hf.Find({"attention_bias"}));
+  hf.PutBool("mlp_bias", mlp_bias, hf.Find({"mlp_bias"}));
 }
 
 void Mixtral(HfMapper& hf) {

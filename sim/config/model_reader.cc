@@ -96,6 +96,8 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
   r.Enum("norm", &m.norm, kNorms, Need::kRequired);
   r.Bool("bias", &m.bias, Need::kRequired);
   const bool have_qkv_bias = r.Bool("qkv_bias", &m.qkv_bias);
+  const bool have_out_bias = r.Bool("attn_out_bias", &m.attn_out_bias);
+  const bool have_mlp_bias = r.Bool("mlp_bias", &m.mlp_bias);
   r.Bool("norm_bias", &m.norm_bias);
   r.Bool("tied_embeddings", &m.tied_embeddings, Need::kRequired);
   r.Enum("position_embedding", &m.position_embedding, kPositions, Need::kRequired);
@@ -128,6 +130,8 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
     r.ErrorAtKey("hidden_size", "too large for the default ffn_hidden_size (4 * hidden_size)");
   }
   if (!have_qkv_bias) m.qkv_bias = m.bias;
+  if (!have_out_bias) m.attn_out_bias = m.bias;
+  if (!have_mlp_bias) m.mlp_bias = m.bias;
   if (m.position_embedding == PositionEmbedding::kLearned && !have_rows) {
     if (have_seq) {
       m.position_table_rows = m.max_seq_len;

@@ -119,6 +119,10 @@ struct ModelSpec {
   NormKind norm = NormKind::kLayerNorm;                         // norm
   bool bias = false;             // bias: biases on every linear layer
   bool qkv_bias = false;         // qkv_bias: biases on q/k/v only (Qwen2); default = bias
+  bool attn_out_bias = false;    // attn_out_bias: bias on the attention output projection
+                                 // (Llama's o_proj with attention_bias); default = bias
+  bool mlp_bias = false;         // mlp_bias: biases on the MLP's linear layers (fc1 and fc2;
+                                 // gate, up and down when gated); default = bias
   bool norm_bias = true;         // norm_bias: layernorm has a bias (2h); default true
   bool tied_embeddings = false;  // tied_embeddings
   PositionEmbedding position_embedding = PositionEmbedding::kRope;  // position_embedding

@@ -38,7 +38,7 @@ void AppendMha(const Ctx& c, std::vector<Op>& ops) {
     ops.push_back(RopeOp(c, "attn.rope", q_heads + kv_heads, d));
   }
   ops.push_back(AttentionOp(c, "attn.core", q_heads, kv_heads, d, d));
-  AppendOutputProjection(c, q_heads * d, m.bias, ops);
+  AppendOutputProjection(c, q_heads * d, m.attn_out_bias, ops);
 }
 
 // Multi-head latent attention: low-rank query and key/value projections with a decoupled RoPE
@@ -200,7 +200,7 @@ void AppendMlp(const Ctx& c, bool moe, bool input_saved, std::vector<Op>& ops) {
   const Bytes saved = input_saved ? ActBytes(c, D(c.norm_tokens) * D(c.model.hidden_size)) : Bytes(0);
   const size_t fc1 = ops.size();
   AppendFfn(c, "mlp", TpSplit::kColumn, TpSplit::kRow, c.tokens, c.model.ffn_hidden_size / c.tp,
-            1, c.model.bias, saved, ops);
+            1, c.model.mlp_bias, saved, ops);
   DropWithModule(RecomputeModule::kLayernorm, ops[fc1]);
 }
 

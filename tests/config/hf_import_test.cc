@@ -69,6 +69,17 @@ TEST(HfImportTest, Llama) {
   EXPECT_GT(m.origins.Get("num_heads").loc.col, 1);
 }
 
+// LlamaMLP: bias=config.mlp_bias on gate_proj, up_proj and down_proj, i.e. 32 x (2 x 14336 +
+// 4096) = 1,048,576 more than llama3.1-8b's 8,030,261,248.
+TEST(HfImportTest, LlamaMlpBiasOnGateUpAndDown) {
+  const ModelSpec m = Import("tests/config/data/hf/llama3.1-8b-mlp-bias.json");
+  EXPECT_TRUE(m.mlp_bias);
+  EXPECT_FALSE(m.qkv_bias);
+  EXPECT_FALSE(m.bias);
+  EXPECT_EQ(m.origins.Get("mlp_bias").loc.file, "tests/config/data/hf/llama3.1-8b-mlp-bias.json");
+  EXPECT_EQ(CountParams(m).total, 8031309824);
+}
+
 TEST(HfImportTest, Qwen2HasQkvBiasOnly) {
   const ModelSpec m = Import(std::string(kRef) + "qwen2.5-0.5b.json");
   EXPECT_FALSE(m.bias);

@@ -81,5 +81,21 @@ TEST(LibraryParams, HuggingFaceSamplesExact) {
   }
 }
 
+// Variants of the samples (tests/config/data/hf/), counted by the op graph.
+int64_t HfVariantParams(const std::string& file) {
+  auto m = ImportHfConfig(kSource + "/tests/config/data/hf/" + file);
+  EXPECT_TRUE(m.ok()) << file << ": " << m.status().ToString();
+  if (!m.ok()) return 0;
+  auto c = CountParams(*m);
+  EXPECT_TRUE(c.ok()) << file;
+  return c.ok() ? c->total : 0;
+}
+
+// llama3.1-8b (8,030,261,248) with mlp_bias: biases on gate, up and down, 32 x (2 x 14336 +
+// 4096) more (LlamaMLP).
+TEST(LibraryParams, LlamaMlpBias) {
+  EXPECT_EQ(HfVariantParams("llama3.1-8b-mlp-bias.json"), 8031309824);
+}
+
 }  // namespace
 }  // namespace shardsim
