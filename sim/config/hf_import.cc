@@ -67,6 +67,7 @@ void Llama(HfMapper& hf) {
   const bool mlp_bias = hf.Bool({"mlp_bias"}, false);
   hf.PutBool("bias", attn_bias && mlp_bias, hf.Find({"attention_bias"}));
   hf.PutBool("qkv_bias", attn_bias, hf.Find({"attention_bias"}));
+  hf.PutBool("attn_out_bias", attn_bias, hf.Find({"attention_bias"}));
   hf.PutBool("mlp_bias", mlp_bias, hf.Find({"mlp_bias"}));
 }
 
@@ -76,12 +77,13 @@ void Mixtral(HfMapper& hf) {
   hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
 }
 
-// Qwen2: biases on q, k, v only (Qwen2Attention), none elsewhere.
+// Qwen2: biases on q, k, v only (Qwen2Attention: o_proj has none), none elsewhere.
 void Qwen2(HfMapper& hf) {
   LlamaCore(hf, false);
   GatedActivation(hf, {"hidden_act"}, "silu");
   hf.PutBool("bias", false);
   hf.PutBool("qkv_bias", true);
+  hf.PutBool("attn_out_bias", false);
 }
 
 void Qwen2Moe(HfMapper& hf) {

@@ -80,10 +80,22 @@ TEST(HfImportTest, LlamaMlpBiasOnGateUpAndDown) {
   EXPECT_EQ(CountParams(m).total, 8031309824);
 }
 
+// LlamaAttention: bias=config.attention_bias on q_proj, k_proj, v_proj and o_proj: 32 x (4096 +
+// 2 x 1024 + 4096) = 327,680 more than llama3.1-8b's 8,030,261,248.
+TEST(HfImportTest, LlamaAttentionBiasOnQkvAndOutput) {
+  const ModelSpec m = Import("tests/config/data/hf/llama3.1-8b-attention-bias.json");
+  EXPECT_TRUE(m.qkv_bias);
+  EXPECT_TRUE(m.attn_out_bias);
+  EXPECT_FALSE(m.mlp_bias);
+  EXPECT_EQ(CountParams(m).total, 8030588928);
+}
+
 TEST(HfImportTest, Qwen2HasQkvBiasOnly) {
   const ModelSpec m = Import(std::string(kRef) + "qwen2.5-0.5b.json");
   EXPECT_FALSE(m.bias);
   EXPECT_TRUE(m.qkv_bias);
+  EXPECT_FALSE(m.attn_out_bias);
+  EXPECT_FALSE(m.mlp_bias);
   EXPECT_TRUE(m.tied_embeddings);
   EXPECT_EQ(m.num_kv_heads, 2);
   EXPECT_EQ(m.head_dim, 64);

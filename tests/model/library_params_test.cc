@@ -97,5 +97,11 @@ TEST(LibraryParams, LlamaMlpBias) {
   EXPECT_EQ(HfVariantParams("llama3.1-8b-mlp-bias.json"), 8031309824);
 }
 
+// llama3.1-8b with attention_bias: biases on q, k, v and o (LlamaAttention), 32 x (4096 + 2 x
+// 1024 + 4096) more. Qwen2's o_proj has none: qwen2.5-0.5b stays at its published count above.
+TEST(LibraryParams, LlamaAttentionBias) {
+  EXPECT_EQ(HfVariantParams("llama3.1-8b-attention-bias.json"), 8030588928);
+}
+
 }  // namespace
 }  // namespace shardsim
