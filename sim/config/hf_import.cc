@@ -101,6 +101,8 @@ void Qwen2Moe(HfMapper& hf) {
       shared && *shared > 0) {
     hf.Put("moe.num_shared_experts", "1", hf.Find({"shared_expert_intermediate_size"}));
     hf.Copy("moe.shared_expert_ffn_hidden_size", {"shared_expert_intermediate_size"}, true);
+    // Qwen2MoeSparseMoeBlock always has shared_expert_gate (Linear(hidden_size, 1), no bias).
+    hf.PutBool("moe.shared_expert_gate", true, hf.Find({"shared_expert_intermediate_size"}));
   }
   if (const ConfigNode* only = hf.Find({"mlp_only_layers"});
       only != nullptr && only->is_sequence() && !only->items().empty()) {

@@ -24,6 +24,11 @@ void ReadMoe(MapReader& r, ModelSpec* m) {
   moe.PositiveInt("expert_ffn_hidden_size", &s.expert_ffn_hidden_size);
   moe.NonNegativeInt("num_shared_experts", &s.num_shared_experts);
   moe.PositiveInt("shared_expert_ffn_hidden_size", &s.shared_expert_ffn_hidden_size);
+  if (moe.Bool("shared_expert_gate", &s.shared_expert_gate) && s.shared_expert_gate &&
+      s.num_shared_experts == 0) {
+    moe.Error(*moe.node()->Find("shared_expert_gate"), "shared_expert_gate",
+              "gates the shared experts, but " + moe.MsgPath("num_shared_experts") + " is 0");
+  }
   moe.NonNegativeInt("first_dense_layers", &s.first_dense_layers);
   moe.PositiveInt("layer_freq", &s.layer_freq);
   moe.NonNegativeInt("max_nodes_per_token", &s.max_nodes_per_token);

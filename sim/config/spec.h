@@ -86,6 +86,9 @@ struct MoeSpec {
   int64_t expert_ffn_hidden_size = 0;  // moe.expert_ffn_hidden_size (default: ffn_hidden_size)
   int64_t num_shared_experts = 0;      // moe.num_shared_experts: always-on experts (DeepSeek)
   int64_t shared_expert_ffn_hidden_size = 0;  // moe.shared_expert_ffn_hidden_size (default: expert's)
+  // moe.shared_expert_gate: sigmoid(x . w) scales the shared experts' output, w a Linear h -> 1
+  // without bias (Qwen2-MoE's shared_expert_gate); needs num_shared_experts > 0. Default false.
+  bool shared_expert_gate = false;
   int64_t first_dense_layers = 0;      // moe.first_dense_layers: leading dense layers (DeepSeek: 3)
   int64_t layer_freq = 1;              // moe.layer_freq: every n-th layer after those is MoE
   double capacity_factor = 0.0;        // moe.capacity_factor: 0 = dropless

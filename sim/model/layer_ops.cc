@@ -179,6 +179,15 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
     const int64_t f_shared = e.num_shared_experts * e.shared_expert_ffn_hidden_size / c.tp;
     AppendFfn(c, "moe.shared", TpSplit::kColumn, TpSplit::kRow, c.tokens, f_shared, 1, false,
               Bytes(0), ops);
+    if (e.shared_expert_gate) {
+      // Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) * shared_expert(x), the gate a
+      // Linear h -> 1 without bias: h parameters, 2·T·h FLOPs forward. Replicated like the
+      // router, which already saved its input; the sigmoid and the product are not counted.
+      Op gate = MatmulOp(c, "moe.shared_gate", TpSplit::kReplicated, c.norm_tokens, 1, h, 1,
+                         false, Bytes(0), "shared-expert gate logit; input saved by the router");
+      if (gate.dtype == DType::kFp8) gate.dtype = DType::kBf16;  // as the router: high precision
+      ops.push_back(gate);
+    }
   }
 }
 

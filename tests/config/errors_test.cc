@@ -121,6 +121,17 @@ TEST(ErrorsTest, ZeroAndNegativeSizes) {
             "          ^");
 }
 
+TEST(ErrorsTest, SharedExpertGateWithoutSharedExperts) {
+  Result<Scenario> s = BuildText(
+      "model: {base: tiny-llama, moe: {num_experts: 8, top_k: 2, shared_expert_gate: true}}\n"
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:1:79: error: model.moe.shared_expert_gate: gates the shared experts, but model.moe.num_shared_experts is 0\n"
+            "    model: {base: tiny-llama, moe: {num_experts: 8, top_k: 2, shared_expert_gate: true}}\n"
+            "                                                                                  ^");
+}
+
 TEST(ErrorsTest, UnknownEnumValue) {
   Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, schedule: 1f1c}\n");
   ASSERT_FALSE(s.ok());

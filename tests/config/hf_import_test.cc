@@ -205,9 +205,22 @@ TEST(HfImportTest, Qwen2MoeSharedExpert) {
   EXPECT_EQ(m.moe->expert_ffn_hidden_size, 32);
   EXPECT_EQ(m.moe->num_shared_experts, 1);
   EXPECT_EQ(m.moe->shared_expert_ffn_hidden_size, 128);
+  EXPECT_TRUE(m.moe->shared_expert_gate);
   EXPECT_TRUE(m.qkv_bias);
   EXPECT_EQ(m.moe->first_dense_layers, 0);
   EXPECT_EQ(m.moe->layer_freq, 1);
+}
+
+// Qwen2MoeSparseMoeBlock's shared_expert_gate, a Linear(hidden_size, 1) without bias in every
+// MoE layer: 32 x 4096 = 131,072 on top of 41,049,264,128 for this 32-layer h=4096 config.
+TEST(HfImportTest, Qwen2MoeSharedExpertGateIsCounted) {
+  const ModelSpec m = Import("tests/config/data/hf/qwen2-moe-h4096.json");
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_TRUE(m.moe->shared_expert_gate);
+  EXPECT_EQ(CountParams(m).total, 41049395200);
+  ModelSpec ungated = m;
+  ungated.moe->shared_expert_gate = false;
+  EXPECT_EQ(CountParams(ungated).total, 41049264128);
 }
 
 TEST(HfImportTest, Qwen2MoeSparseStepMapsToDenseLayersThenFrequency) {

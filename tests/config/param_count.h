@@ -45,7 +45,8 @@ inline ParamCount CountParams(const ModelSpec& m) {
     if (is_moe) {
       const MoeSpec& e = *m.moe;
       const int64_t router = h * e.num_experts;
-      const int64_t shared = e.num_shared_experts * mlp(e.shared_expert_ffn_hidden_size, false);
+      const int64_t shared = e.num_shared_experts * mlp(e.shared_expert_ffn_hidden_size, false) +
+                             (e.shared_expert_gate ? h : 0);
       total += router + shared + e.num_experts * mlp(e.expert_ffn_hidden_size, false);
       active += router + shared + e.top_k * mlp(e.expert_ffn_hidden_size, false);
     } else {

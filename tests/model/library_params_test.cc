@@ -103,5 +103,11 @@ TEST(LibraryParams, LlamaAttentionBias) {
   EXPECT_EQ(HfVariantParams("llama3.1-8b-attention-bias.json"), 8030588928);
 }
 
+// Qwen2-MoE's shared_expert_gate, Linear(hidden_size, 1) per MoE layer: 32 x 4096 on top of
+// 41,049,264,128 for this 32-layer h=4096 config.
+TEST(LibraryParams, Qwen2MoeSharedExpertGate) {
+  EXPECT_EQ(HfVariantParams("qwen2-moe-h4096.json"), 41049395200);
+}
+
 }  // namespace
 }  // namespace shardsim
