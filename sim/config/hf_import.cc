@@ -6,6 +6,7 @@
 
 #include "sim/base/strings.h"
 #include "sim/config/hf_mapper.h"
+#include "sim/config/spec.h"
 
 namespace shardsim {
 namespace {
@@ -93,7 +94,8 @@ void Qwen2Moe(HfMapper& hf) {
   hf.Copy("moe.expert_ffn_hidden_size", {"moe_intermediate_size"}, true);
   // Qwen2MoeDecoderLayer: layer i is sparse when (i + 1) % decoder_sparse_step == 0, i.e. layers
   // step-1, 2*step-1, ...: first_dense_layers = step - 1, then every step-th layer.
-  if (std::optional<int64_t> step = hf.Int({"decoder_sparse_step"}, false); step && *step > 1) {
+  if (std::optional<int64_t> step = hf.Int({"decoder_sparse_step"}, false, kMaxModelLayers);
+      step && *step > 1) {
     hf.Put("moe.layer_freq", std::to_string(*step), hf.Find({"decoder_sparse_step"}));
     hf.Put("moe.first_dense_layers", std::to_string(*step - 1), hf.Find({"decoder_sparse_step"}));
   }
@@ -175,7 +177,8 @@ void Opt(HfMapper& hf) {
     hf.Fail(*hf.Find({"do_layer_norm_before"}),
             "do_layer_norm_before: post-LayerNorm OPT (OPT-350m) is not supported");
   }
-  const std::optional<int64_t> positions = hf.Int({"max_position_embeddings"}, true);
+  const std::optional<int64_t> positions =
+      hf.Int({"max_position_embeddings"}, true, kMaxModelRows);
   if (positions) {
     hf.Put("max_seq_len", std::to_string(*positions), hf.Find({"max_position_embeddings"}));
     hf.Put("position_table_rows", std::to_string(*positions + 2),
@@ -236,8 +239,8 @@ void Deepseek(HfMapper& hf) {
   LlamaCore(hf, false);
   GatedActivation(hf, {"hidden_act"}, "silu");
   hf.PutBool("bias", hf.Bool({"attention_bias"}, false), hf.Find({"attention_bias"}));
-  const std::optional<int64_t> nope = hf.Int({"qk_nope_head_dim"}, true);
-  const std::optional<int64_t> rope = hf.Int({"qk_rope_head_dim"}, true);
+  const std::optional<int64_t> nope = hf.Int({"qk_nope_head_dim"}, true, kMaxModelWidth);
+  const std::optional<int64_t> rope = hf.Int({"qk_rope_head_dim"}, true, kMaxModelWidth);
   if (nope && rope) {  // the q/k head width of the attention scores
     hf.Put("head_dim", std::to_string(*nope + *rope), hf.Find({"qk_nope_head_dim"}));
   }

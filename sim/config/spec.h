@@ -79,6 +79,21 @@ class Origins {
 };
 
 // ---------------------------------------------------------------- model
+// The largest shapes shardsim models: far above any published model, small enough that products
+// of shapes stay well inside int64 and the op graph stays small (it holds one entry per layer).
+// A model file or HF config over one of them is a located error, and so is a model whose
+// parameter count would pass kMaxModelParams (2^53, counted exactly in int64 and in a double).
+inline constexpr int64_t kMaxModelLayers = 100000;  // num_layers, mtp_depth,
+                                                    // moe.first_dense_layers, moe.layer_freq
+inline constexpr int64_t kMaxModelWidth = int64_t{1} << 24;  // hidden_size, ffn_hidden_size,
+                                                    // head_dim, the moe ffn sizes, mla ranks/dims
+inline constexpr int64_t kMaxModelHeads = int64_t{1} << 20;  // num_heads, num_kv_heads
+inline constexpr int64_t kMaxModelRows = int64_t{1} << 31;   // vocab_size, max_seq_len,
+                                                             // position_table_rows
+inline constexpr int64_t kMaxModelExperts = 65536;  // moe.num_experts, top_k, num_shared_experts,
+                                                    // max_nodes_per_token
+inline constexpr int64_t kMaxModelParams = int64_t{1} << 53;
+
 // Mixture-of-experts block (the `moe:` mapping of a model file).
 struct MoeSpec {
   int64_t num_experts = 0;             // moe.num_experts: routed experts per MoE layer
