@@ -6,6 +6,7 @@
 
 #include "sim/base/strings.h"
 #include "sim/config/hf_mapper.h"
+#include "sim/config/spec.h"
 
 namespace shardsim {
 namespace {
@@ -58,8 +59,8 @@ void LlamaCore(HfMapper& hf, bool tied_default) {
              hf.Find({"tie_word_embeddings"}));
 }
 
-// LlamaConfig: attention_bias puts biases on q, k, v and o; mlp_bias on the MLP. We model
-// q/k/v biases (qkv_bias) and all-linear biases (bias); the o bias alone (h per layer) is not.
+// LlamaConfig: attention_bias puts biases on q, k, v and o (LlamaAttention); mlp_bias on gate,
+// up and down (LlamaMLP).
 void Llama(HfMapper& hf) {
   LlamaCore(hf, false);
   GatedActivation(hf, {"hidden_act"}, "silu");
@@ -67,6 +68,8 @@ void Llama(HfMapper& hf) {
   const bool mlp_bias = hf.Bool({"mlp_bias"}, false);
   hf.PutBool("bias", attn_bias && mlp_bias, hf.Find({"attention_bias"}));
   hf.PutBool("qkv_bias", attn_bias, hf.Find({"attention_bias"}));
+  hf.PutBool("attn_out_bias", attn_bias, hf.Find({"attention_bias"}));
+  hf.PutBool("mlp_bias", mlp_bias, hf.Find({"mlp_bias"}));
 }
 
 void Mixtral(HfMapper& hf) {
@@ -75,12 +78,13 @@ void Mixtral(HfMapper& hf) {
   hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
 }
 
-// Qwen2: biases on q, k, v only (Qwen2Attention), none elsewhere.
+// Qwen2: biases on q, k, v only (Qwen2Attention: o_proj has none), none elsewhere.
 void Qwen2(HfMapper& hf) {
   LlamaCore(hf, false);
   GatedActivation(hf, {"hidden_act"}, "silu");
   hf.PutBool("bias", false);
   hf.PutBool("qkv_bias", true);
+  hf.PutBool("attn_out_bias", false);
 }
 
 void Qwen2Moe(HfMapper& hf) {
@@ -90,7 +94,8 @@ void Qwen2Moe(HfMapper& hf) {
   hf.Copy("moe.expert_ffn_hidden_size", {"moe_intermediate_size"}, true);
   // Qwen2MoeDecoderLayer: layer i is sparse when (i + 1) % decoder_sparse_step == 0, i.e. layers
   // step-1, 2*step-1, ...: first_dense_layers = step - 1, then every step-th layer.
-  if (std::optional<int64_t> step = hf.Int({"decoder_sparse_step"}, false); step && *step > 1) {
+  if (std::optional<int64_t> step = hf.Int({"decoder_sparse_step"}, false, kMaxModelLayers);
+      step && *step > 1) {
     hf.Put("moe.layer_freq", std::to_string(*step), hf.Find({"decoder_sparse_step"}));
     hf.Put("moe.first_dense_layers", std::to_string(*step - 1), hf.Find({"decoder_sparse_step"}));
   }
@@ -98,6 +103,8 @@ void Qwen2Moe(HfMapper& hf) {
       shared && *shared > 0) {
     hf.Put("moe.num_shared_experts", "1", hf.Find({"shared_expert_intermediate_size"}));
     hf.Copy("moe.shared_expert_ffn_hidden_size", {"shared_expert_intermediate_size"}, true);
+    // Qwen2MoeSparseMoeBlock always has shared_expert_gate (Linear(hidden_size, 1), no bias).
+    hf.PutBool("moe.shared_expert_gate", true, hf.Find({"shared_expert_intermediate_size"}));
   }
   if (const ConfigNode* only = hf.Find({"mlp_only_layers"});
       only != nullptr && only->is_sequence() && !only->items().empty()) {
@@ -170,7 +177,8 @@ void Opt(HfMapper& hf) {
     hf.Fail(*hf.Find({"do_layer_norm_before"}),
             "do_layer_norm_before: post-LayerNorm OPT (OPT-350m) is not supported");
   }
-  const std::optional<int64_t> positions = hf.Int({"max_position_embeddings"}, true);
+  const std::optional<int64_t> positions =
+      hf.Int({"max_position_embeddings"}, true, kMaxModelRows);
   if (positions) {
     hf.Put("max_seq_len", std::to_string(*positions), hf.Find({"max_position_embeddings"}));
     hf.Put("position_table_rows", std::to_string(*positions + 2),
@@ -231,8 +239,8 @@ void Deepseek(HfMapper& hf) {
   LlamaCore(hf, false);
   GatedActivation(hf, {"hidden_act"}, "silu");
   hf.PutBool("bias", hf.Bool({"attention_bias"}, false), hf.Find({"attention_bias"}));
-  const std::optional<int64_t> nope = hf.Int({"qk_nope_head_dim"}, true);
-  const std::optional<int64_t> rope = hf.Int({"qk_rope_head_dim"}, true);
+  const std::optional<int64_t> nope = hf.Int({"qk_nope_head_dim"}, true, kMaxModelWidth);
+  const std::optional<int64_t> rope = hf.Int({"qk_rope_head_dim"}, true, kMaxModelWidth);
   if (nope && rope) {  // the q/k head width of the attention scores
     hf.Put("head_dim", std::to_string(*nope + *rope), hf.Find({"qk_nope_head_dim"}));
   }

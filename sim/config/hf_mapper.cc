@@ -57,7 +57,8 @@ bool HfMapper::Bool(std::initializer_list<const char*> names, bool dflt) {
   return dflt;
 }
 
-std::optional<int64_t> HfMapper::Int(std::initializer_list<const char*> names, bool required) {
+std::optional<int64_t> HfMapper::Int(std::initializer_list<const char*> names, bool required,
+                                     int64_t max) {
   const ConfigNode* v = Find(names);
   if (v == nullptr) {
     if (required) FailMissing(*names.begin());
@@ -68,6 +69,11 @@ std::optional<int64_t> HfMapper::Int(std::initializer_list<const char*> names, b
                                            "expected an integer, got " + v->Describe()));
   if (!i.ok()) {
     Fail(*v, std::string(*names.begin()) + ": " + i.status().message());
+    return std::nullopt;
+  }
+  if (*i > max) {
+    Fail(*v, std::string(*names.begin()) + ": " + std::to_string(*i) +
+                 " is more than shardsim models (at most " + std::to_string(max) + ")");
     return std::nullopt;
   }
   return *i;

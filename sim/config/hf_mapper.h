@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -27,9 +28,11 @@ class HfMapper {
   void PutBool(const std::string& key, bool v, const ConfigNode* from = nullptr) {
     Put(key, v ? "true" : "false", from);
   }
-  // Typed reads of HF keys with the transformers Config default when absent.
+  // Typed reads of HF keys with the transformers Config default when absent. An integer over
+  // `max` (a kMaxModel* limit of spec.h, for values the importer computes with) is reported.
   bool Bool(std::initializer_list<const char*> names, bool dflt);
-  std::optional<int64_t> Int(std::initializer_list<const char*> names, bool required);
+  std::optional<int64_t> Int(std::initializer_list<const char*> names, bool required,
+                             int64_t max = std::numeric_limits<int64_t>::max());
   std::string String(std::initializer_list<const char*> names, const std::string& dflt) const;
 
   void Fail(const ConfigNode& at, const std::string& message);

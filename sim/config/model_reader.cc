@@ -1,4 +1,6 @@
 // Reading a model document (models/<name>.yaml, inline, or converted from an HF config).
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <vector>
 
@@ -19,14 +21,19 @@ void ReadMoe(MapReader& r, ModelSpec* m) {
   MapReader moe = r.Sub("moe");
   if (!moe.present()) return;
   MoeSpec s;
-  moe.PositiveInt("num_experts", &s.num_experts, Need::kRequired);
-  moe.PositiveInt("top_k", &s.top_k, Need::kRequired);
-  moe.PositiveInt("expert_ffn_hidden_size", &s.expert_ffn_hidden_size);
-  moe.NonNegativeInt("num_shared_experts", &s.num_shared_experts);
-  moe.PositiveInt("shared_expert_ffn_hidden_size", &s.shared_expert_ffn_hidden_size);
-  moe.NonNegativeInt("first_dense_layers", &s.first_dense_layers);
-  moe.PositiveInt("layer_freq", &s.layer_freq);
-  moe.NonNegativeInt("max_nodes_per_token", &s.max_nodes_per_token);
+  moe.Size("num_experts", &s.num_experts, kMaxModelExperts, Need::kRequired);
+  moe.Size("top_k", &s.top_k, kMaxModelExperts, Need::kRequired);
+  moe.Size("expert_ffn_hidden_size", &s.expert_ffn_hidden_size, kMaxModelWidth);
+  moe.Size("num_shared_experts", &s.num_shared_experts, kMaxModelExperts, Need::kOptional, 0);
+  moe.Size("shared_expert_ffn_hidden_size", &s.shared_expert_ffn_hidden_size, kMaxModelWidth);
+  if (moe.Bool("shared_expert_gate", &s.shared_expert_gate) && s.shared_expert_gate &&
+      s.num_shared_experts == 0) {
+    moe.Error(*moe.node()->Find("shared_expert_gate"), "shared_expert_gate",
+              "gates the shared experts, but " + moe.MsgPath("num_shared_experts") + " is 0");
+  }
+  moe.Size("first_dense_layers", &s.first_dense_layers, kMaxModelLayers, Need::kOptional, 0);
+  moe.Size("layer_freq", &s.layer_freq, kMaxModelLayers);
+  moe.Size("max_nodes_per_token", &s.max_nodes_per_token, kMaxModelExperts, Need::kOptional, 0);
   if (moe.Has("capacity_factor")) {
     double cf = 0.0;
     if (moe.Number("capacity_factor", &cf)) {
@@ -59,13 +66,57 @@ void ReadMla(MapReader& r, ModelSpec* m) {
   MapReader mla = r.Sub("mla");
   if (!mla.present()) return;
   MlaSpec s;
-  mla.NonNegativeInt("q_lora_rank", &s.q_lora_rank);
-  mla.PositiveInt("kv_lora_rank", &s.kv_lora_rank, Need::kRequired);
-  mla.PositiveInt("qk_nope_head_dim", &s.qk_nope_head_dim, Need::kRequired);
-  mla.PositiveInt("qk_rope_head_dim", &s.qk_rope_head_dim, Need::kRequired);
-  mla.PositiveInt("v_head_dim", &s.v_head_dim, Need::kRequired);
+  mla.Size("q_lora_rank", &s.q_lora_rank, kMaxModelWidth, Need::kOptional, 0);
+  mla.Size("kv_lora_rank", &s.kv_lora_rank, kMaxModelWidth, Need::kRequired);
+  mla.Size("qk_nope_head_dim", &s.qk_nope_head_dim, kMaxModelWidth, Need::kRequired);
+  mla.Size("qk_rope_head_dim", &s.qk_rope_head_dim, kMaxModelWidth, Need::kRequired);
+  mla.Size("v_head_dim", &s.v_head_dim, kMaxModelWidth, Need::kRequired);
   mla.Finish();
   m->mla = s;
+}
+
+// An upper bound of the parameter count, in doubles so that it cannot overflow: every linear
+// layer with a bias, every layer (and MTP module) the larger of the dense and the MoE block,
+// four norms with biases per layer. Within kMaxModelParams it keeps the op graph's int64 sums
+// (sim/model/params.cc) exact; over it the model is reported at num_layers, or at vocab_size
+// when the embedding and head are the larger part.
+void CheckParamBound(const ModelSpec& m, MapReader& r) {
+  auto d = [](int64_t v) { return static_cast<double>(v); };
+  auto linear = [](double in, double out) { return in * out + out; };
+  const double h = d(m.hidden_size), n = d(m.num_heads);
+  double attn = linear(h, (n + 2.0 * d(m.num_kv_heads)) * d(m.head_dim)) +
+                linear(n * d(m.head_dim), h);
+  if (m.mla) {
+    const MlaSpec& a = *m.mla;
+    const double q = d(a.q_lora_rank), kv = d(a.kv_lora_rank);
+    const double qk = d(a.qk_nope_head_dim) + d(a.qk_rope_head_dim);
+    attn = linear(h, q) + q + linear(q, n * qk) + linear(h, n * qk) +
+           linear(h, kv + d(a.qk_rope_head_dim)) + kv +
+           linear(kv, n * (d(a.qk_nope_head_dim) + d(a.v_head_dim))) +
+           linear(n * d(a.v_head_dim), h);
+  }
+  auto mlp = [&](double f) { return linear(h, 2.0 * f) + linear(f, h); };  // gated fc1: 2f
+  double ffn = mlp(d(m.ffn_hidden_size));
+  if (m.moe) {
+    const MoeSpec& e = *m.moe;
+    const double experts = d(e.num_experts);
+    const double moe = linear(h, experts) + experts * mlp(d(e.expert_ffn_hidden_size)) +
+                       mlp(d(e.num_shared_experts) * d(e.shared_expert_ffn_hidden_size)) + h;
+    ffn = std::max(ffn, moe);
+  }
+  const double norm = 2.0 * h;
+  const double layer = attn + ffn + 4.0 * norm;
+  const double layers = d(m.num_layers + m.mtp_depth) * layer +
+                        d(m.mtp_depth) * (linear(2.0 * h, h) + 3.0 * norm);
+  const double outside = (2.0 * d(m.vocab_size) + d(m.position_table_rows)) * h + 3.0 * norm;
+  const double total = layers + outside;
+  if (total <= d(kMaxModelParams)) return;
+  char about[32];
+  std::snprintf(about, sizeof(about), "%.3g", total);
+  r.ErrorAtKey(layers >= outside ? "num_layers" : "vocab_size",
+               std::string("the model would hold about ") + about +
+                   " parameters, more than shardsim counts exactly (at most 2^53 = " +
+                   std::to_string(kMaxModelParams) + ")");
 }
 
 }  // namespace
@@ -84,22 +135,24 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
   if (!r.String("name", &m.name)) {
     m.name = doc.is_inline ? "inline" : std::filesystem::path(doc.file).stem().string();
   }
-  const bool have_h = r.PositiveInt("hidden_size", &m.hidden_size, Need::kRequired);
-  r.PositiveInt("num_layers", &m.num_layers, Need::kRequired);
-  const bool have_n = r.PositiveInt("num_heads", &m.num_heads, Need::kRequired);
-  const bool have_kv = r.PositiveInt("num_kv_heads", &m.num_kv_heads);
-  const bool have_d = r.PositiveInt("head_dim", &m.head_dim);
-  const bool have_f = r.PositiveInt("ffn_hidden_size", &m.ffn_hidden_size);
-  r.PositiveInt("vocab_size", &m.vocab_size, Need::kRequired);
-  const bool have_seq = r.PositiveInt("max_seq_len", &m.max_seq_len);
+  const bool have_h = r.Size("hidden_size", &m.hidden_size, kMaxModelWidth, Need::kRequired);
+  r.Size("num_layers", &m.num_layers, kMaxModelLayers, Need::kRequired);
+  const bool have_n = r.Size("num_heads", &m.num_heads, kMaxModelHeads, Need::kRequired);
+  const bool have_kv = r.Size("num_kv_heads", &m.num_kv_heads, kMaxModelHeads);
+  const bool have_d = r.Size("head_dim", &m.head_dim, kMaxModelWidth);
+  const bool have_f = r.Size("ffn_hidden_size", &m.ffn_hidden_size, kMaxModelWidth);
+  r.Size("vocab_size", &m.vocab_size, kMaxModelRows, Need::kRequired);
+  const bool have_seq = r.Size("max_seq_len", &m.max_seq_len, kMaxModelRows);
   r.Enum("activation", &m.activation, kActivations, Need::kRequired);
   r.Enum("norm", &m.norm, kNorms, Need::kRequired);
   r.Bool("bias", &m.bias, Need::kRequired);
   const bool have_qkv_bias = r.Bool("qkv_bias", &m.qkv_bias);
+  const bool have_out_bias = r.Bool("attn_out_bias", &m.attn_out_bias);
+  const bool have_mlp_bias = r.Bool("mlp_bias", &m.mlp_bias);
   r.Bool("norm_bias", &m.norm_bias);
   r.Bool("tied_embeddings", &m.tied_embeddings, Need::kRequired);
   r.Enum("position_embedding", &m.position_embedding, kPositions, Need::kRequired);
-  const bool have_rows = r.PositiveInt("position_table_rows", &m.position_table_rows);
+  const bool have_rows = r.Size("position_table_rows", &m.position_table_rows, kMaxModelRows);
   r.Bool("parallel_attention", &m.parallel_attention);
   r.Int("norms_per_layer", &m.norms_per_layer, Need::kOptional, 1, 4);
   r.Bool("embedding_norm", &m.embedding_norm);
@@ -107,7 +160,7 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
     r.Error(*doc.tree.Find("dropout"), "dropout",
             "must be in [0, 1), got " + doc.tree.Find("dropout")->text());
   }
-  r.NonNegativeInt("mtp_depth", &m.mtp_depth);
+  r.Size("mtp_depth", &m.mtp_depth, kMaxModelLayers, Need::kOptional, 0);
   ReadMoe(r, &m);
   ReadMla(r, &m);
   r.AcceptFreeText(&m.source);
@@ -124,10 +177,10 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
       m.head_dim = m.hidden_size / m.num_heads;
     }
   }
-  if (!have_f && __builtin_mul_overflow(m.hidden_size, int64_t{4}, &m.ffn_hidden_size)) {
-    r.ErrorAtKey("hidden_size", "too large for the default ffn_hidden_size (4 * hidden_size)");
-  }
+  if (!have_f) m.ffn_hidden_size = 4 * m.hidden_size;  // at most 2^26 (kMaxModelWidth)
   if (!have_qkv_bias) m.qkv_bias = m.bias;
+  if (!have_out_bias) m.attn_out_bias = m.bias;
+  if (!have_mlp_bias) m.mlp_bias = m.bias;
   if (m.position_embedding == PositionEmbedding::kLearned && !have_rows) {
     if (have_seq) {
       m.position_table_rows = m.max_seq_len;
@@ -142,6 +195,7 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
       m.moe->shared_expert_ffn_hidden_size = m.moe->expert_ffn_hidden_size;
     }
   }
+  if (sink.empty()) CheckParamBound(m, r);
   if (!sink.empty()) return sink.ToStatus();
   *out = std::move(m);
   return Status::Ok();

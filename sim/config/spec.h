@@ -79,6 +79,21 @@ class Origins {
 };
 
 // ---------------------------------------------------------------- model
+// The largest shapes shardsim models: far above any published model, small enough that products
+// of shapes stay well inside int64 and the op graph stays small (it holds one entry per layer).
+// A model file or HF config over one of them is a located error, and so is a model whose
+// parameter count would pass kMaxModelParams (2^53, counted exactly in int64 and in a double).
+inline constexpr int64_t kMaxModelLayers = 100000;  // num_layers, mtp_depth,
+                                                    // moe.first_dense_layers, moe.layer_freq
+inline constexpr int64_t kMaxModelWidth = int64_t{1} << 24;  // hidden_size, ffn_hidden_size,
+                                                    // head_dim, the moe ffn sizes, mla ranks/dims
+inline constexpr int64_t kMaxModelHeads = int64_t{1} << 20;  // num_heads, num_kv_heads
+inline constexpr int64_t kMaxModelRows = int64_t{1} << 31;   // vocab_size, max_seq_len,
+                                                             // position_table_rows
+inline constexpr int64_t kMaxModelExperts = 65536;  // moe.num_experts, top_k, num_shared_experts,
+                                                    // max_nodes_per_token
+inline constexpr int64_t kMaxModelParams = int64_t{1} << 53;
+
 // Mixture-of-experts block (the `moe:` mapping of a model file).
 struct MoeSpec {
   int64_t num_experts = 0;             // moe.num_experts: routed experts per MoE layer
@@ -86,6 +101,9 @@ struct MoeSpec {
   int64_t expert_ffn_hidden_size = 0;  // moe.expert_ffn_hidden_size (default: ffn_hidden_size)
   int64_t num_shared_experts = 0;      // moe.num_shared_experts: always-on experts (DeepSeek)
   int64_t shared_expert_ffn_hidden_size = 0;  // moe.shared_expert_ffn_hidden_size (default: expert's)
+  // moe.shared_expert_gate: sigmoid(x . w) scales the shared experts' output, w a Linear h -> 1
+  // without bias (Qwen2-MoE's shared_expert_gate); needs num_shared_experts > 0. Default false.
+  bool shared_expert_gate = false;
   int64_t first_dense_layers = 0;      // moe.first_dense_layers: leading dense layers (DeepSeek: 3)
   int64_t layer_freq = 1;              // moe.layer_freq: every n-th layer after those is MoE
   double capacity_factor = 0.0;        // moe.capacity_factor: 0 = dropless
@@ -119,6 +137,10 @@ struct ModelSpec {
   NormKind norm = NormKind::kLayerNorm;                         // norm
   bool bias = false;             // bias: biases on every linear layer
   bool qkv_bias = false;         // qkv_bias: biases on q/k/v only (Qwen2); default = bias
+  bool attn_out_bias = false;    // attn_out_bias: bias on the attention output projection
+                                 // (Llama's o_proj with attention_bias); default = bias
+  bool mlp_bias = false;         // mlp_bias: biases on the MLP's linear layers (fc1 and fc2;
+                                 // gate, up and down when gated); default = bias
   bool norm_bias = true;         // norm_bias: layernorm has a bias (2h); default true
   bool tied_embeddings = false;  // tied_embeddings
   PositionEmbedding position_embedding = PositionEmbedding::kRope;  // position_embedding

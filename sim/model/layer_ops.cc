@@ -38,7 +38,7 @@ void AppendMha(const Ctx& c, std::vector<Op>& ops) {
     ops.push_back(RopeOp(c, "attn.rope", q_heads + kv_heads, d));
   }
   ops.push_back(AttentionOp(c, "attn.core", q_heads, kv_heads, d, d));
-  AppendOutputProjection(c, q_heads * d, m.bias, ops);
+  AppendOutputProjection(c, q_heads * d, m.attn_out_bias, ops);
 }
 
 // Multi-head latent attention: low-rank query and key/value projections with a decoupled RoPE
@@ -179,6 +179,15 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
     const int64_t f_shared = e.num_shared_experts * e.shared_expert_ffn_hidden_size / c.tp;
     AppendFfn(c, "moe.shared", TpSplit::kColumn, TpSplit::kRow, c.tokens, f_shared, 1, false,
               Bytes(0), ops);
+    if (e.shared_expert_gate) {
+      // Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) * shared_expert(x), the gate a
+      // Linear h -> 1 without bias: h parameters, 2·T·h FLOPs forward. Replicated like the
+      // router, which already saved its input; the sigmoid and the product are not counted.
+      Op gate = MatmulOp(c, "moe.shared_gate", TpSplit::kReplicated, c.norm_tokens, 1, h, 1,
+                         false, Bytes(0), "shared-expert gate logit; input saved by the router");
+      if (gate.dtype == DType::kFp8) gate.dtype = DType::kBf16;  // as the router: high precision
+      ops.push_back(gate);
+    }
   }
 }
 
@@ -200,7 +209,7 @@ void AppendMlp(const Ctx& c, bool moe, bool input_saved, std::vector<Op>& ops) {
   const Bytes saved = input_saved ? ActBytes(c, D(c.norm_tokens) * D(c.model.hidden_size)) : Bytes(0);
   const size_t fc1 = ops.size();
   AppendFfn(c, "mlp", TpSplit::kColumn, TpSplit::kRow, c.tokens, c.model.ffn_hidden_size / c.tp,
-            1, c.model.bias, saved, ops);
+            1, c.model.mlp_bias, saved, ops);
   DropWithModule(RecomputeModule::kLayernorm, ops[fc1]);
 }
 

@@ -134,6 +134,23 @@ TEST(SimulateCli, BadInputExitsTwoWithLocation) {
   }
 }
 
+// A config.json with num_hidden_layers: 1e12 used to abort in std::bad_alloc (exit 134).
+TEST(SimulateCli, OversizedHfModelExitsTwoWithLocation) {
+  const std::string json = kSource + "/tests/config/data/hf/llama-oversized.json";
+  const std::string path = TempFile("shardsim_oversized.yaml",
+                                    "model: {hf_config: " + json + "}\nhardware: h100-sxm\n"
+                                    "topology: dgx-h100\ngpus: 8\ntraining:\n  seq_len: 4096\n"
+                                    "  global_batch: 8\n");
+  for (const char* cmd : {"simulate ", "budget "}) {
+    const auto r = Shardsim(cmd + path);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(json + ":2:49: error: model.num_layers: 1000000000000 is more than "
+                                "shardsim models (at most 100000)"),
+              std::string::npos)
+        << r.out;
+  }
+}
+
 TEST(SimulateCli, MissingFileExitsTwo) {
   const auto r = Shardsim("simulate /nonexistent/scenario.yaml");
   EXPECT_EQ(r.code, 2);

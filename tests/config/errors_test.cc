@@ -121,6 +121,69 @@ TEST(ErrorsTest, ZeroAndNegativeSizes) {
             "          ^");
 }
 
+TEST(ErrorsTest, SharedExpertGateWithoutSharedExperts) {
+  Result<Scenario> s = BuildText(
+      "model: {base: tiny-llama, moe: {num_experts: 8, top_k: 2, shared_expert_gate: true}}\n"
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:1:79: error: model.moe.shared_expert_gate: gates the shared experts, but model.moe.num_shared_experts is 0\n"
+            "    model: {base: tiny-llama, moe: {num_experts: 8, top_k: 2, shared_expert_gate: true}}\n"
+            "                                                                                  ^");
+}
+
+// Model sizes past what shardsim models (spec.h kMaxModel*): an error at the key, where they
+// used to end in std::bad_alloc (num_layers: 1e12) or an overflowed count (vocab_size: 2^62).
+TEST(ErrorsTest, ModelSizesOverTheLimits) {
+  Result<Scenario> s = BuildText(
+      "model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, top_k: 2}}\n"
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:1:39: error: model.num_layers: 1000000000000 is more than shardsim models (at most 100000)\n"
+            "    model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, top_k: 2}}\n"
+            "                                          ^\n"
+            "tests/config/data/inline.yaml:1:73: error: model.moe.num_experts: 1000000 is more than shardsim models (at most 65536)\n"
+            "    model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, top_k: 2}}\n"
+            "                                                                            ^");
+  TestLib();
+  Result<ModelSpec> hf = ImportHfConfig("tests/config/data/hf/llama-oversized.json");
+  ASSERT_FALSE(hf.ok());
+  EXPECT_EQ(hf.status().ToString(),
+            "tests/config/data/hf/llama-oversized.json:2:49: error: num_layers: 1000000000000 is more than shardsim models (at most 100000)\n"
+            "     \"num_attention_heads\": 4, \"num_hidden_layers\": 1000000000000,\n"
+            "                                                    ^\n"
+            "tests/config/data/hf/llama-oversized.json:3:16: error: vocab_size: 4611686018427387904 is more than shardsim models (at most 2147483648)\n"
+            "     \"vocab_size\": 4611686018427387904}\n"
+            "                   ^");
+  // At the limit is fine.
+  Result<Scenario> most = BuildText("model: {base: tiny-llama, num_layers: 100000}\n"
+                                    "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
+                                    std::string(kTraining));
+  EXPECT_TRUE(most.ok()) << most.status().ToString();
+}
+
+// Every size within its limit, but together more parameters than 2^53: located at num_layers,
+// or at vocab_size when the embedding and head are the larger part.
+TEST(ErrorsTest, ParameterCountOver2To53) {
+  Result<Scenario> s = BuildText(
+      "model: {base: tiny-llama, num_layers: 100000, hidden_size: 16777216}\n"
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:1:27: error: model.num_layers: the model would hold about 7.04e+19 parameters, more than shardsim counts exactly (at most 2^53 = 9007199254740992)\n"
+            "    model: {base: tiny-llama, num_layers: 100000, hidden_size: 16777216}\n"
+            "                              ^");
+  Result<Scenario> v = BuildText(
+      "model: {base: tiny-llama, vocab_size: 2147483648, hidden_size: 16777216}\n"
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+  ASSERT_FALSE(v.ok());
+  EXPECT_EQ(v.status().ToString(),
+            "tests/config/data/inline.yaml:1:27: error: model.vocab_size: the model would hold about 7.77e+16 parameters, more than shardsim counts exactly (at most 2^53 = 9007199254740992)\n"
+            "    model: {base: tiny-llama, vocab_size: 2147483648, hidden_size: 16777216}\n"
+            "                              ^");
+}
+
 TEST(ErrorsTest, UnknownEnumValue) {
   Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, schedule: 1f1c}\n");
   ASSERT_FALSE(s.ok());

@@ -69,10 +69,33 @@ TEST(HfImportTest, Llama) {
   EXPECT_GT(m.origins.Get("num_heads").loc.col, 1);
 }
 
+// LlamaMLP: bias=config.mlp_bias on gate_proj, up_proj and down_proj, i.e. 32 x (2 x 14336 +
+// 4096) = 1,048,576 more than llama3.1-8b's 8,030,261,248.
+TEST(HfImportTest, LlamaMlpBiasOnGateUpAndDown) {
+  const ModelSpec m = Import("tests/config/data/hf/llama3.1-8b-mlp-bias.json");
+  EXPECT_TRUE(m.mlp_bias);
+  EXPECT_FALSE(m.qkv_bias);
+  EXPECT_FALSE(m.bias);
+  EXPECT_EQ(m.origins.Get("mlp_bias").loc.file, "tests/config/data/hf/llama3.1-8b-mlp-bias.json");
+  EXPECT_EQ(CountParams(m).total, 8031309824);
+}
+
+// LlamaAttention: bias=config.attention_bias on q_proj, k_proj, v_proj and o_proj: 32 x (4096 +
+// 2 x 1024 + 4096) = 327,680 more than llama3.1-8b's 8,030,261,248.
+TEST(HfImportTest, LlamaAttentionBiasOnQkvAndOutput) {
+  const ModelSpec m = Import("tests/config/data/hf/llama3.1-8b-attention-bias.json");
+  EXPECT_TRUE(m.qkv_bias);
+  EXPECT_TRUE(m.attn_out_bias);
+  EXPECT_FALSE(m.mlp_bias);
+  EXPECT_EQ(CountParams(m).total, 8030588928);
+}
+
 TEST(HfImportTest, Qwen2HasQkvBiasOnly) {
   const ModelSpec m = Import(std::string(kRef) + "qwen2.5-0.5b.json");
   EXPECT_FALSE(m.bias);
   EXPECT_TRUE(m.qkv_bias);
+  EXPECT_FALSE(m.attn_out_bias);
+  EXPECT_FALSE(m.mlp_bias);
   EXPECT_TRUE(m.tied_embeddings);
   EXPECT_EQ(m.num_kv_heads, 2);
   EXPECT_EQ(m.head_dim, 64);
@@ -182,9 +205,22 @@ TEST(HfImportTest, Qwen2MoeSharedExpert) {
   EXPECT_EQ(m.moe->expert_ffn_hidden_size, 32);
   EXPECT_EQ(m.moe->num_shared_experts, 1);
   EXPECT_EQ(m.moe->shared_expert_ffn_hidden_size, 128);
+  EXPECT_TRUE(m.moe->shared_expert_gate);
   EXPECT_TRUE(m.qkv_bias);
   EXPECT_EQ(m.moe->first_dense_layers, 0);
   EXPECT_EQ(m.moe->layer_freq, 1);
+}
+
+// Qwen2MoeSparseMoeBlock's shared_expert_gate, a Linear(hidden_size, 1) without bias in every
+// MoE layer: 32 x 4096 = 131,072 on top of 41,049,264,128 for this 32-layer h=4096 config.
+TEST(HfImportTest, Qwen2MoeSharedExpertGateIsCounted) {
+  const ModelSpec m = Import("tests/config/data/hf/qwen2-moe-h4096.json");
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_TRUE(m.moe->shared_expert_gate);
+  EXPECT_EQ(CountParams(m).total, 41049395200);
+  ModelSpec ungated = m;
+  ungated.moe->shared_expert_gate = false;
+  EXPECT_EQ(CountParams(ungated).total, 41049264128);
 }
 
 TEST(HfImportTest, Qwen2MoeSparseStepMapsToDenseLayersThenFrequency) {

@@ -61,6 +61,8 @@ TEST(LoaderTest, ModelKeysAndDefaults) {
   EXPECT_EQ(m->activation, Activation::kSwiglu);
   EXPECT_EQ(m->norm, NormKind::kRmsNorm);
   EXPECT_FALSE(m->qkv_bias);  // default = bias
+  EXPECT_FALSE(m->attn_out_bias);
+  EXPECT_FALSE(m->mlp_bias);
   EXPECT_EQ(m->position_embedding, PositionEmbedding::kRope);
   EXPECT_EQ(m->source, "test fixture");
   EXPECT_EQ(m->origins.file(), "tests/config/data/lib/models/tiny-llama.yaml");
@@ -75,8 +77,21 @@ TEST(LoaderTest, ModelKeysAndDefaults) {
   EXPECT_EQ(g->num_kv_heads, 4);         // default: num_heads
   EXPECT_EQ(g->ffn_hidden_size, 1024);   // default: 4h
   EXPECT_TRUE(g->qkv_bias);              // default: bias
+  EXPECT_TRUE(g->attn_out_bias);
+  EXPECT_TRUE(g->mlp_bias);
   EXPECT_EQ(g->position_table_rows, 1024);  // default: max_seq_len
   EXPECT_DOUBLE_EQ(g->dropout, 0.1);
+}
+
+// attn_out_bias and mlp_bias put biases on one block of a model whose `bias` is false.
+TEST(LoaderTest, BiasOnTheOutputProjectionOrTheMlpOnly) {
+  Result<Scenario> s = BuildText(Head("{base: tiny-llama, attn_out_bias: true, mlp_bias: true}") +
+                                 "gpus: 8\ntraining: {seq_len: 4096, global_batch: 8}\n");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(s->model.bias);
+  EXPECT_FALSE(s->model.qkv_bias);
+  EXPECT_TRUE(s->model.attn_out_bias);
+  EXPECT_TRUE(s->model.mlp_bias);
 }
 
 TEST(LoaderTest, HardwareKeysWithUnits) {

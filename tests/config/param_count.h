@@ -19,8 +19,9 @@ inline ParamCount CountParams(const ModelSpec& m) {
   const int64_t h = m.hidden_size, n = m.num_heads, k = m.num_kv_heads, d = m.head_dim;
   const int64_t norm = m.norm == NormKind::kLayerNorm && m.norm_bias ? 2 * h : h;
   const bool gated = m.activation == Activation::kSwiglu || m.activation == Activation::kGeglu;
-  auto mlp = [&](int64_t f) {
-    return (gated ? 3 : 2) * h * f + (m.bias ? (gated ? 2 * f : f) + h : 0);
+  // Experts and shared experts have no biases (the op graph's MoE block).
+  auto mlp = [&](int64_t f, bool bias) {
+    return (gated ? 3 : 2) * h * f + (bias ? (gated ? 2 * f : f) + h : 0);
   };
   int64_t attn = 0;
   if (m.mla) {
@@ -32,11 +33,8 @@ inline ParamCount CountParams(const ModelSpec& m) {
            a.kv_lora_rank * n * (a.qk_nope_head_dim + a.v_head_dim) + n * a.v_head_dim * h;
   } else {
     attn = h * n * d + 2 * h * k * d + n * d * h;
-    if (m.bias) {
-      attn += n * d + 2 * k * d + h;
-    } else if (m.qkv_bias) {
-      attn += n * d + 2 * k * d;
-    }
+    if (m.qkv_bias) attn += n * d + 2 * k * d;
+    if (m.attn_out_bias) attn += h;
   }
   const int64_t norms = m.norms_per_layer * norm;
   ParamCount c;
@@ -47,12 +45,13 @@ inline ParamCount CountParams(const ModelSpec& m) {
     if (is_moe) {
       const MoeSpec& e = *m.moe;
       const int64_t router = h * e.num_experts;
-      const int64_t shared = e.num_shared_experts * mlp(e.shared_expert_ffn_hidden_size);
-      total += router + shared + e.num_experts * mlp(e.expert_ffn_hidden_size);
-      active += router + shared + e.top_k * mlp(e.expert_ffn_hidden_size);
+      const int64_t shared = e.num_shared_experts * mlp(e.shared_expert_ffn_hidden_size, false) +
+                             (e.shared_expert_gate ? h : 0);
+      total += router + shared + e.num_experts * mlp(e.expert_ffn_hidden_size, false);
+      active += router + shared + e.top_k * mlp(e.expert_ffn_hidden_size, false);
     } else {
-      total += mlp(m.ffn_hidden_size);
-      active += mlp(m.ffn_hidden_size);
+      total += mlp(m.ffn_hidden_size, m.mlp_bias);
+      active += mlp(m.ffn_hidden_size, m.mlp_bias);
     }
     c.total += total;
     c.active += active;

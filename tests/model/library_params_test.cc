@@ -81,5 +81,33 @@ TEST(LibraryParams, HuggingFaceSamplesExact) {
   }
 }
 
+// Variants of the samples (tests/config/data/hf/), counted by the op graph.
+int64_t HfVariantParams(const std::string& file) {
+  auto m = ImportHfConfig(kSource + "/tests/config/data/hf/" + file);
+  EXPECT_TRUE(m.ok()) << file << ": " << m.status().ToString();
+  if (!m.ok()) return 0;
+  auto c = CountParams(*m);
+  EXPECT_TRUE(c.ok()) << file;
+  return c.ok() ? c->total : 0;
+}
+
+// llama3.1-8b (8,030,261,248) with mlp_bias: biases on gate, up and down, 32 x (2 x 14336 +
+// 4096) more (LlamaMLP).
+TEST(LibraryParams, LlamaMlpBias) {
+  EXPECT_EQ(HfVariantParams("llama3.1-8b-mlp-bias.json"), 8031309824);
+}
+
+// llama3.1-8b with attention_bias: biases on q, k, v and o (LlamaAttention), 32 x (4096 + 2 x
+// 1024 + 4096) more. Qwen2's o_proj has none: qwen2.5-0.5b stays at its published count above.
+TEST(LibraryParams, LlamaAttentionBias) {
+  EXPECT_EQ(HfVariantParams("llama3.1-8b-attention-bias.json"), 8030588928);
+}
+
+// Qwen2-MoE's shared_expert_gate, Linear(hidden_size, 1) per MoE layer: 32 x 4096 on top of
+// 41,049,264,128 for this 32-layer h=4096 config.
+TEST(LibraryParams, Qwen2MoeSharedExpertGate) {
+  EXPECT_EQ(HfVariantParams("qwen2-moe-h4096.json"), 41049395200);
+}
+
 }  // namespace
 }  // namespace shardsim

@@ -243,6 +243,39 @@ TEST(Activations, DeepSeekRecomputeModulesByHand) {
 
 // Property: tensor parallelism splits the matmul and attention work exactly; the sum over the
 // TP group of per-device FLOPs equals the unsharded FLOPs.
+// Qwen2-MoE's shared-expert gate: one Linear h -> 1 per MoE layer, 2·T·h FLOPs forward (T tokens
+// of the micro-batch), replicated like the router.
+TEST(OpGraph, SharedExpertGateIsAnHByOneMatmul) {
+  ModelSpec m = Llama(2, 4096, 32, 32, 11008, 151936);
+  m.moe = MoeSpec{};
+  m.moe->num_experts = 64;
+  m.moe->top_k = 8;
+  m.moe->expert_ffn_hidden_size = 1408;
+  m.moe->num_shared_experts = 1;
+  m.moe->shared_expert_ffn_hidden_size = 5632;
+  m.moe->shared_expert_gate = true;
+  GraphOptions o;
+  o.seq_len = 4096;
+  o.micro_batch = 2;
+  auto g = BuildOpGraph(m, o);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const LayerOps& moe = g->layer(1);
+  ASSERT_EQ(moe.kind, "moe");
+  const Op* gate = nullptr;
+  for (const Op& op : moe.ops) {
+    if (op.name == "moe.shared_gate") gate = &op;
+  }
+  ASSERT_NE(gate, nullptr);
+  EXPECT_EQ(gate->params, 4096);
+  EXPECT_EQ(gate->tp_split, TpSplit::kReplicated);
+  EXPECT_DOUBLE_EQ(gate->fwd.flops.value(), 2.0 * 8192 * 4096);
+  EXPECT_DOUBLE_EQ(gate->model_fwd_flops.value(), 2.0 * 8192 * 4096);
+  m.moe->shared_expert_gate = false;
+  auto ungated = BuildOpGraph(m, o);
+  ASSERT_TRUE(ungated.ok());
+  EXPECT_EQ(Sum(g->layer(1).ops).params - Sum(ungated->layer(1).ops).params, 4096);
+}
+
 TEST(OpGraph, ShardingConservesFlops) {
   const ModelSpec m = Llama(2, 8192, 64, 8, 28672, 128256);
   GraphOptions o;

@@ -25,6 +25,8 @@ inline ModelSpec Gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t voca
   m.norm = NormKind::kLayerNorm;
   m.bias = true;
   m.qkv_bias = true;
+  m.attn_out_bias = true;
+  m.mlp_bias = true;
   m.tied_embeddings = true;
   m.position_embedding = PositionEmbedding::kLearned;
   m.dropout = 0.1;
