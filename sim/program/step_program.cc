@@ -294,7 +294,9 @@ Status Builder::BuildDevice(const Device& d) {
       TaskInfo piece = info;
       piece.parts = info.parts * (1.0 / static_cast<double>(buckets));
       piece.recompute = info.recompute / static_cast<double>(buckets);
+      piece.buckets = static_cast<int16_t>(buckets);
       for (int64_t k = 0; k < buckets; ++k) {
+        piece.bucket = static_cast<int16_t>(k);
         // Activations are freed when the whole backward is done: the last piece.
         piece.activation_delta = k + 1 == buckets ? info.activation_delta : Bytes(0);
         const TaskId t = Add(piece, d.compute, SimTime::FromSeconds(piece.parts.total()));

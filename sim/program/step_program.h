@@ -52,6 +52,8 @@ struct TaskInfo {
   int32_t chunk = 0;
   int32_t microbatch = 0;
   int32_t layer = -1;     // ZeRO-3 per-layer tasks
+  int16_t bucket = 0;     // a backward split by gradient bucket: piece `bucket` of `buckets`
+  int16_t buckets = 1;
   PassTime parts;         // compute tasks: what their duration is made of
   Seconds recompute;      // backward tasks: the recompute forward inside `parts`
   CommGroup group = CommGroup::kTp;  // communication tasks

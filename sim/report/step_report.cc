@@ -178,7 +178,10 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
       case TaskCategory::kBackward:
         name = std::string(t.category == TaskCategory::kForward ? "F" : "B") + " mb" +
                std::to_string(t.microbatch) + " chunk" + std::to_string(t.chunk) +
-               (t.layer >= 0 ? " layer" + std::to_string(t.layer) : "");
+               (t.layer >= 0 ? " layer" + std::to_string(t.layer) : "") +
+               (t.buckets > 1 ? " bucket" + std::to_string(t.bucket + 1) + "/" +
+                                    std::to_string(t.buckets)
+                              : "");
         break;
       default:
         name = std::string(Name(t.category)) + (t.bytes.value() > 0 ? " " + FormatBytes(t.bytes) : "");
@@ -192,6 +195,10 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
       args["tp_comm_us"] = t.parts.tp.value() * 1e6;
       args["cp_comm_us"] = t.parts.cp.value() * 1e6;
       args["ep_comm_us"] = t.parts.ep.value() * 1e6;
+      if (t.buckets > 1) {
+        args["gradient_bucket"] = t.bucket + 1;  // this piece releases bucket k of n for reduction
+        args["gradient_buckets"] = t.buckets;
+      }
     } else if (t.category != TaskCategory::kOptimizer) {
       args["bytes"] = t.bytes.value();
       args["link"] = Name(t.link);

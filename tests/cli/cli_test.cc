@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -97,9 +98,16 @@ TEST(SimulateCli, TraceIsChromeTraceJson) {
   std::ifstream in(trace);
   const auto j = nlohmann::json::parse(in);
   int complete = 0, threads = 0;
+  // Each forward and backward event is told apart by its name: a backward split by gradient
+  // bucket names its piece ("B mb63 chunk1 bucket3/16"; it was 16 events of one name).
+  std::set<std::string> passes;
   for (const auto& e : j["traceEvents"]) {
     if (e["ph"] == "X") ++complete;
     if (e["ph"] == "M" && e["name"] == "thread_name") ++threads;
+    const std::string name = e["name"];
+    if (e["ph"] == "X" && (name.rfind("F ", 0) == 0 || name.rfind("B ", 0) == 0)) {
+      EXPECT_TRUE(passes.insert(std::to_string(e["pid"].get<int>()) + " " + name).second) << name;
+    }
   }
   EXPECT_GT(complete, 500);
   EXPECT_EQ(threads, 4 * 5);  // 4 pipeline ranks x 5 streams
