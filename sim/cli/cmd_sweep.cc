@@ -41,7 +41,7 @@ std::optional<std::string> Env(const char* name) {
 SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const SweepRun& run,
                          const RankOptions& rank) {
   SweepHtmlInput in;
-  in.title = "shardsim sweep: " + spec;
+  in.title = spec;  // the page adds "shardsim sweep: " to its <title> and shows it as the kicker
   in.description = std::to_string(space.size()) + " points over " + Join(space.input_columns());
   in.input_keys = space.input_columns();
   in.rank_by = rank.by == RankBy::kTimeToTrain ? SweepRankBy::kTimeToTrain

@@ -29,6 +29,12 @@ TEST(SweepCli, RanksAndWritesFiles) {
   EXPECT_NE(r.out.find("invalid  parallel.schedule"), std::string::npos) << r.out;
   EXPECT_FALSE(ReadFile(dir / "s.csv").empty());
   EXPECT_FALSE(ReadFile(dir / "s.jsonl").empty());
+  // The HTML report's title names the command once ("shardsim sweep: shardsim sweep: ..." before).
+  const sweep_test::CliRun html =
+      Shardsim("sweep tests/sweep/data/small.yaml --html " + dir / "s.html", false);
+  ASSERT_EQ(html.code, 0) << html.out;
+  EXPECT_NE(ReadFile(dir / "s.html").find("<title>shardsim sweep: tests/sweep/data/small.yaml</title>"),
+            std::string::npos);
   // Existing files are kept unless told.
   const sweep_test::CliRun again =
       Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "s.csv");
