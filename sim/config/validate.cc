@@ -66,10 +66,15 @@ void CheckLayers(const Scenario& s, Checker& c) {
     return;
   }
   const int64_t middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
-  const int64_t rest = layers - first - last;
+  // What the first and last stages leave; past int64 (absurd inputs) it is simply negative.
+  int64_t rest = 0;
+  const bool overflow =
+      __builtin_sub_overflow(layers, first, &rest) || __builtin_sub_overflow(rest, last, &rest);
+  if (overflow) rest = -1;
   const std::string split = "first_stage_layers " + Str(first) + " and last_stage_layers " +
-                            Str(last) + " leave " + Str(rest) + " of " + num_layers + " for " +
-                            Str(middle) + " other stage" + (middle == 1 ? "" : "s");
+                            Str(last) + " leave " + (overflow ? "fewer than none" : Str(rest)) +
+                            " of " + num_layers + " for " + Str(middle) + " other stage" +
+                            (middle == 1 ? "" : "s");
   if (rest < 0 || (middle == 0 && rest != 0) || (middle > 0 && (rest <= 0 || rest % middle != 0))) {
     c.Fail(key, split + ", which is not a whole positive number per stage");
     return;
