@@ -237,7 +237,7 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(spec.status());
       return;
     }
-    if (rank->by == RankBy::kTimeToTrain && !SpecSetsKey(*spec, "training.tokens")) {
+    if (rank->by == RankBy::kTimeToTrain && !SpecSetsKey(*spec, "training.tokens", load)) {
       ctx.exit_code = ReportStatus(Status::Invalid(
           "--rank-by time_to_train needs training.tokens in the scenario (the tokens to train "
           "on); " +

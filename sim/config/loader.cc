@@ -128,6 +128,14 @@ Status ScenarioDocument::Set(const std::string& dotted_key, const std::string& y
   return Status::Ok();
 }
 
+Result<ConfigNode> ScenarioDocument::Resolved(const LoadOptions& options) const {
+  if (!tree_->is_map()) return *tree_;
+  Resolver resolver(LibraryDirs(options), cache_.get());
+  Result<ResolvedDoc> doc = resolver.Resolve(DocKind::kScenario, *tree_, "");
+  if (!doc.ok()) return doc.status();
+  return std::move(doc->tree);
+}
+
 Result<Scenario> ScenarioDocument::Build(const LoadOptions& options) const {
   if (!tree_->is_map()) {
     return Status::Invalid("expected a mapping of scenario keys, got " + tree_->Describe(),

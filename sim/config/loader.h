@@ -70,6 +70,8 @@ class ScenarioDocument {
   Status Set(const std::string& dotted_key, const std::string& yaml_value);
 
   Result<Scenario> Build(const LoadOptions& options) const;
+  // The scenario's tree with its `base:` chain merged in (library references left as written).
+  Result<ConfigNode> Resolved(const LoadOptions& options) const;
 
   const std::string& path() const { return path_; }
   const ConfigNode& tree() const { return *tree_; }

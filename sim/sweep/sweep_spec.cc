@@ -118,14 +118,16 @@ const std::vector<std::string>& LayoutKeys() {
   return kKeys;
 }
 
-bool SpecSetsKey(const SweepSpec& spec, const std::string& dotted_key) {
+bool SpecSetsKey(const SweepSpec& spec, const std::string& dotted_key, const LoadOptions& options) {
   for (const SweepDim& dim : spec.dims) {
     for (const Axis& axis : dim.axes) {
       if (axis.key == dotted_key || dotted_key.starts_with(axis.key + ".")) return true;
     }
   }
   if (!spec.base) return false;
-  const ConfigNode* node = &spec.base->tree();
+  const Result<ConfigNode> tree = spec.base->Resolved(options);
+  if (!tree.ok()) return true;
+  const ConfigNode* node = &*tree;
   for (size_t start = 0; node != nullptr && start <= dotted_key.size();) {
     const size_t dot = std::min(dotted_key.find('.', start), dotted_key.size());
     node = node->is_map() ? node->Find(std::string_view(dotted_key).substr(start, dot - start))

@@ -73,10 +73,11 @@ Result<SweepSpec> LoadSweepSpec(const std::string& path, const LoadOptions& opti
 Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& virtual_path,
                                  const LoadOptions& options);
 
-// Whether some point of `spec` has `dotted_key` ("training.tokens"): the base scenario writes it,
-// or an axis sets it or a mapping above it. Lets a command refuse, before running anything, an
-// option that needs a key no point has.
-bool SpecSetsKey(const SweepSpec& spec, const std::string& dotted_key);
+// Whether some point of `spec` has `dotted_key` ("training.tokens"): the base scenario (with its
+// own `base:` chain) writes it, or an axis sets it or a mapping above it. Lets a command refuse,
+// before running anything, an option that needs a key no point has; when the base cannot be
+// read, says yes and leaves the verdict to the points.
+bool SpecSetsKey(const SweepSpec& spec, const std::string& dotted_key, const LoadOptions& options);
 
 // Scenario keys a layout sweep sets for every point (the input columns of `parallel: auto`).
 const std::vector<std::string>& LayoutKeys();

@@ -156,6 +156,19 @@ TEST(SweepCli, RankByTimeToTrainWithTokensOnAnAxis) {
       "sweep " + dir / "tokens.yaml" + " --rank-by time_to_train -j 2 --progress none", false);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("by time to train"), std::string::npos) << r.out;
+  // training.tokens in the file a `base:` names (scenarios/sweeps/h100-vs-h200-deadline.yaml's
+  // form, refused up front when only the spec's own lines were read).
+  sweep_test::WriteFile(dir / "base.yaml",
+                        "name: base\nmodel: gpt3-350m\nhardware: a100-sxm4-40gb\n"
+                        "topology: dgx-a100\ngpus: 16\n"
+                        "training: {seq_len: 2048, global_batch: 32, micro_batch: 1, tokens: 1e9}\n"
+                        "parallel: {dp: 16, tp: 1, pp: 1}\n");
+  sweep_test::WriteFile(dir / "on_base.yaml",
+                        "base: base.yaml\nsweep:\n  training.recompute: [none, full]\n");
+  const sweep_test::CliRun b = Shardsim(
+      "sweep " + dir / "on_base.yaml" + " --rank-by time_to_train -j 2 --progress none", false);
+  EXPECT_EQ(b.code, 0) << b.out;
+  EXPECT_NE(b.out.find("by time to train"), std::string::npos) << b.out;
 }
 
 TEST(MergeCli, OutputNamedForTheOtherFormatExitsTwo) {
