@@ -33,16 +33,18 @@ Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device&
     by_link[t.link] += d;
     return true;
   };
-  // A wait released by task `t`: a transfer accounts for (at most) its own duration, the rest
-  // of the wait (and waits on other ranks' compute) is the pipeline bubble. Joins (every-rank
-  // mode) pass through to the member that released them.
+  // A wait released by task `t`: a pipeline transfer accounts for (at most) its own duration,
+  // the rest of the wait (and waits on other ranks' compute) is the pipeline bubble; a wait for a
+  // gradient reduction or parameter gather is that collective's, queueing included (with no
+  // pipeline there is no bubble to put it in). Joins (every-rank mode) pass through to the member
+  // that released them.
   const auto wait = [&](TaskId t, Seconds gap) {
     while (info(t).category == TaskCategory::kJoin && run.released_by(t) == Release::kDependency) {
       t = run.released_by_task(t);
     }
     const TaskInfo& i = info(t);
     const Seconds dur = (run.end(t) - run.start(t)).seconds();
-    const Seconds c = std::min(gap, dur);
+    const Seconds c = i.category == TaskCategory::kPpSend ? std::min(gap, dur) : gap;
     if (comm(i, c)) {
       b.bubble += gap - c;
     } else if (i.category == TaskCategory::kOptimizer) {

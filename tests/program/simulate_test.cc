@@ -155,6 +155,51 @@ TEST(Simulate, BudgetAndTimelineAgreeOnEveryStage) {
   }
 }
 
+// Without a pipeline nothing is a pipeline bubble: a wait for a ZeRO parameter gather or a
+// gradient reduction is that collective's, its queueing included (it showed as a 2.4% "pipeline
+// bubble" in the breakdown of a TP2 CP2 DP4 ZeRO-1 step).
+TEST(Simulate, NoPipelineNoBubbleInTheBreakdown) {
+  Result<ScenarioDocument> doc = ScenarioDocument::ParseText(
+      "name: no-pipeline\nmodel: llama3-8b\nhardware: h100-sxm\ntopology: dgx-h100\ngpus: 16\n"
+      "training: {seq_len: 4096, global_batch: 16, micro_batch: 1, recompute: none}\n"
+      "parallel: {dp: 4, tp: 2, pp: 1, cp: 2, zero_stage: 1, sequence_parallel: true}\n",
+      "no_pipeline.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  Result<Scenario> sc = doc->Build(LoadOptions{});
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  Result<SimResult> r = Simulate(*sc);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->breakdown.bubble.value(), 0.0);
+  EXPECT_EQ(r->bubble_fraction, 0.0);
+  EXPECT_NEAR(r->breakdown.total().value(), r->step_time.value(), 1e-9);
+}
+
+// Each stage reduces over DP the gradients of the parameters it holds: the last stage of a tied
+// model holds its own copy of the token table (Megatron-LM), which DDP reduces like any other
+// parameter before the first/last-stage embedding sum; the reduction used to leave it out.
+TEST(Simulate, GradientReductionCoversEveryParameterOfTheStage) {
+  ParallelSpec p;
+  p.pp = 2;
+  p.dp = 2;
+  p.tp = 2;
+  Scenario sc = Base(8, p);  // testing::Gpt: tied embeddings, vocab 51200
+  Result<SimResult> r = Simulate(sc);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<double> reduced(2, 0.0);
+  for (const TaskInfo& t : *r->program->tasks) {
+    if (t.category == TaskCategory::kGradReduce) {
+      reduced[static_cast<size_t>(r->devices[static_cast<size_t>(t.device)].coords.pp)] +=
+          t.bytes.value();
+    }
+  }
+  for (int64_t stage = 0; stage < 2; ++stage) {
+    const StageMemory& m = r->memory.stages[static_cast<size_t>(stage)];
+    EXPECT_DOUBLE_EQ(reduced[static_cast<size_t>(stage)],
+                     static_cast<double>(m.params) * r->memory.grad_bytes_per_param)
+        << "stage " << stage;
+  }
+}
+
 // The first stage holds m micro-batches of activations under GPipe and min(pp, m) under 1F1B:
 // read off the simulated timeline, in units of one micro-batch's activations.
 TEST(Simulate, ActivationsInFlightOnTheFirstStage) {
