@@ -39,9 +39,13 @@ std::string Normalize(const std::string& text) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    const bool thousands = c == ',' && i > 0 && i + 1 < text.size() &&
-                           std::isdigit(static_cast<unsigned char>(text[i - 1])) &&
-                           std::isdigit(static_cast<unsigned char>(text[i + 1]));
+    // A thousands separator: a comma between digits with exactly three digits after it
+    // ("1,200,000"); "1,2M" (a decimal comma) is left in, and the claim does not parse.
+    const auto digit = [&](size_t k) {
+      return k < text.size() && std::isdigit(static_cast<unsigned char>(text[k]));
+    };
+    const bool thousands = c == ',' && i > 0 && digit(i - 1) && digit(i + 1) && digit(i + 2) &&
+                           digit(i + 3) && !digit(i + 4);
     if (thousands) continue;
     if (std::isspace(static_cast<unsigned char>(c))) {
       if (!out.empty() && out.back() != ' ') out += ' ';

@@ -30,6 +30,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, ClaimForms,
     ::testing::Values(Form{"1200 tokens/s/GPU", ClaimKind::kTokensPerSPerGpu, 1200},
                       Form{"1,200 tok/s per GPU", ClaimKind::kTokensPerSPerGpu, 1200},
+                      Form{"1,200,000 tokens/s", ClaimKind::kTokensPerS, 1.2e6},
                       Form{"3.2M tokens/s", ClaimKind::kTokensPerS, 3.2e6},
                       Form{"600k tokens per second", ClaimKind::kTokensPerS, 6e5},
                       Form{"400 TFLOP/s per GPU", ClaimKind::kFlopsPerGpu, 400e12},
@@ -52,6 +53,9 @@ TEST(Claim, UnreadableForms) {
   EXPECT_EQ(ParseClaim("400 TFLOPS").status().message(),
             "claim \"400 TFLOPS\": say whether the FLOP/s are per GPU (\"400 TFLOP/s per GPU\") "
             "or in total (\"... total\")");
+  // A decimal comma is not a thousands separator: "1,2M" was read as 12M.
+  EXPECT_FALSE(ParseClaim("1,2M tokens/s").ok());
+  EXPECT_FALSE(ParseClaim("1,20 tokens/s").ok());
   // Too large for a double: refused like any non-positive figure, not thrown.
   EXPECT_EQ(ParseClaim("1e999 tokens/s").status().message(),
             "claim \"1e999 tokens/s\": the figure must be a positive number");
