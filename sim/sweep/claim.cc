@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/model/flops.h"
 #include "sim/sweep/evaluate.h"
@@ -147,8 +150,25 @@ void Judge(ClaimCheck& c) {
     return;
   }
   c.verdict = Verdict::kPlausible;
-  c.reasons.push_back("the claim is within " + unc + " of the best layout shardsim finds, " +
-                      best_text);
+  // A FLOP/s or MFU claim reads as different token rates under different conventions; say under
+  // which it is within the uncertainty and under which it is not (a "50% MFU" claim can be within
+  // under 6·N·D and 22% below under model FLOPs with attention).
+  std::vector<std::string> within, outside;
+  for (const FlopsConvention& k : c.conventions) {
+    const double gap = k.tokens_per_s_per_gpu / best - 1.0;
+    const std::string text = k.name + " " + (gap >= 0 ? "+" : "") + FormatSig(100.0 * gap, 3) + "%";
+    if (std::find(within.begin(), within.end(), text) != within.end() ||
+        std::find(outside.begin(), outside.end(), text) != outside.end()) {
+      continue;
+    }
+    (std::fabs(gap) <= u ? within : outside).push_back(text);
+  }
+  std::string reason =
+      "the claim is within " + unc + " of the best layout shardsim finds, " + best_text;
+  if (!outside.empty()) {
+    reason += ", read under " + Join(within, ", ") + "; not under " + Join(outside, ", ");
+  }
+  c.reasons.push_back(reason);
   c.assumptions.push_back(
       "a layout close to the best one found, with its communication "
       "overlapped as shardsim models it");

@@ -93,6 +93,16 @@ TEST(Claim, PublishedRunIsPlausible) {
   Result<ClaimCheck> m = Check("41.5% MFU");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(m->verdict, Verdict::kPlausible) << ClaimReport(*m);
+  // A token rate reads the same under every convention: nothing to qualify.
+  EXPECT_EQ(c->reasons.front().find("read under"), std::string::npos) << c->reasons.front();
+  // An MFU claim that is within the uncertainty only under some conventions says under which
+  // (and under which not), rather than "within ±15%" next to figures that are not.
+  // Here: within under 6·N, 6·N + attention, model FLOPs and selective recompute; 31% below
+  // under full recompute's hardware FLOPs.
+  ASSERT_FALSE(m->reasons.empty());
+  EXPECT_NE(m->reasons.front().find("read under 6·N "), std::string::npos) << m->reasons.front();
+  EXPECT_NE(m->reasons.front().find("; not under with full recompute -"), std::string::npos)
+      << m->reasons.front();
 }
 
 TEST(Claim, TwiceThePublishedRunIsImplausible) {
