@@ -161,15 +161,7 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
           if (op.kind == OpKind::kLoss) s.loss_buffers = std::max(s.loss_buffers, op.output);
         }
       }
-      // With pp > 1 a tied output head keeps its own copy of the embedding table on the last
-      // stage, and the two copies' gradients are all-reduced (Megatron-LM).
-      if (model.tied_embeddings && parallel.pp > 1) {
-        for (const Op& op : g.embedding) {
-          if (op.kind == OpKind::kEmbedding) {
-            p.dense += (model.vocab_size + parallel.tp - 1) / parallel.tp * model.hidden_size;
-          }
-        }
-      }
+      p.dense += TiedHeadCopyParams(model, parallel);
     }
     s.params = p.dense + p.expert;
     s.expert_params = p.expert;

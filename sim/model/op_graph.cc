@@ -270,6 +270,11 @@ Result<OpGraph> BuildOpGraph(const ModelSpec& model, const GraphOptions& options
   return g;
 }
 
+int64_t TiedHeadCopyParams(const ModelSpec& model, const ParallelSpec& parallel) {
+  if (!model.tied_embeddings || parallel.pp <= 1) return 0;
+  return CeilDiv(model.vocab_size, parallel.tp) * model.hidden_size;
+}
+
 double MoeLoadFactor(const MoeSpec& moe) {
   return moe.capacity_factor > 0.0 ? moe.capacity_factor : std::max(1.0, moe.imbalance);
 }

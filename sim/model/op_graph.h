@@ -72,6 +72,11 @@ struct OpGraph {
 // catches those first with file locations.
 Result<OpGraph> BuildOpGraph(const ModelSpec& model, const GraphOptions& options);
 
+// Parameters of the last stage's own copy of a tied token table (V/t rows, padded up, by h): with
+// tied embeddings on a split pipeline the output head keeps one, trained and reduced over DP like
+// any parameter and summed with the first stage's (Megatron-LM). 0 otherwise.
+int64_t TiedHeadCopyParams(const ModelSpec& model, const ParallelSpec& parallel);
+
 // How much more than the mean the busiest expert-parallel rank receives: the capacity factor
 // when tokens are padded to capacity, else moe.imbalance (1 = balanced). It stretches both the
 // busiest rank's expert GEMMs (sim/model/layer_ops.cc) and its all-to-all bytes

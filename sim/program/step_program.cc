@@ -181,13 +181,9 @@ Status Builder::MakeChunks() {
       if (w.head) {
         w.activations += Sum(g_.head).saved + Sum(g_.mtp).saved;
         w.dense_params += Sum(g_.head).params + Sum(g_.mtp).params;
-        // A tied head on a split pipeline keeps its own copy of the token table (as the memory
-        // budget counts it): Megatron-LM's DDP reduces its gradient over DP like any other, then
-        // sums it with the first stage's (the kEmbeddingSync all-reduce).
-        if (sc_.model.tied_embeddings && sc_.parallel.pp > 1) {
-          const int64_t tp = sc_.parallel.tp;
-          w.dense_params += (sc_.model.vocab_size + tp - 1) / tp * sc_.model.hidden_size;
-        }
+        // A tied head's own token table: reduced over DP like any other parameter, then summed
+        // with the first stage's (the kEmbeddingSync all-reduce).
+        w.dense_params += TiedHeadCopyParams(sc_.model, sc_.parallel);
       }
       chunks.push_back(std::move(w));
     }
