@@ -26,6 +26,7 @@
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/progress.h"
 #include "sim/sweep/ranking.h"
+#include "sim/sweep/rows.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_spec.h"
 
@@ -177,10 +178,11 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
     std::string csv_option = "--csv", jsonl_option = "--jsonl";
     if (!args->output.empty()) {
       const std::string& out = args->output;
-      if (out.ends_with(".csv")) {
+      const std::optional<RowFormatKind> kind = FormatOfName(out);
+      if (kind == RowFormatKind::kCsv) {
         o.csv_path = out;
         csv_option = "--output";
-      } else if (out.ends_with(".jsonl") || out.ends_with(".json") || out.ends_with(".ndjson")) {
+      } else if (kind == RowFormatKind::kJsonl) {
         o.jsonl_path = out;
         jsonl_option = "--output";
       } else {

@@ -102,10 +102,8 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
   }
   if (!format) return Status::Invalid("merge: every shard file is empty");
   // The output's name must not promise the other format (sweep --output tells them apart so).
-  const bool named_csv = output.ends_with(".csv");
-  const bool named_jsonl =
-      output.ends_with(".jsonl") || output.ends_with(".json") || output.ends_with(".ndjson");
-  if ((jsonl && named_csv) || (!jsonl && named_jsonl)) {
+  const std::optional<RowFormatKind> named = FormatOfName(output);
+  if (named && *named != (jsonl ? RowFormatKind::kJsonl : RowFormatKind::kCsv)) {
     return Status::Invalid("output '" + output + "' is named as " + (jsonl ? "CSV" : "JSON Lines") +
                            " but the shards are " + (jsonl ? "JSON Lines" : "CSV") + " (" +
                            inputs[first_file] + "); name it ." + (jsonl ? "jsonl" : "csv"));

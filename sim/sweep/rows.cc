@@ -228,6 +228,14 @@ std::string FormatNumber(double v) {
   return ec == std::errc() ? std::string(buf, ptr) : std::string("nan");
 }
 
+std::optional<RowFormatKind> FormatOfName(const std::string& path) {
+  if (path.ends_with(".csv")) return RowFormatKind::kCsv;
+  if (path.ends_with(".jsonl") || path.ends_with(".json") || path.ends_with(".ndjson")) {
+    return RowFormatKind::kJsonl;
+  }
+  return std::nullopt;
+}
+
 RowFormat::RowFormat(RowFormatKind kind, std::vector<std::string> input_columns)
     : kind_(kind), inputs_(std::move(input_columns)) {
   names_.push_back("point");

@@ -89,6 +89,8 @@ struct Row {
 };
 
 enum class RowFormatKind { kCsv, kJsonl };
+// The format a result file's name promises: .csv, or .jsonl / .json / .ndjson; none otherwise.
+std::optional<RowFormatKind> FormatOfName(const std::string& path);
 
 class RowFormat {
  public:
