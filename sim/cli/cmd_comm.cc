@@ -45,7 +45,7 @@ struct CommArgs {
 };
 
 // The most rows `--sizes` prints (nccl-tests' own sweeps stay well under it).
-constexpr int64_t kMaxSizes = 200;
+constexpr size_t kMaxSizes = 200;
 
 // A byte count: a quantity with a unit ("1GiB", "64 MB") or a bare number of bytes; whole bytes.
 Result<double> ParseSize(const std::string& flag, const std::string& text) {
@@ -66,23 +66,18 @@ Result<double> ParseSize(const std::string& flag, const std::string& text) {
   return *q;
 }
 
-// The sizes round(from * factor^k) <= to, k = 0, 1, ..., each once, ascending. Returns at most
-// `limit` + 1 of them (enough to tell the range is too long) and sets `*count` to how many there
-// are, capped at `count_cap` (the exact count of a dense range takes one step per size).
-std::vector<double> GeometricSizes(double from, double to, double factor, int64_t limit,
-                                   int64_t count_cap, int64_t* count) {
+// The sizes round(from * factor^k) <= to, k = 0, 1, ..., each once, ascending, and at most
+// `limit` + 1 of them (one more than allowed tells the range is too long). Each step jumps to the
+// first k whose size rounds above the last one, so a factor near 1 costs no more steps.
+std::vector<double> GeometricSizes(double from, double to, double factor, size_t limit) {
   std::vector<double> out;
   const double log_factor = std::log(factor);
-  *count = 0;
   double k = 0;
-  for (double v = from; v <= to && *count <= count_cap;) {
-    ++*count;
-    if (static_cast<int64_t>(out.size()) <= limit) out.push_back(v);
-    // The first k whose rounded size exceeds v: from * factor^k >= v + 0.5.
+  for (double v = from; v <= to && out.size() <= limit;) {
+    out.push_back(v);
+    // From * factor^k >= v + 0.5 from this k on (one lower, for rounding in the logarithm).
     k = std::max(k + 1, std::ceil(std::log((v + 0.5) / from) / log_factor) - 1);
-    double next = std::round(from * std::pow(factor, k));
-    while (next <= v) next = std::round(from * std::pow(factor, ++k));
-    v = next;
+    while ((v = std::round(from * std::pow(factor, k))) <= out.back()) ++k;
   }
   return out;
 }
@@ -113,15 +108,11 @@ Result<std::vector<double>> ParseSizes(const std::string& text) {
   if (*from <= 0 || *to < *from) {
     return Status::Invalid("--sizes: need 0 < FROM <= TO, got \"" + text + "\"");
   }
-  constexpr int64_t kCountCap = 10'000'000;
-  int64_t count = 0;
-  std::vector<double> out = GeometricSizes(*from, *to, factor, kMaxSizes, kCountCap, &count);
-  if (count > kMaxSizes) {
-    return Status::Invalid(
-        "--sizes: \"" + text + "\" gives " +
-        (count > kCountCap ? "more than " + std::to_string(kCountCap) : std::to_string(count)) +
-        " sizes; at most " + std::to_string(kMaxSizes) +
-        " (use a larger FACTOR or a narrower range)");
+  std::vector<double> out = GeometricSizes(*from, *to, factor, kMaxSizes);
+  if (out.size() > kMaxSizes) {
+    return Status::Invalid("--sizes: \"" + text + "\" gives more than " +
+                           std::to_string(kMaxSizes) +
+                           " sizes (use a larger FACTOR or a narrower range)");
   }
   return out;
 }
