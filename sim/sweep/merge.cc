@@ -128,7 +128,7 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
       if (l.text.compare(0, prefix.size(), prefix) != 0) {
         return At(inputs[l.file], l.line_no,
                   "point " + std::to_string(point) + " has other inputs than this sweep's: " +
-                      DescribeInputMismatch(result.input_columns, l.row.inputs,
+                      DescribeInputMismatch(format->input_columns(), l.row.inputs,
                                             options.space->Inputs(point), prefix));
       }
     }

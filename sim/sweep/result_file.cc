@@ -76,10 +76,14 @@ Result<ScannedFile> ScanResultFile(const std::string& path, const RowFormat& for
     const ExpectedRow want = expected(k);
     const std::string prefix = format.Prefix(want.point, want.inputs);
     if (line.compare(0, prefix.size(), prefix) != 0) {
+      const Result<Row> found = format.Parse(line);
       return LineError(path, line_no,
                        "row " + std::to_string(k + 1) + " is not point " +
-                           std::to_string(want.point) + " of this sweep (expected it to start " +
-                           Shorten(prefix) + "); it holds the results of another sweep");
+                           std::to_string(want.point) + " of this sweep (" +
+                           (found.ok() ? DescribeInputMismatch(format.input_columns(),
+                                                               found->inputs, want.inputs, prefix)
+                                       : "expected it to start " + Shorten(prefix)) +
+                           "); it holds the results of another sweep");
     }
     Result<Row> row = format.Parse(line);
     if (!row.ok()) return LineError(path, line_no, "malformed row: " + row.status().message());

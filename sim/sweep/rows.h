@@ -97,6 +97,7 @@ class RowFormat {
   RowFormat(RowFormatKind kind, std::vector<std::string> input_columns);
 
   RowFormatKind kind() const { return kind_; }
+  const std::vector<std::string>& input_columns() const { return inputs_; }
   // CSV: the header line (with its line break); JSON Lines: "".
   std::string Header() const;
   // One line, with its line break.

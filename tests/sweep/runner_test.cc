@@ -150,9 +150,8 @@ TEST(SweepRunner, ResumeRefusesTheFileOfAnotherSweep) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().ToString(),
             dir / "r.csv" +
-                ":2:1: error: row 1 is not point 0 of this sweep (expected it to "
-                "start 0,none,16,1,1,1,1f1b,1,1,1,); it holds the results of another "
-                "sweep");
+                ":2:1: error: row 1 is not point 0 of this sweep (training.recompute is full, "
+                "the sweep's is none); it holds the results of another sweep");
 }
 
 TEST(SweepRunner, ExistingFileNeedsResumeOrOverwrite) {
