@@ -72,8 +72,8 @@ std::optional<int64_t> HfMapper::Int(std::initializer_list<const char*> names, b
     return std::nullopt;
   }
   if (*i > max) {
-    Fail(*v, std::string(*names.begin()) + ": " + std::to_string(*i) +
-                 " is more than shardsim models (at most " + std::to_string(max) + ")");
+    Fail(*v, std::string(*names.begin()) + ": must be at most " + std::to_string(max) +
+                 ", got " + std::to_string(*i));
     return std::nullopt;
   }
   return *i;

@@ -21,19 +21,20 @@ void ReadMoe(MapReader& r, ModelSpec* m) {
   MapReader moe = r.Sub("moe");
   if (!moe.present()) return;
   MoeSpec s;
-  moe.Size("num_experts", &s.num_experts, kMaxModelExperts, Need::kRequired);
-  moe.Size("top_k", &s.top_k, kMaxModelExperts, Need::kRequired);
-  moe.Size("expert_ffn_hidden_size", &s.expert_ffn_hidden_size, kMaxModelWidth);
-  moe.Size("num_shared_experts", &s.num_shared_experts, kMaxModelExperts, Need::kOptional, 0);
-  moe.Size("shared_expert_ffn_hidden_size", &s.shared_expert_ffn_hidden_size, kMaxModelWidth);
+  moe.Int("num_experts", &s.num_experts, Need::kRequired, 1, kMaxModelExperts);
+  moe.Int("top_k", &s.top_k, Need::kRequired, 1, kMaxModelExperts);
+  moe.Int("expert_ffn_hidden_size", &s.expert_ffn_hidden_size, Need::kOptional, 1, kMaxModelWidth);
+  moe.Int("num_shared_experts", &s.num_shared_experts, Need::kOptional, 0, kMaxModelExperts);
+  moe.Int("shared_expert_ffn_hidden_size", &s.shared_expert_ffn_hidden_size,
+          Need::kOptional, 1, kMaxModelWidth);
   if (moe.Bool("shared_expert_gate", &s.shared_expert_gate) && s.shared_expert_gate &&
       s.num_shared_experts == 0) {
     moe.Error(*moe.node()->Find("shared_expert_gate"), "shared_expert_gate",
               "gates the shared experts, but " + moe.MsgPath("num_shared_experts") + " is 0");
   }
-  moe.Size("first_dense_layers", &s.first_dense_layers, kMaxModelLayers, Need::kOptional, 0);
-  moe.Size("layer_freq", &s.layer_freq, kMaxModelLayers);
-  moe.Size("max_nodes_per_token", &s.max_nodes_per_token, kMaxModelExperts, Need::kOptional, 0);
+  moe.Int("first_dense_layers", &s.first_dense_layers, Need::kOptional, 0, kMaxModelLayers);
+  moe.Int("layer_freq", &s.layer_freq, Need::kOptional, 1, kMaxModelLayers);
+  moe.Int("max_nodes_per_token", &s.max_nodes_per_token, Need::kOptional, 0, kMaxModelExperts);
   if (moe.Has("capacity_factor")) {
     double cf = 0.0;
     if (moe.Number("capacity_factor", &cf)) {
@@ -66,11 +67,11 @@ void ReadMla(MapReader& r, ModelSpec* m) {
   MapReader mla = r.Sub("mla");
   if (!mla.present()) return;
   MlaSpec s;
-  mla.Size("q_lora_rank", &s.q_lora_rank, kMaxModelWidth, Need::kOptional, 0);
-  mla.Size("kv_lora_rank", &s.kv_lora_rank, kMaxModelWidth, Need::kRequired);
-  mla.Size("qk_nope_head_dim", &s.qk_nope_head_dim, kMaxModelWidth, Need::kRequired);
-  mla.Size("qk_rope_head_dim", &s.qk_rope_head_dim, kMaxModelWidth, Need::kRequired);
-  mla.Size("v_head_dim", &s.v_head_dim, kMaxModelWidth, Need::kRequired);
+  mla.Int("q_lora_rank", &s.q_lora_rank, Need::kOptional, 0, kMaxModelWidth);
+  mla.Int("kv_lora_rank", &s.kv_lora_rank, Need::kRequired, 1, kMaxModelWidth);
+  mla.Int("qk_nope_head_dim", &s.qk_nope_head_dim, Need::kRequired, 1, kMaxModelWidth);
+  mla.Int("qk_rope_head_dim", &s.qk_rope_head_dim, Need::kRequired, 1, kMaxModelWidth);
+  mla.Int("v_head_dim", &s.v_head_dim, Need::kRequired, 1, kMaxModelWidth);
   mla.Finish();
   m->mla = s;
 }
@@ -135,14 +136,15 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
   if (!r.String("name", &m.name)) {
     m.name = doc.is_inline ? "inline" : std::filesystem::path(doc.file).stem().string();
   }
-  const bool have_h = r.Size("hidden_size", &m.hidden_size, kMaxModelWidth, Need::kRequired);
-  r.Size("num_layers", &m.num_layers, kMaxModelLayers, Need::kRequired);
-  const bool have_n = r.Size("num_heads", &m.num_heads, kMaxModelHeads, Need::kRequired);
-  const bool have_kv = r.Size("num_kv_heads", &m.num_kv_heads, kMaxModelHeads);
-  const bool have_d = r.Size("head_dim", &m.head_dim, kMaxModelWidth);
-  const bool have_f = r.Size("ffn_hidden_size", &m.ffn_hidden_size, kMaxModelWidth);
-  r.Size("vocab_size", &m.vocab_size, kMaxModelRows, Need::kRequired);
-  const bool have_seq = r.Size("max_seq_len", &m.max_seq_len, kMaxModelRows);
+  const bool have_h = r.Int("hidden_size", &m.hidden_size, Need::kRequired, 1, kMaxModelWidth);
+  r.Int("num_layers", &m.num_layers, Need::kRequired, 1, kMaxModelLayers);
+  const bool have_n = r.Int("num_heads", &m.num_heads, Need::kRequired, 1, kMaxModelHeads);
+  const bool have_kv = r.Int("num_kv_heads", &m.num_kv_heads, Need::kOptional, 1, kMaxModelHeads);
+  const bool have_d = r.Int("head_dim", &m.head_dim, Need::kOptional, 1, kMaxModelWidth);
+  const bool have_f = r.Int("ffn_hidden_size", &m.ffn_hidden_size,
+                            Need::kOptional, 1, kMaxModelWidth);
+  r.Int("vocab_size", &m.vocab_size, Need::kRequired, 1, kMaxModelRows);
+  const bool have_seq = r.Int("max_seq_len", &m.max_seq_len, Need::kOptional, 1, kMaxModelRows);
   r.Enum("activation", &m.activation, kActivations, Need::kRequired);
   r.Enum("norm", &m.norm, kNorms, Need::kRequired);
   r.Bool("bias", &m.bias, Need::kRequired);
@@ -152,7 +154,8 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
   r.Bool("norm_bias", &m.norm_bias);
   r.Bool("tied_embeddings", &m.tied_embeddings, Need::kRequired);
   r.Enum("position_embedding", &m.position_embedding, kPositions, Need::kRequired);
-  const bool have_rows = r.Size("position_table_rows", &m.position_table_rows, kMaxModelRows);
+  const bool have_rows = r.Int("position_table_rows", &m.position_table_rows,
+                               Need::kOptional, 1, kMaxModelRows);
   r.Bool("parallel_attention", &m.parallel_attention);
   r.Int("norms_per_layer", &m.norms_per_layer, Need::kOptional, 1, 4);
   r.Bool("embedding_norm", &m.embedding_norm);
@@ -160,7 +163,7 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
     r.Error(*doc.tree.Find("dropout"), "dropout",
             "must be in [0, 1), got " + doc.tree.Find("dropout")->text());
   }
-  r.Size("mtp_depth", &m.mtp_depth, kMaxModelLayers, Need::kOptional, 0);
+  r.Int("mtp_depth", &m.mtp_depth, Need::kOptional, 0, kMaxModelLayers);
   ReadMoe(r, &m);
   ReadMla(r, &m);
   r.AcceptFreeText(&m.source);

@@ -123,18 +123,6 @@ bool MapReader::NonNegativeInt(std::string_view key, int64_t* out, Need need) {
   return Int(key, out, need, 0);
 }
 
-bool MapReader::Size(std::string_view key, int64_t* out, int64_t max, Need need, int64_t lo) {
-  int64_t v = 0;
-  if (!Int(key, &v, need, lo)) return false;
-  if (v > max) {
-    Error(*map_->Find(key), key, std::to_string(v) + " is more than shardsim models (at most " +
-                                     std::to_string(max) + ")");
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
 bool MapReader::Number(std::string_view key, double* out, Need need) {
   const ConfigNode* n = Get(key, need);
   if (n == nullptr) return false;

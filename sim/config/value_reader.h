@@ -51,10 +51,6 @@ class MapReader {
            int64_t hi = std::numeric_limits<int64_t>::max());
   bool PositiveInt(std::string_view key, int64_t* out, Need need = Need::kOptional);
   bool NonNegativeInt(std::string_view key, int64_t* out, Need need = Need::kOptional);
-  // A size of the model: an integer from `lo` to `max`, the largest shardsim models; above it
-  // "num_layers: 1000000000000 is more than shardsim models (at most 100000)".
-  bool Size(std::string_view key, int64_t* out, int64_t max, Need need = Need::kOptional,
-            int64_t lo = 1);
   bool Number(std::string_view key, double* out, Need need = Need::kOptional);
   bool PositiveNumber(std::string_view key, double* out, Need need = Need::kOptional);
   // A fraction in (0, 1].

@@ -110,7 +110,7 @@ TEST(ErrorsTest, ZeroAndNegativeSizes) {
       "topology: test-dgx\ngpus: -8\n" + std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:40: error: model.hidden_size: must be positive, got 0\n"
+            "tests/config/data/inline.yaml:1:40: error: model.hidden_size: must be between 1 and 16777216, got 0\n"
             "    model: {base: tiny-llama, hidden_size: 0}\n"
             "                                           ^\n"
             "tests/config/data/inline.yaml:2:47: error: hardware.memory.capacity: must be positive, got \"0 GiB\"\n"
@@ -140,20 +140,20 @@ TEST(ErrorsTest, ModelSizesOverTheLimits) {
       "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:39: error: model.num_layers: 1000000000000 is more than shardsim models (at most 100000)\n"
+            "tests/config/data/inline.yaml:1:39: error: model.num_layers: must be between 1 and 100000, got 1000000000000\n"
             "    model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, top_k: 2}}\n"
             "                                          ^\n"
-            "tests/config/data/inline.yaml:1:73: error: model.moe.num_experts: 1000000 is more than shardsim models (at most 65536)\n"
+            "tests/config/data/inline.yaml:1:73: error: model.moe.num_experts: must be between 1 and 65536, got 1000000\n"
             "    model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, top_k: 2}}\n"
             "                                                                            ^");
   TestLib();
   Result<ModelSpec> hf = ImportHfConfig("tests/config/data/hf/llama-oversized.json");
   ASSERT_FALSE(hf.ok());
   EXPECT_EQ(hf.status().ToString(),
-            "tests/config/data/hf/llama-oversized.json:2:49: error: num_layers: 1000000000000 is more than shardsim models (at most 100000)\n"
+            "tests/config/data/hf/llama-oversized.json:2:49: error: num_layers: must be between 1 and 100000, got 1000000000000\n"
             "     \"num_attention_heads\": 4, \"num_hidden_layers\": 1000000000000,\n"
             "                                                    ^\n"
-            "tests/config/data/hf/llama-oversized.json:3:16: error: vocab_size: 4611686018427387904 is more than shardsim models (at most 2147483648)\n"
+            "tests/config/data/hf/llama-oversized.json:3:16: error: vocab_size: must be between 1 and 2147483648, got 4611686018427387904\n"
             "     \"vocab_size\": 4611686018427387904}\n"
             "                   ^");
   // At the limit is fine.
