@@ -129,37 +129,41 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
   // NCCL's tuner decides between its flat algorithms, ring and the double binary tree, by its own
   // rating (the tree at 2S per node); the winner then competes with the other candidates
   // (hierarchical, NVLS, NVLS tree) at real traffic, so a faster link never selects a slower
-  // algorithm through the tree's rating alone.
+  // algorithm through the tree's rating alone. Candidates are kept in place and named by index.
   struct Candidate {
     Plan plan;
     Evaluation real;
-    double rated = 0.0;
-    bool found = false;
+    double rated = 0.0;  // as NCCL's tuner rates it (real traffic unless the tree's 2S rating)
   };
-  Candidate flat, other, fastest;  // fastest: by real traffic, to explain a rated choice
+  std::vector<Candidate> cand;
+  cand.reserve(candidates.size());
   const auto total = [](const Evaluation& e) { return e.latency + e.bandwidth; };
+  int flat = -1, other = -1, fastest = -1;  // fastest: by real traffic, to explain a rated choice
   for (Algorithm a : candidates) {
     Result<Plan> plan = PlanCollective(cluster, shape, op, bytes, a);
     if (!plan.ok()) return plan.status();
-    Candidate c{*plan, Evaluate(cluster, shape, *plan, options.concurrent_groups), 0.0, true};
-    c.rated = total(c.real);
-    if (std::any_of(plan->phases.begin(), plan->phases.end(),
+    const int i = static_cast<int>(cand.size());
+    Candidate& k = cand.emplace_back();
+    k.plan = std::move(*plan);
+    k.real = Evaluate(cluster, shape, k.plan, options.concurrent_groups);
+    k.rated = total(k.real);
+    if (std::any_of(k.plan.phases.begin(), k.plan.phases.end(),
                     [](const TrafficPhase& p) { return p.nic_rating != 1.0; })) {
-      c.rated = total(Evaluate(cluster, shape, *plan, options.concurrent_groups, true));
+      k.rated = total(Evaluate(cluster, shape, k.plan, options.concurrent_groups, true));
     }
-    Candidate& slot = a == Algorithm::kRing || a == Algorithm::kTree ? flat : other;
-    const bool by_rating = &slot == &flat;
-    if (!slot.found || (by_rating ? c.rated < slot.rated : total(c.real) < total(slot.real))) {
-      slot = c;
+    if (a == Algorithm::kRing || a == Algorithm::kTree) {
+      if (flat < 0 || k.rated < cand[flat].rated) flat = i;
+    } else if (other < 0 || total(k.real) < total(cand[other].real)) {
+      other = i;
     }
-    if (!fastest.found || total(c.real) < total(fastest.real)) fastest = c;
+    if (fastest < 0 || total(k.real) < total(cand[fastest].real)) fastest = i;
   }
-  const Candidate& chosen =
-      !flat.found || (other.found && total(other.real) < total(flat.real)) ? other : flat;
-  const Plan& best_plan = chosen.plan;
-  const Evaluation& best = chosen.real;
-  const Algorithm fastest_algo = fastest.found ? fastest.plan.algo : Algorithm::kAuto;
-  const double fastest_time = total(fastest.real);
+  const int chosen =
+      flat < 0 || (other >= 0 && total(cand[other].real) < total(cand[flat].real)) ? other : flat;
+  const Plan& best_plan = cand[chosen].plan;
+  const Evaluation& best = cand[chosen].real;
+  const Algorithm fastest_algo = cand[fastest].plan.algo;
+  const double fastest_time = total(cand[fastest].real);
   // The bottleneck does not depend on the size (all bytes scale with it); for an empty message
   // it is read from a one-byte plan.
   LinkClass bottleneck = Bottleneck(best);
@@ -178,7 +182,7 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
   cost.bottleneck_class = bottleneck;
   cost.bottleneck = Name(bottleneck);
   cost.shape = shape;
-  if (fastest_algo != Algorithm::kAuto && fastest_algo != best_plan.algo &&
+  if (fastest_algo != best_plan.algo &&
       fastest_time < best.latency + best.bandwidth) {
     cost.choice = std::string("NCCL's tuner rates ") + Name(fastest_algo) +
                   " at algbw = busbw / 2 (2S per node) on any node count and runs " +
