@@ -89,7 +89,7 @@ bool Simulation::IsHead(int32_t task) const {
 
 void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
   if (delay > kMaxPicos - now) {
-    overflow_ = true;
+    if (overflow_task_ < 0) overflow_task_ = task;
     return;
   }
   queue_.Schedule(task, now + delay, kind);
@@ -212,7 +212,7 @@ void Simulation::SetRate(int32_t flow, double rate, int64_t now) {
   rate_[f] = rate;
   const double picos = std::ceil(remaining_[f] * kPicosPerSecond / rate);
   if (!(picos < 9.2e18)) {
-    overflow_ = true;
+    if (overflow_task_ < 0) overflow_task_ = e_.flow_task_[f];
     return;
   }
   Schedule(now, static_cast<int64_t>(picos), EventKind::kFlowEnd, e_.flow_task_[f]);
@@ -305,7 +305,7 @@ Result<RunResult> Simulation::Run() {
   if (!dirty_links_.empty()) {
     Reshare(0);
   }
-  while (!queue_.empty() && !overflow_) {
+  while (!queue_.empty() && overflow_task_ < 0) {
     const int64_t now = queue_.top().time;
     if (static_cast<int64_t>(queue_.size()) > stats_.max_queue) {
       stats_.max_queue = static_cast<int64_t>(queue_.size());
@@ -329,13 +329,22 @@ Result<RunResult> Simulation::Run() {
       Reshare(now);
     }
   }
-  if (overflow_) {
+  if (overflow_task_ >= 0) {
     // Not a bug of the engine: inputs off by orders of magnitude (a bandwidth of bytes per
-    // second, a latency of years) make one step longer than the clock holds.
+    // second, a latency of years) make one step longer than the clock holds. Name the task and
+    // where it runs, so that the input behind it can be found.
+    const TaskId t(overflow_task_);
+    std::string where;
+    for (ResourceId link : e_.flow_links(t)) {
+      where += (where.empty() ? " on link '" : "', '") + e_.resource_name(link);
+    }
+    if (!where.empty()) where += "'";
     return Status::Invalid(
         "the simulated step lasts longer than the engine's clock holds (int64 picoseconds, about "
-        "106 days): look for a hardware or topology bandwidth, latency or efficiency off by "
-        "orders of magnitude");
+        "106 days), first at " +
+        e_.TaskName(t) + where +
+        ": look for a hardware or topology bandwidth, latency or efficiency off by orders of "
+        "magnitude");
   }
   if (finished_ < n_) {
     return Deadlock();

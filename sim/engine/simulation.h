@@ -65,7 +65,7 @@ class Simulation {
   std::vector<int32_t> trigger_;
   std::vector<Release> why_;
   int32_t finished_ = 0;
-  bool overflow_ = false;
+  int32_t overflow_task_ = -1;  // the first task whose end the clock cannot hold
 
   // Flow state, per flow index.
   std::vector<double> remaining_;  // bytes left as of settled_

@@ -124,8 +124,25 @@ TEST(BadArguments, TimeOverflowIsAnErrorNotAWrap) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);  // absurd inputs, not an engine bug
   EXPECT_EQ(r.status().message(),
             "the simulated step lasts longer than the engine's clock holds (int64 picoseconds, "
-            "about 106 days): look for a hardware or topology bandwidth, latency or efficiency "
-            "off by orders of magnitude");
+            "about 106 days), first at task 1: look for a hardware or topology bandwidth, "
+            "latency or efficiency off by orders of magnitude");
+}
+
+// A flow too long for the clock (1e10 bytes at 1 B/s is 1e22 ps) names its task and links.
+TEST(BadArguments, TimeOverflowNamesTheFlowAndItsLinks) {
+  Engine e;
+  const ResourceId nic = e.AddLink("nic0", BytesPerSec(1.0));
+  const ResourceId nvl = e.AddLink("nvlink3", BytesPerSec(1e12));
+  const ResourceId links[] = {nvl, nic};
+  e.AddFlow(kNoStream, Bytes(1e10), Ps(0), links, 0, 0);
+  e.SetTaskNamer([](TaskId t) { return "dp all_reduce " + std::to_string(t.v); });
+  auto r = e.Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(r.status().message(),
+            "the simulated step lasts longer than the engine's clock holds (int64 picoseconds, "
+            "about 106 days), first at dp all_reduce 0 on link 'nvlink3', 'nic0': look for a "
+            "hardware or topology bandwidth, latency or efficiency off by orders of magnitude");
 }
 
 }  // namespace
