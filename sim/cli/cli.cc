@@ -23,6 +23,7 @@ int RunCli(int argc, char** argv) {
       "shardsim: simulate LLM training steps (step time, MFU, memory, bottlenecks) for any "
       "data / tensor / pipeline / context / ZeRO layout on modeled GPUs and interconnects"};
   app.require_subcommand(1);
+  app.fallthrough();  // the subcommands take --library too, after their own arguments
   CliContext ctx;
   app.add_option("--library", ctx.library_dir,
                  "folder holding models/, hardware/, topologies/ (default: $SHARDSIM_LIBRARY, "
@@ -33,6 +34,28 @@ int RunCli(int argc, char** argv) {
   AddSweepCommand(app, ctx);
   AddMergeCommand(app, ctx);
   AddCheckClaimCommand(app, ctx);
+  // The first word that is not an option (or --library's value) must be a command: CLI11 would
+  // only say that one is required.
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--library") {
+      ++i;
+      continue;
+    }
+    if (word.empty() || word[0] == '-') continue;
+    std::string commands;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      commands += (commands.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->get_name() == word;
+    }
+    if (!known) {
+      std::fprintf(stderr, "error: unknown command '%s'; the commands are %s (see --help)\n",
+                   word.c_str(), commands.c_str());
+      return 2;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -171,11 +171,11 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
     StderrProgress progress(*style, "layout search");
     o.progress = progress.Callback();
     Result<ClaimCheck> check = CheckClaim(*base, *claim, o, load);
-    progress.Finish();
-    if (!check.ok()) {
+    if (!check.ok()) {  // no "done" line for a search refused before it started
       ctx.exit_code = ReportStatus(check.status());
       return;
     }
+    progress.Finish();
     std::fputs(ClaimReport(*check).c_str(), stdout);
   });
 }

@@ -58,6 +58,12 @@ Result<double> ParseSize(const std::string& flag, const std::string& text) {
     q = bare;
   }
   if (*q < 0) return Status::Invalid(flag + ": size must not be negative, got " + text);
+  // 1 PiB: above any buffer a GPU (or a cluster's step) moves in one collective.
+  constexpr double kMaxSize = 1125899906842624.0;
+  if (!(*q <= kMaxSize)) {
+    return Status::Invalid(flag + ": size must be at most 1PiB (1125899906842624 bytes), got " +
+                           text);
+  }
   if (*q != std::floor(*q)) {
     return Status::Invalid(
         flag + ": " + text +
@@ -195,8 +201,10 @@ Status RunComm(const CommArgs& a, const CliContext& ctx) {
   if (!op.ok()) return Status::Invalid("--op: " + op.status().message());
   Result<Algorithm> algo = ParseAlgorithm(a.algo);
   if (!algo.ok()) return Status::Invalid("--algo: " + algo.status().message());
-  if (a.gpus < 1)
-    return Status::Invalid("--gpus must be at least 1, got " + std::to_string(a.gpus));
+  if (a.gpus < 1 || a.gpus > kMaxGpus) {
+    return Status::Invalid("--gpus must be between 1 and " + std::to_string(kMaxGpus) +
+                           " (2^24), got " + std::to_string(a.gpus));
+  }
 
   // The cluster and the group: every GPU, or R per node on gpus / R nodes.
   const int64_t gpn = spec->gpus_per_node;

@@ -34,9 +34,12 @@ void AddMergeCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_flag("--overwrite", args->overwrite, "replace an existing output file");
   cmd->add_option("--top", args->top, "rows of the ranking table (default 10)");
   cmd->add_option("--rank-by", args->rank_by, "tokens_per_s (default), time_to_train or cost");
-  cmd->add_option("--price-per-gpu-hour", args->price, "dollars per GPU-hour: adds a cost column");
-  cmd->callback([&ctx, args]() {
-    Result<RankOptions> rank = ParseRankOptions(args->rank_by, args->top, args->price);
+  CLI::Option* price = cmd->add_option("--price-per-gpu-hour", args->price,
+                                       "dollars per GPU-hour: adds a cost column");
+  cmd->callback([&ctx, args, price]() {
+    Result<RankOptions> rank =
+        ParseRankOptions(args->rank_by, args->top,
+                         price->count() > 0 ? std::optional<double>(args->price) : std::nullopt);
     if (!rank.ok()) {
       ctx.exit_code = ReportStatus(rank.status());
       return;

@@ -155,14 +155,17 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
                   "evaluate shard K of N (1-based; default: SLURM_ARRAY_TASK_ID/COUNT when set)");
   cmd->add_option("--top", args->top, "rows of the ranking table (default 10)");
   cmd->add_option("--rank-by", args->rank_by, "tokens_per_s (default), time_to_train or cost");
-  cmd->add_option("--price-per-gpu-hour", args->price, "dollars per GPU-hour: adds a cost column");
+  CLI::Option* price = cmd->add_option("--price-per-gpu-hour", args->price,
+                                       "dollars per GPU-hour: adds a cost column");
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
   cmd->add_flag("--dry-run", args->dry_run, "check the spec and count the points; run nothing");
   cmd->add_option("--html", args->html, "write a self-contained HTML report of the sweep to FILE");
-  cmd->callback([&ctx, args]() {
+  cmd->callback([&ctx, args, price]() {
     TuneAllocatorForManySimulations();
     const LoadOptions load = ctx.load_options();
-    Result<RankOptions> rank = ParseRankOptions(args->rank_by, args->top, args->price);
+    Result<RankOptions> rank =
+        ParseRankOptions(args->rank_by, args->top,
+                         price->count() > 0 ? std::optional<double>(args->price) : std::nullopt);
     if (!rank.ok()) {
       ctx.exit_code = ReportStatus(rank.status());
       return;

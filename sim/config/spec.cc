@@ -152,6 +152,10 @@ std::string TopologySpec::GpusProblem(int64_t gpus) const {
   const std::string topology = "topology '" + name + "'";
   const int64_t gpn = gpus_per_node;
   if (gpus < 1) return "gpus must be positive, got " + std::to_string(gpus);
+  if (gpus > kMaxGpus) {
+    return "gpus must be at most " + std::to_string(kMaxGpus) + " (2^24), got " +
+           std::to_string(gpus);
+  }
   if (gpn < 1) return "";  // the topology's own check reports it
   if (gpus > gpn && gpus % gpn != 0) {
     return std::to_string(gpus) + " GPUs do not fill whole nodes of " + topology + " (" +

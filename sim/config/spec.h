@@ -219,6 +219,10 @@ struct HardwareSpec {
 };
 
 // ---------------------------------------------------------------- topology
+// The most GPUs a cluster may have (about 100x the largest of 2026): bounds what a scenario, a
+// sweep point or `comm` may allocate per GPU.
+inline constexpr int64_t kMaxGpus = int64_t{1} << 24;
+
 struct TopologySpec {
   std::string name;                 // name
   int64_t gpus_per_node = 8;        // gpus_per_node
@@ -244,8 +248,8 @@ struct TopologySpec {
   std::string source;               // source
   Origins origins;
 
-  // Why `gpus` GPUs cannot be this cluster ("" when they can): not whole nodes, more than one
-  // node without an inter_node block, more nodes than max_nodes.
+  // Why `gpus` GPUs cannot be this cluster ("" when they can): below 1 or above kMaxGpus, not
+  // whole nodes, more than one node without an inter_node block, more nodes than max_nodes.
   std::string GpusProblem(int64_t gpus) const;
 };
 

@@ -193,6 +193,10 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
   c.topology = s.topology.name;
   c.precision = Name(s.training.precision);
   c.gpus = space->Gpus(0);
+  // The search's points take the GPU count as given: a count the cluster cannot hold would make
+  // every point invalid, and the verdict would blame memory.
+  const std::string cluster = s.topology.GpusProblem(c.gpus);
+  if (!cluster.empty()) return Status::Invalid("check-claim: " + cluster);
   c.seq_len = s.training.seq_len;
   c.global_batch = s.training.global_batch;
   const auto peak = s.hardware.peak_flops.find(s.training.precision);

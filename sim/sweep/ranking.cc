@@ -64,10 +64,17 @@ std::vector<InfeasibleGroup> SweepSummary::groups() const {
   return out;
 }
 
-Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k, double price) {
+Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k,
+                                     std::optional<double> price) {
   RankOptions r;
   r.top_k = top_k;
-  r.price_per_gpu_hour = price;
+  if (price) {
+    if (!(std::isfinite(*price) && *price > 0.0)) {
+      return Status::Invalid("--price-per-gpu-hour: must be a positive number of dollars, got " +
+                             FormatSig(*price, 6));
+    }
+    r.price_per_gpu_hour = *price;
+  }
   if (rank_by == "tokens_per_s") {
     r.by = RankBy::kTokensPerS;
   } else if (rank_by == "time_to_train") {
@@ -79,10 +86,9 @@ Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k, 
                            rank_by + "\"");
   }
   if (top_k < 0) return Status::Invalid("--top: must not be negative");
-  if (r.by == RankBy::kCost && !(price > 0.0)) {
+  if (r.by == RankBy::kCost && !price) {
     return Status::Invalid("--rank-by cost needs --price-per-gpu-hour");
   }
-  if (price < 0.0) return Status::Invalid("--price-per-gpu-hour: must not be negative");
   return r;
 }
 

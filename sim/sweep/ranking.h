@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,9 +68,9 @@ struct RankOptions {
 };
 
 // From the command line: "tokens_per_s", "time_to_train" or "cost"; rows of the table; dollars
-// per GPU-hour (0: no cost column).
+// per GPU-hour when given (a positive finite number; without it, no cost column).
 Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k,
-                                     double price_per_gpu_hour);
+                                     std::optional<double> price_per_gpu_hour);
 
 // Indices into `rows` of the Pareto front: no other row has at least the tokens/s, at most the
 // GPUs and at least the memory headroom, and strictly better in one. Ascending index order.

@@ -103,6 +103,14 @@ TEST(CommCli, BadInputExitsWithTwoAndSaysWhy) {
       {"comm --topology dgx-h100 --gpus 8 --sizes 1.5:1KiB",
        "error: --sizes: 1.5 is not a whole number of bytes; sizes are whole bytes, e.g. 2 or "
        "1KiB"},
+      // It aborted with std::bad_alloc (exit 134).
+      {"comm --topology dgx-h100 --gpus 99999999992 --size 1GiB",
+       "error: --gpus must be between 1 and 16777216 (2^24), got 99999999992"},
+      {"comm --topology dgx-h100 --gpus 0",
+       "error: --gpus must be between 1 and 16777216 (2^24), got 0"},
+      // It printed a time of 3.6e18 s.
+      {"comm --topology dgx-h100 --gpus 8 --size 1e30",
+       "error: --size: size must be at most 1PiB (1125899906842624 bytes), got 1e30"},
       {"comm --topology dgx-h100 --gpus 8 --ranks-per-node 0",
        "error: --ranks-per-node must be at least 1, got 0"},
       {"comm --topology dgx-h100 --gpus 8 --ranks-per-node -4",

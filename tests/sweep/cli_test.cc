@@ -33,8 +33,9 @@ TEST(SweepCli, RanksAndWritesFiles) {
   const sweep_test::CliRun html =
       Shardsim("sweep tests/sweep/data/small.yaml --html " + dir / "s.html", false);
   ASSERT_EQ(html.code, 0) << html.out;
-  EXPECT_NE(ReadFile(dir / "s.html").find("<title>shardsim sweep: tests/sweep/data/small.yaml</title>"),
-            std::string::npos);
+  EXPECT_NE(
+      ReadFile(dir / "s.html").find("<title>shardsim sweep: tests/sweep/data/small.yaml</title>"),
+      std::string::npos);
   // Existing files are kept unless told.
   const sweep_test::CliRun again =
       Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "s.csv");
@@ -256,6 +257,10 @@ TEST(CheckClaimCli, BadOptionsExitTwoNamingTheOption) {
                                                          std::string(SHARDSIM_SOURCE_DIR) +
                                                          "/hardware/; close names: b200"},
       {layout + " -j -1", "--jobs must be a positive thread count, or 0 for every core; got -1"},
+      // This said "implausible: no layout of 12 h100-sxm fits the model in memory".
+      {"--model llama3-8b --hardware h100-sxm --gpus 12",
+       "check-claim: 12 GPUs do not fill whole nodes of topology 'dgx-h100' (8 GPUs per node); "
+       "use a multiple of 8"},
   };
   for (const Case& c : cases) {
     const sweep_test::CliRun r =

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <optional>
+
 namespace shardsim {
 namespace {
 
@@ -52,11 +55,22 @@ TEST(SweepRanking, CostPerMillionTokensAndToTrain) {
 }
 
 TEST(SweepRanking, OptionsFromTheCommandLine) {
-  EXPECT_EQ(ParseRankOptions("cost", 10, 0).status().message(),
+  EXPECT_EQ(ParseRankOptions("cost", 10, std::nullopt).status().message(),
             "--rank-by cost needs --price-per-gpu-hour");
-  EXPECT_EQ(ParseRankOptions("speed", 10, 0).status().message(),
+  EXPECT_EQ(ParseRankOptions("speed", 10, std::nullopt).status().message(),
             "--rank-by: expected tokens_per_s, time_to_train or cost, got \"speed\"");
-  EXPECT_EQ(ParseRankOptions("time_to_train", 5, 0)->by, RankBy::kTimeToTrain);
+  EXPECT_EQ(ParseRankOptions("time_to_train", 5, std::nullopt)->by, RankBy::kTimeToTrain);
+  EXPECT_EQ(ParseRankOptions("cost", 10, 2.5)->price_per_gpu_hour, 2.5);
+  // A price given but not positive said "--rank-by cost needs --price-per-gpu-hour"; nan ran
+  // with no cost column and inf printed "-" for every cost.
+  for (double bad : {-2.0, 0.0, std::nan(""), HUGE_VAL}) {
+    const Result<RankOptions> r = ParseRankOptions("cost", 10, bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().message().rfind(
+                  "--price-per-gpu-hour: must be a positive number of dollars, got ", 0),
+              0u)
+        << r.status().message();
+  }
   RankOptions o;
   o.by = RankBy::kTimeToTrain;
   EXPECT_EQ(Rank({Feasible(0, 1, 1, 1)}, o).status().message(),
