@@ -166,8 +166,25 @@ TEST(SimulateCli, MissingFileExitsTwo) {
 }
 
 TEST(Cli, UnknownCommandExitsTwo) {
-  EXPECT_EQ(Shardsim("simulat " + Quickstart()).code, 2);
+  // It said only "A subcommand is required".
+  const auto typo = Shardsim("simulat " + Quickstart());
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_EQ(typo.out,
+            "error: unknown command 'simulat'; the commands are budget, comm, simulate, sweep, "
+            "merge, check-claim (see --help)\n");
+  EXPECT_EQ(Shardsim("--library " + kSource + " bogus").code, 2);
   EXPECT_EQ(Shardsim("").code, 2);
+}
+
+// --library is a common option: before the command or after its arguments, the same run.
+TEST(Cli, LibraryBeforeOrAfterTheCommand) {
+  const auto before = Shardsim("--library " + kSource + " budget " + Quickstart() + " --json");
+  const auto after = Shardsim("budget " + Quickstart() + " --json --library " + kSource);
+  EXPECT_EQ(before.code, 0) << before.out;
+  EXPECT_EQ(after.code, 0) << after.out;  // "The following arguments were not expected"
+  EXPECT_EQ(before.out, after.out);
+  const auto nowhere = Shardsim("budget " + Quickstart() + " --library /nonexistent");
+  EXPECT_EQ(nowhere.code, 2);
 }
 
 }  // namespace
