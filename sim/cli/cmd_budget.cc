@@ -19,8 +19,9 @@ void AddBudgetCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "budget", "parameters, FLOPs (operator-level next to 6·N·D) and memory per device");
   cmd->add_option("scenario", args->scenario, "scenario YAML file")->required();
-  cmd->add_flag("--json", args->json, "print JSON (DESIGN.md §4 keys)");
-  cmd->add_flag("--explain", args->explain, "also print the per-op table behind the figures");
+  CLI::Option* json = cmd->add_flag("--json", args->json, "print JSON (keys: README)");
+  cmd->add_flag("--explain", args->explain, "also print the per-op table behind the figures (text)")
+      ->excludes(json);
   cmd->callback([&ctx, args]() {
     Result<Scenario> sc = LoadScenario(args->scenario, ctx.load_options());
     if (!sc.ok()) {
@@ -34,8 +35,7 @@ void AddBudgetCommand(CLI::App& app, CliContext& ctx) {
     }
     const std::string out = args->json ? BudgetJson(*sc, *r) : BudgetText(*sc, *r);
     std::fputs(out.c_str(), stdout);
-    if (args->explain && !args->json)
-      std::fputs(("\n" + ExplainOps(r->graph, sc->training)).c_str(), stdout);
+    if (args->explain) std::fputs(("\n" + ExplainOps(r->graph, sc->training)).c_str(), stdout);
     ctx.exit_code = BudgetFits(*sc, *r) ? 0 : 1;  // DESIGN.md: 1 = ran, does not fit
   });
 }

@@ -26,11 +26,12 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "simulate", "simulate one training step: step time, tokens/s, MFU, memory, bottlenecks");
   cmd->add_option("scenario", args->scenario, "scenario YAML file")->required();
-  cmd->add_flag("--json", args->json, "print JSON (DESIGN.md §4 keys)");
+  CLI::Option* json = cmd->add_flag("--json", args->json, "print JSON (keys: README)");
   cmd->add_option("--trace", args->trace, "write a Chrome/Perfetto trace of the step to FILE");
   cmd->add_option("--html", args->html,
                   "write a self-contained HTML report (timeline, memory, bottlenecks) to FILE");
-  cmd->add_flag("--explain", args->explain, "also print the per-layer and per-op pricing");
+  cmd->add_flag("--explain", args->explain, "also print the per-layer and per-op pricing (text)")
+      ->excludes(json);
   cmd->add_flag("--every-rank", args->every_rank,
                 "simulate every (dp, cp, pp) rank instead of one representative pipeline");
   cmd->callback([&ctx, args]() {
@@ -63,7 +64,7 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     std::string text = args->json ? SimulateJson(*sc, *r) : SimulateText(*sc, *r);
-    if (args->explain && !args->json) text += "\n" + ExplainStep(*sc, *r);
+    if (args->explain) text += "\n" + ExplainStep(*sc, *r);
     std::fputs(text.c_str(), stdout);
     // Ran, but the layout does not fit in memory: exit 1 (DESIGN.md §4).
     ctx.exit_code = r->fits ? 0 : 1;

@@ -222,6 +222,10 @@ struct HardwareSpec {
 // The most GPUs a cluster may have (about 100x the largest of 2026): bounds what a scenario, a
 // sweep point or `comm` may allocate per GPU.
 inline constexpr int64_t kMaxGpus = int64_t{1} << 24;
+// The most (device, virtual stage, micro-batch) passes one simulation holds: its task graph is
+// about 4 tasks and 800 bytes per pass (pp 16, 65,536 micro-batches: 4.06 M tasks, 795 MB),
+// so this bounds a run, or each thread of a sweep, near 800 MB.
+inline constexpr int64_t kMaxSimulatedPasses = int64_t{1} << 20;
 
 struct TopologySpec {
   std::string name;                 // name

@@ -160,6 +160,18 @@ Status ValidateScenario(const Scenario& s) {
                "and takes at most " +
                Str(kMaxMicroBatchesPerStep) + ": raise training.micro_batch or parallel.dp");
   }
+  if (per_step > 0 && s.training.global_batch % per_step == 0) {
+    const int64_t v = p.schedule == PipelineSchedule::kInterleaved1F1B ? p.virtual_stages : 1;
+    const int64_t passes = Mul(Mul(p.pp, v), s.training.global_batch / per_step);
+    if (passes > kMaxSimulatedPasses) {
+      c.Fail("training.global_batch",
+             "pp*virtual_stages*micro-batches per step = " + Str(p.pp) + "*" + Str(v) + "*" +
+                 Str(s.training.global_batch / per_step) + " = " + Str(passes) +
+                 " pipeline passes; one simulation holds at most " + Str(kMaxSimulatedPasses) +
+                 " (about 800 MB of task graph): raise training.micro_batch or parallel.dp, or "
+                 "lower the global batch");
+    }
+  }
   if (Mul(s.training.global_batch, s.training.seq_len) > kMaxTokensPerStep) {
     c.Fail("training.global_batch", "global_batch * seq_len = " + Str(s.training.global_batch) +
                                         "*" + Str(s.training.seq_len) +

@@ -528,6 +528,20 @@ Result<StepProgram> Builder::Build() {
   shape_ = ScheduleShape{par.schedule, par.pp,
                          par.schedule == PipelineSchedule::kInterleaved1F1B ? par.virtual_stages : 1,
                          prog_.microbatches};
+  if (opt_.every_rank) {
+    // The scenario's own bound (sim/config/validate.cc) counts the representative pipeline's
+    // pp devices; every rank multiplies it by dp*cp.
+    const double passes = static_cast<double>(par.pp) * static_cast<double>(par.dp) *
+                          static_cast<double>(par.cp) * static_cast<double>(shape_.virtual_stages) *
+                          static_cast<double>(prog_.microbatches);
+    if (passes > static_cast<double>(kMaxSimulatedPasses)) {
+      return Status::Invalid(
+          "--every-rank: pp*dp*cp ranks x virtual stages x micro-batches = " +
+          FormatSig(passes, 4) + " pipeline passes; one simulation holds at most " +
+          std::to_string(kMaxSimulatedPasses) +
+          ": simulate the representative pipeline (without --every-rank) or fewer GPUs");
+    }
+  }
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
   for (int64_t r = 0; r < par.pp; ++r) {
     Result<std::vector<ScheduleItem>> order = PipelineOrder(shape_, r);

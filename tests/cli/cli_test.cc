@@ -176,6 +176,15 @@ TEST(Cli, UnknownCommandExitsTwo) {
   EXPECT_EQ(Shardsim("").code, 2);
 }
 
+// --explain prints text: with --json it was silently dropped; now the two are refused together.
+TEST(Cli, ExplainAndJsonAreExclusive) {
+  for (const char* cmd : {"simulate", "budget"}) {
+    const auto r = Shardsim(std::string(cmd) + " " + Quickstart() + " --json --explain");
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_NE(r.out.find("excludes"), std::string::npos) << r.out;
+  }
+}
+
 // --library is a common option: before the command or after its arguments, the same run.
 TEST(Cli, LibraryBeforeOrAfterTheCommand) {
   const auto before = Shardsim("--library " + kSource + " budget " + Quickstart() + " --json");

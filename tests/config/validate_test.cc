@@ -127,6 +127,19 @@ TEST(ValidateTest, StepSizeLimits) {
             "(dp*micro_batch)); shardsim simulates each and takes at most 65536: raise "
             "training.micro_batch or parallel.dp");
   EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 16, global_batch: 65536}")), "");
+  // The task graph holds pp*virtual_stages*micro-batches passes, at most 2^20 (pp 100 x v 1000
+  // x 65,500 micro-batches grew past 4.6 GB and aborted with bad_alloc).
+  const std::string deep = "{base: tiny-llama, num_layers: 32}";
+  EXPECT_EQ(First(Layout("16", "{pp: 16}", "{seq_len: 16, global_batch: 65536}", deep)), "");
+  EXPECT_EQ(First(Layout("32", "{pp: 32}", "{seq_len: 16, global_batch: 65536}", deep)),
+            "training.global_batch: pp*virtual_stages*micro-batches per step = 32*1*65536 = "
+            "2097152 pipeline passes; one simulation holds at most 1048576 (about 800 MB of task "
+            "graph): raise training.micro_batch or parallel.dp, or lower the global batch");
+  EXPECT_EQ(First(Layout("8", "{pp: 8, schedule: interleaved_1f1b, virtual_stages: 4}",
+                         "{seq_len: 16, global_batch: 65536}", deep)),
+            "training.global_batch: pp*virtual_stages*micro-batches per step = 8*4*65536 = "
+            "2097152 pipeline passes; one simulation holds at most 1048576 (about 800 MB of task "
+            "graph): raise training.micro_batch or parallel.dp, or lower the global batch");
   // Tokens per step counted exactly (no wrap into negative tokens).
   EXPECT_EQ(
       First(Layout("1", "{}", "{seq_len: 4611686018427387904, global_batch: 4, micro_batch: 4}")),

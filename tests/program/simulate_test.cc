@@ -259,6 +259,27 @@ TEST(Simulate, RepresentativeEqualsEveryRank) {
   }
 }
 
+// Every rank multiplies the representative pipeline's passes by dp*cp: past kMaxSimulatedPasses
+// it is refused before the task graph is built (32 ranks x 65,536 micro-batches = 2^21).
+TEST(EveryRank, RefusedPastThePassLimit) {
+  ParallelSpec p;
+  p.dp = 32;
+  Scenario sc = Base(32, p);
+  sc.training.seq_len = 16;
+  sc.training.global_batch = 32 * 65536;
+  SimOptions every;
+  every.every_rank = true;
+  auto all = Simulate(sc, every);
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(all.status().message(),
+            "--every-rank: pp*dp*cp ranks x virtual stages x micro-batches = 2097152 pipeline "
+            "passes; one simulation holds at most 1048576: simulate the representative pipeline "
+            "(without --every-rank) or fewer GPUs");
+  sc.training.global_batch = 32 * 32768;  // 2^20 passes: held
+  EXPECT_TRUE(Simulate(sc, every).ok());
+}
+
 // More bandwidth (NVLink and network) never makes a step slower.
 TEST(Simulate, MoreBandwidthNeverSlower) {
   const ParallelSpec layouts[] = {
