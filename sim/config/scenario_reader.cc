@@ -106,7 +106,15 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
               &t->fp8_dispatch);
   tr.Enum("optimizer_state_dtype", &t->optimizer_state_dtype, kOptimizerStateDTypes);
   double tokens = 0.0;
-  if (tr.Quantity("tokens", Dimension::kCount, &tokens)) t->tokens = tokens;
+  if (tr.Quantity("tokens", Dimension::kCount, &tokens)) {
+    // At least one token, at most 10^18 (about 30,000x the largest published pre-training
+    // corpus): beyond it times to train print as dozens of digits.
+    if (tokens < 1.0 || tokens > 1e18) {
+      tr.ErrorAtKey("tokens", "must be between 1 and 1e18 tokens, got " + FormatSig(tokens, 4));
+    } else {
+      t->tokens = tokens;
+    }
+  }
   tr.Finish();
 }
 

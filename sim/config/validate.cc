@@ -14,6 +14,7 @@ std::string Str(int64_t v) { return std::to_string(v); }
 
 constexpr int64_t kMaxMicroBatchesPerStep = 65536;
 constexpr int64_t kMaxTokensPerStep = int64_t{1} << 53;
+constexpr int64_t kMaxSeqLen = int64_t{1} << 24;
 
 // a*b, saturating at INT64_MAX (inputs are positive; huge layouts must not overflow).
 int64_t Mul(int64_t a, int64_t b) {
@@ -177,6 +178,12 @@ Status ValidateScenario(const Scenario& s) {
                                         "*" + Str(s.training.seq_len) +
                                         " tokens per step is more than shardsim counts exactly (" +
                                         Str(kMaxTokensPerStep) + ", 2^53)");
+  }
+  // 16.8M tokens: 64x the longest context trained in published runs (torchtitan's 256K), and
+  // past it the attention of one step outgrows the engine's clock (int64 picoseconds).
+  if (s.training.seq_len > kMaxSeqLen) {
+    c.Fail("training.seq_len", Str(s.training.seq_len) + " is longer than shardsim simulates (" +
+                                   Str(kMaxSeqLen) + " tokens, 2^24)");
   }
   if (p.sequence_parallel && p.tp > 1 && p.cp > 0 &&
       Mul(s.training.micro_batch, s.training.seq_len) / p.cp % p.tp != 0) {

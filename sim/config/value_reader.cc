@@ -78,6 +78,12 @@ void MapReader::AcceptFreeText(std::string* source) {
 }
 
 void MapReader::Error(const ConfigNode& at, std::string_view key, const std::string& message) {
+  // An empty value ("gpus:" at the end of its line) has no text of its own: YAML marks it at the
+  // next token, often the next line's key. The key's own line is where to look.
+  if (at.is_null()) {
+    ErrorAtKey(key, message);
+    return;
+  }
   sink_->Add(at.loc(), MsgPath(key) + ": " + message, at.origin().source_line);
 }
 

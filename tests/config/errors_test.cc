@@ -63,6 +63,29 @@ TEST(ErrorsTest, WrongType) {
             "          ^");
 }
 
+// It pointed at the next line ("6:1", under "training:").
+TEST(ErrorsTest, EmptyValueIsLocatedAtItsKey) {
+  Result<Scenario> s = BuildText(Head() + "gpus:\n" + kTraining);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().ToString(),
+            "tests/config/data/inline.yaml:4:1: error: gpus: expected an integer, got an empty value\n"
+            "    gpus:\n"
+            "    ^");
+}
+
+// training.tokens: 1e300 printed a time to train of 63 digits; 0.5 was taken.
+TEST(ErrorsTest, TrainingTokensWithinBounds) {
+  for (const char* tokens : {"0.5", "1e300"}) {
+    Result<Scenario> s = BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 256, "
+                                   "tokens: " + std::string(tokens) + "}\n");
+    ASSERT_FALSE(s.ok()) << tokens;
+    EXPECT_NE(s.status().ToString().find("error: training.tokens: must be between 1 and 1e18 "
+                                         "tokens, got "),
+              std::string::npos)
+        << s.status().ToString();
+  }
+}
+
 TEST(ErrorsTest, FractionForAnInteger) {
   Result<Scenario> s = BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1.5}\n");
   ASSERT_FALSE(s.ok());

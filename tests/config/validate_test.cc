@@ -145,6 +145,10 @@ TEST(ValidateTest, StepSizeLimits) {
       First(Layout("1", "{}", "{seq_len: 4611686018427387904, global_batch: 4, micro_batch: 4}")),
       "training.global_batch: global_batch * seq_len = 4*4611686018427387904 tokens per step "
       "is more than shardsim counts exactly (9007199254740992, 2^53)");
+  // 2^28 tokens ran into the engine's clock ("the simulated step lasts longer than ...").
+  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 268435456, global_batch: 1}")),
+            "training.seq_len: 268435456 is longer than shardsim simulates (16777216 tokens, 2^24)");
+  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 16777216, global_batch: 1}")), "");
 }
 
 TEST(ValidateTest, SequenceParallelismSplitsTheTokens) {
