@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -100,6 +101,11 @@ class Converter {
 }  // namespace
 
 Result<std::string> ReadTextFile(const std::string& path) {
+  // A directory opens as an empty stream on Linux: it would read as an empty document.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::NotFound("cannot read '" + path + "': it is a directory, not a YAML file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;

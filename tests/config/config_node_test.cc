@@ -89,6 +89,14 @@ TEST(ConfigNodeTest, MissingFile) {
             "error: cannot open 'no/such/file.yaml': No such file or directory");
 }
 
+// A directory read as an empty document ("expected a mapping ..., got an empty value").
+TEST(ConfigNodeTest, DirectoryIsNotAFile) {
+  Result<ConfigNode> t = ParseYamlFile("tests");
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().ToString(),
+            "error: cannot read 'tests': it is a directory, not a YAML file");
+}
+
 TEST(ConfigNodeTest, MergeOverMergesNestedMapsAndKeepsLocations) {
   Result<ConfigNode> base =
       ParseYaml("name: h100\nmemory:\n  capacity: 80 GiB\n  bandwidth: 3.35 TB/s\n", "base.yaml");
