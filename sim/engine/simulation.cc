@@ -334,9 +334,11 @@ Result<RunResult> Simulation::Run() {
     // second, a latency of years) make one step longer than the clock holds. Name the task and
     // where it runs, so that the input behind it can be found.
     const TaskId t(overflow_task_);
+    const std::span<const ResourceId> links = e_.flow_links(t);
     std::string where;
-    for (ResourceId link : e_.flow_links(t)) {
-      where += (where.empty() ? " on link '" : "', '") + e_.resource_name(link);
+    for (ResourceId link : links) {
+      where += (where.empty() ? (links.size() > 1 ? " on links '" : " on link '") : "', '") +
+               e_.resource_name(link);
     }
     if (!where.empty()) where += "'";
     return Status::Invalid(

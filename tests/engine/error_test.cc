@@ -141,7 +141,7 @@ TEST(BadArguments, TimeOverflowNamesTheFlowAndItsLinks) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(r.status().message(),
             "the simulated step lasts longer than the engine's clock holds (int64 picoseconds, "
-            "about 106 days), first at dp all_reduce 0 on link 'nvlink3', 'nic0': look for a "
+            "about 106 days), first at dp all_reduce 0 on links 'nvlink3', 'nic0': look for a "
             "hardware or topology bandwidth, latency or efficiency off by orders of magnitude");
 }
 
