@@ -156,6 +156,8 @@ void ReadParallel(MapReader& r, int64_t gpus, bool have_gpus, ParallelSpec* par,
   ReadOrder(p, par);
   p.NonNegativeInt("first_stage_layers", &par->first_stage_layers);
   p.NonNegativeInt("last_stage_layers", &par->last_stage_layers);
+  p.Bool("account_for_embedding_in_pipeline_split", &par->account_for_embedding_in_pipeline_split);
+  p.Bool("account_for_loss_in_pipeline_split", &par->account_for_loss_in_pipeline_split);
   p.Quantity("dp_bucket_size", Dimension::kBytes, &par->dp_bucket_bytes);
   p.Bool("overlap_grad_reduce", &par->overlap_grad_reduce);
   p.Bool("overlap_param_gather", &par->overlap_param_gather);

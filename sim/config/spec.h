@@ -301,6 +301,11 @@ struct ParallelSpec {
   std::vector<std::string> order = {"tp", "cp", "dp", "pp"};
   int64_t first_stage_layers = 0;  // parallel.first_stage_layers: 0 = even split
   int64_t last_stage_layers = 0;   // parallel.last_stage_layers: 0 = even split
+  // parallel.account_for_embedding_in_pipeline_split / ..._loss_...: Megatron-Core's options of
+  // the same names: the embedding (loss) counts as one layer of the split, so the first (last)
+  // model chunk holds one decoder layer fewer.
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
   double dp_bucket_bytes = 40e6;   // parallel.dp_bucket_size: gradient bucket (bytes)
   bool overlap_grad_reduce = true;   // parallel.overlap_grad_reduce
   bool overlap_param_gather = true;  // parallel.overlap_param_gather

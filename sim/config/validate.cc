@@ -49,21 +49,31 @@ void CheckLayers(const Scenario& s, Checker& c) {
   const std::string num_layers = "model.num_layers (" + Ref(mo, "num_layers", layers) + ")";
   const int64_t first = p.first_stage_layers;
   const int64_t last = p.last_stage_layers;
+  const int64_t e = p.account_for_embedding_in_pipeline_split ? 1 : 0;
+  const int64_t l = p.account_for_loss_in_pipeline_split ? 1 : 0;
   if (first == 0 && last == 0) {
-    if (layers % Mul(p.pp, v) != 0) {
-      c.Fail("parallel.pp", num_layers + " is not divisible by pp*virtual_stages = " +
-                                Str(p.pp) + "*" + Str(v) + " = " + Str(Mul(p.pp, v)));
+    // Megatron-Core counts the embedding / loss as a layer of the split when asked to.
+    if ((layers + e + l) % Mul(p.pp, v) != 0) {
+      const std::string counted =
+          e + l == 0 ? num_layers
+                     : num_layers + " + " + Str(e + l) + " (" +
+                           (e > 0 && l > 0 ? "embedding and loss" : e > 0 ? "embedding" : "loss") +
+                           " counted as layers)";
+      c.Fail("parallel.pp", counted + " is not divisible by pp*virtual_stages = " + Str(p.pp) +
+                                "*" + Str(v) + " = " + Str(Mul(p.pp, v)));
     }
     return;
   }
   const std::string key = first > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
-  if (p.pp < 2) {
-    c.Fail(key, "an uneven first/last stage needs pp >= 2 (pp is " + Str(p.pp) + ")");
+  if (e + l > 0) {
+    c.Fail(key, std::string("an uneven first/last stage and parallel.") +
+                    (e > 0 ? "account_for_embedding_in_pipeline_split"
+                           : "account_for_loss_in_pipeline_split") +
+                    " exclude each other (as in Megatron-Core): use one or the other");
     return;
   }
-  if (p.schedule == PipelineSchedule::kInterleaved1F1B) {
-    c.Fail(key, "an uneven first/last stage needs schedule 1f1b or gpipe (schedule is " +
-                    std::string(Name(p.schedule)) + ")");
+  if (p.pp < 2) {
+    c.Fail(key, "an uneven first/last stage needs pp >= 2 (pp is " + Str(p.pp) + ")");
     return;
   }
   const int64_t middle = p.pp - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);

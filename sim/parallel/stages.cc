@@ -1,5 +1,6 @@
 #include "sim/parallel/stages.h"
 
+#include <algorithm>
 #include <string>
 
 namespace shardsim {
@@ -23,13 +24,20 @@ Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const Parallel
   }
   const int64_t first = parallel.first_stage_layers;
   const int64_t last = parallel.last_stage_layers;
+  const int64_t e = parallel.account_for_embedding_in_pipeline_split ? 1 : 0;
+  const int64_t l = parallel.account_for_loss_in_pipeline_split ? 1 : 0;
+  // Layers of chunk c of rank r; chunks are laid out in model order (c·p + r).
+  std::vector<std::vector<int64_t>> count(static_cast<size_t>(v),
+                                          std::vector<int64_t>(static_cast<size_t>(p), 0));
   if (first > 0 || last > 0) {
-    if (v != 1) return Status::Invalid("uneven first/last stages need a non-interleaved schedule");
+    if (e + l > 0) {
+      return Status::Invalid(
+          "uneven first/last stages and accounting for the embedding or loss in the split "
+          "exclude each other");
+    }
     if (p == 1) return Status::Invalid("uneven first/last stages need pp > 1");
-    const int64_t f = first > 0 ? first : -1;
-    const int64_t l = last > 0 ? last : -1;
-    const int64_t fixed = (f > 0 ? f : 0) + (l > 0 ? l : 0);
-    const int64_t free_ranks = p - (f > 0 ? 1 : 0) - (l > 0 ? 1 : 0);
+    const int64_t fixed = first + last;
+    const int64_t free_ranks = p - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
     const int64_t rest = num_layers - fixed;
     if (rest < 0 || (free_ranks == 0 ? rest != 0 : rest % free_ranks != 0)) {
       return Status::Invalid("num_layers (" + std::to_string(num_layers) +
@@ -37,26 +45,37 @@ Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const Parallel
                              "the other " + std::to_string(free_ranks) + " stages");
     }
     const int64_t each = free_ranks > 0 ? rest / free_ranks : 0;
-    int64_t at = 0;
     for (int64_t r = 0; r < p; ++r) {
       int64_t n = each;
-      if (r == 0 && f > 0) n = f;
-      if (r == p - 1 && l > 0) n = l;
-      ranks[static_cast<size_t>(r)].chunks.push_back(LayerRange{at, at + n});
-      at += n;
+      if (r == 0 && first > 0) n = first;
+      if (r == p - 1 && last > 0) n = last;
+      if (n % v != 0) {
+        return Status::Invalid("stage " + std::to_string(r) + "'s " + std::to_string(n) +
+                               " layers do not split over " + std::to_string(v) +
+                               " virtual stages");
+      }
+      for (int64_t c = 0; c < v; ++c) count[static_cast<size_t>(c)][static_cast<size_t>(r)] = n / v;
     }
-    return ranks;
+  } else {
+    const int64_t split = num_layers + e + l;
+    if (split % (p * v) != 0) {
+      return Status::Invalid("num_layers (" + std::to_string(num_layers) +
+                             (e + l > 0 ? " + " + std::to_string(e + l) + " for the embedding/loss"
+                                        : std::string()) +
+                             ") is not divisible by pp * virtual_stages (" +
+                             std::to_string(p * v) + ")");
+    }
+    const int64_t per_chunk = split / (p * v);  // >= 1, so no chunk goes below 0 layers
+    for (auto& chunk : count) std::fill(chunk.begin(), chunk.end(), per_chunk);
+    count.front().front() -= e;
+    count.back().back() -= l;
   }
-  if (num_layers % (p * v) != 0) {
-    return Status::Invalid("num_layers (" + std::to_string(num_layers) +
-                           ") is not divisible by pp * virtual_stages (" +
-                           std::to_string(p * v) + ")");
-  }
-  const int64_t per_chunk = num_layers / (p * v);
+  int64_t at = 0;
   for (int64_t c = 0; c < v; ++c) {
     for (int64_t r = 0; r < p; ++r) {
-      const int64_t begin = (c * p + r) * per_chunk;
-      ranks[static_cast<size_t>(r)].chunks.push_back(LayerRange{begin, begin + per_chunk});
+      const int64_t n = count[static_cast<size_t>(c)][static_cast<size_t>(r)];
+      ranks[static_cast<size_t>(r)].chunks.push_back(LayerRange{at, at + n});
+      at += n;
     }
   }
   return ranks;

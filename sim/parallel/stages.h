@@ -27,9 +27,16 @@ struct PipelineRank {
   int64_t layers() const;
 };
 
-// Splits `num_layers` over `pp` ranks × `virtual_stages` chunks. With `first_stage_layers` /
-// `last_stage_layers` (non-interleaved only) the first / last rank take that many and the
-// others share the rest evenly. Fails when the layers do not divide.
+// Splits `num_layers` over `pp` ranks × `virtual_stages` chunks, as Megatron-Core's
+// get_num_layers_to_build / get_transformer_layer_offset do:
+//  - even: every chunk L/(p·v) layers;
+//  - `first_stage_layers` / `last_stage_layers`: the first / last rank takes that many, the
+//    others share the rest evenly, each rank's layers split evenly over its v chunks; model
+//    chunk c holds layers [c·L/v, (c+1)·L/v), rank 0's part first;
+//  - `account_for_embedding_in_pipeline_split` / `..._loss_...`: the split counts the
+//    embedding (loss) as a layer: every chunk (L + e + l)/(p·v), less one on the first chunk of
+//    rank 0 (the last chunk of the last rank).
+// Fails when the layers do not divide.
 Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const ParallelSpec& parallel);
 
 }  // namespace shardsim

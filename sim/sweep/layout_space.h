@@ -8,7 +8,7 @@
 // activations), pp >= 2 runs GPipe, 1F1B and interleaved 1F1B with every virtual-stage count
 // >= 2. Validity is not re-derived here: each candidate is put into the scenario and
 // ValidateScenario decides, so the sweep and `shardsim simulate` can never disagree about a
-// layout. Pipeline splits are even (first/last_stage_layers 0).
+// layout. Pipeline splits are even (first/last_stage_layers 0, no embedding/loss counted as layers).
 #ifndef SHARDSIM_SWEEP_LAYOUT_SPACE_H_
 #define SHARDSIM_SWEEP_LAYOUT_SPACE_H_
 

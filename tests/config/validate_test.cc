@@ -89,12 +89,36 @@ TEST(ValidateTest, UnevenFirstAndLastStages) {
       "parallel.first_stage_layers: first_stage_layers 10 and last_stage_layers 0 leave -2 of "
       "model.num_layers (8, tests/config/data/lib/models/tiny-llama.yaml:4:13) for 3 other "
       "stages, which is not a whole positive number per stage");
-  EXPECT_EQ(First(Layout("2",
-                         "{pp: 2, first_stage_layers: 2, schedule: interleaved_1f1b, "
-                         "virtual_stages: 2}",
-                         "{seq_len: 4096, global_batch: 256}")),
-            "parallel.first_stage_layers: an uneven first/last stage needs schedule 1f1b or gpipe "
-            "(schedule is interleaved_1f1b)");
+  // Interleaved (Megatron-Core's decoder_first/last_pipeline_num_layers with VPP): each stage's
+  // layers split over its virtual stages.
+  const std::string interleaved = "schedule: interleaved_1f1b, virtual_stages: 2";
+  EXPECT_EQ(First(Layout("2", "{pp: 2, first_stage_layers: 2, " + interleaved + "}")), "");
+  const std::string batch = "{seq_len: 4096, global_batch: 255}";  // micro-batches: 3k
+  EXPECT_EQ(First(Layout("3", "{pp: 3, first_stage_layers: 4, last_stage_layers: 2, " +
+                                  interleaved + "}", batch)),
+            "");
+  EXPECT_EQ(First(Layout("3", "{pp: 3, first_stage_layers: 3, last_stage_layers: 3, " +
+                                  interleaved + "}", batch)),
+            "parallel.first_stage_layers: first_stage_layers 3 and last_stage_layers 3 leave 2 of "
+            "model.num_layers (8, tests/config/data/lib/models/tiny-llama.yaml:4:13) for 1 other "
+            "stage; every stage's layers must be divisible by virtual_stages (2)");
+}
+
+// Megatron-Core's account_for_embedding/loss_in_pipeline_split: the embedding and the loss count
+// as layers of the split (Llama 3.1 405B's 126 layers + 2 over pp 8 x vp 8 in NeMo's recipe).
+TEST(ValidateTest, EmbeddingAndLossCountedInTheSplit) {
+  const std::string both =
+      "account_for_embedding_in_pipeline_split: true, account_for_loss_in_pipeline_split: true";
+  EXPECT_EQ(First(Layout("2", "{pp: 2, " + both + "}")), "");  // 8 + 2 over 2
+  EXPECT_EQ(First(Layout("4", "{pp: 4, " + both + "}")),
+            "parallel.pp: model.num_layers (8, tests/config/data/lib/models/tiny-llama.yaml:4:13) "
+            "+ 2 (embedding and loss counted as layers) is not divisible by pp*virtual_stages = "
+            "4*1 = 4");
+  EXPECT_EQ(First(Layout("3", "{pp: 3, account_for_embedding_in_pipeline_split: true}")), "");
+  EXPECT_EQ(First(Layout("2", "{pp: 2, first_stage_layers: 3, " + both + "}")),
+            "parallel.first_stage_layers: an uneven first/last stage and "
+            "parallel.account_for_embedding_in_pipeline_split exclude each other (as in "
+            "Megatron-Core): use one or the other");
 }
 
 TEST(ValidateTest, GpusMustFitTheTopology) {

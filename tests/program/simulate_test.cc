@@ -151,6 +151,42 @@ TEST(Simulate, BudgetAndTimelineAgreeOnEveryStage) {
   }
 }
 
+// The same agreement on the splits Megatron-Core makes besides the even one, interleaved: uneven
+// first/last stages (each stage's layers over its chunks), and the embedding and loss counted as
+// layers of the split, down to a first and last chunk with no decoder layer at all.
+TEST(Simulate, BudgetAndTimelineAgreeOnUnevenInterleavedSplits) {
+  struct Split {
+    int64_t pp, v, first, last;
+    bool embedding, loss;
+  };
+  // testing::Gpt has 16 layers.
+  const Split splits[] = {{4, 2, 2, 2, false, false},  // 2 | 6 | 6 | 2
+                          {2, 3, 0, 0, true, true},    // (16 + 2) / 6 = 3 per chunk, 2 at the ends
+                          {2, 9, 0, 0, true, true}};   // 1 per chunk: the first and last empty
+  for (const Split& x : splits) {
+    ParallelSpec p;
+    p.pp = x.pp;
+    p.schedule = PipelineSchedule::kInterleaved1F1B;
+    p.virtual_stages = x.v;
+    p.first_stage_layers = x.first;
+    p.last_stage_layers = x.last;
+    p.account_for_embedding_in_pipeline_split = x.embedding;
+    p.account_for_loss_in_pipeline_split = x.loss;
+    Scenario sc = Base(x.pp, p);
+    sc.training.global_batch = 8;
+    Result<SimResult> r = Simulate(sc);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    int64_t layers = 0;
+    for (const StageMemory& stage : r->memory.stages) layers += stage.layers;
+    EXPECT_EQ(layers, 16);
+    for (const DeviceStats& d : r->devices) {
+      const StageMemory& stage = r->memory.stages[static_cast<size_t>(d.coords.pp)];
+      EXPECT_NEAR(d.peak_memory.value(), stage.total().value(), 1.0)
+          << "pp " << x.pp << " v " << x.v << " stage " << d.coords.pp;
+    }
+  }
+}
+
 // Without a pipeline nothing is a pipeline bubble: a wait for a ZeRO parameter gather or a
 // gradient reduction is that collective's, its queueing included (it showed as a 2.4% "pipeline
 // bubble" in the breakdown of a TP2 CP2 DP4 ZeRO-1 step).
