@@ -13,31 +13,24 @@ namespace shardsim {
 
 double InFlightMicrobatches(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
                             int64_t microbatches, int64_t stage) {
-  const double m = static_cast<double>(microbatches);
-  switch (schedule) {
-    case PipelineSchedule::kGpipe:
-      return m;  // every forward runs before the first backward
-    case PipelineSchedule::k1F1B:
-      return std::min(static_cast<double>(pp - stage), m);
-    case PipelineSchedule::kInterleaved1F1B: {
-      const int64_t v = std::max<int64_t>(1, virtual_stages);
-      // Megatron-LM forward_backward_pipelining_with_interleaving: warm-up chunks, plus the one
-      // forward the steady state runs before its first backward.
-      const int64_t warmup = (pp - stage - 1) * 2 + (v - 1) * pp;
-      const int64_t chunks = std::min(warmup + 1, microbatches * v);
-      return static_cast<double>(chunks) / static_cast<double>(v);
-    }
-  }
-  return m;
+  // The schedule's warm-up forwards (Megatron-LM's counts, sim/schedule: GPipe all of them,
+  // 1F1B pp - stage - 1, interleaved (pp - stage - 1)·2 + (v - 1)·pp chunks, or all when m = pp)
+  // plus the one forward the steady state runs before its first backward, in micro-batches.
+  const int64_t v =
+      schedule == PipelineSchedule::kInterleaved1F1B ? std::max<int64_t>(1, virtual_stages) : 1;
+  const ScheduleShape shape{schedule, pp, v, microbatches};
+  const int64_t chunks = std::min(WarmupCount(shape, stage) + 1, microbatches * v);
+  return static_cast<double>(chunks) / static_cast<double>(v);
 }
 
 namespace {
 
 // The most activation bytes `rank` holds at once when its chunk c saves chunk_bytes[c] per
 // micro-batch: the run order alone decides how many micro-batches each chunk holds (forwards
-// done, backwards not), whatever the timing. For an interleaved first or last stage, whose
-// first chunk (embedding) or last chunk (head) saves more than the others, so that the
-// uniform in-flight factor does not hold. Nothing when the order cannot be built.
+// done, backwards not), whatever the timing. For an interleaved rank whose chunks save
+// different bytes (the embedding on the first, the head on the last, a split that leaves a
+// chunk a layer short), where the uniform in-flight factor does not hold. Nothing when the order
+// cannot be built.
 std::optional<Bytes> PeakOverTheOrder(const ScheduleShape& shape, int64_t rank,
                                       const std::vector<double>& chunk_bytes) {
   Result<std::vector<ScheduleItem>> order = PipelineOrder(shape, rank);
@@ -184,8 +177,10 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
                                        microbatches, rank.rank);
     s.activations_per_microbatch = layer_acts + edge_acts;
     s.activations = s.activations_per_microbatch * s.in_flight;
-    if (parallel.schedule == PipelineSchedule::kInterleaved1F1B && edge_acts.value() > 0.0) {
-      // The embedding rides on the rank's first chunk, the head (and MTP) on its last.
+    if (parallel.schedule == PipelineSchedule::kInterleaved1F1B) {
+      // The embedding rides on the rank's first chunk, the head (and MTP) on its last, and the
+      // splits that count them as layers leave those chunks a layer short: chunks that save
+      // different bytes are walked over the run order.
       std::vector<double> chunk_bytes;
       for (const LayerRange& chunk : rank.chunks) {
         Bytes c;
@@ -198,7 +193,11 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
       chunk_bytes.back() += (edge_acts - embedding_acts).value();
       const ScheduleShape shape{parallel.schedule, parallel.pp, parallel.virtual_stages,
                                 microbatches};
-      if (std::optional<Bytes> peak = PeakOverTheOrder(shape, rank.rank, chunk_bytes)) {
+      const bool uniform = std::all_of(chunk_bytes.begin(), chunk_bytes.end(),
+                                       [&](double c) { return c == chunk_bytes.front(); });
+      std::optional<Bytes> peak;  // uniform chunks: the closed form above holds
+      if (!uniform) peak = PeakOverTheOrder(shape, rank.rank, chunk_bytes);
+      if (peak && s.activations_per_microbatch.value() > 0.0) {
         s.activations = *peak;
         s.in_flight = peak->value() / s.activations_per_microbatch.value();  // effective
       }

@@ -355,17 +355,29 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
   const bool backward = it.phase == Phase::kBackward;
   const bool gathered = layout_.GroupSize(CommGroup::kGrad) > 1;
   std::vector<int64_t> layers = w.layers;
+  // A chunk without decoder layers (a split that counts the embedding or the loss as a layer)
+  // still runs the embedding or the head: one task for them, layer index kNoLayer.
+  constexpr int64_t kNoLayer = -1;
+  if (layers.empty()) layers.push_back(kNoLayer);
   if (backward) std::reverse(layers.begin(), layers.end());
   const double weight_bytes = mem_.weight_bytes_per_param;
   const double grad_bytes = BytesOf(sc_.training.grad_dtype);
   std::vector<TaskId> computed;
   for (size_t idx = 0; idx < layers.size(); ++idx) {
     const int64_t l = layers[idx];
-    const LayerOps& ops = g_.layer(l);
-    const BlockCost& b = costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(l)])];
-    int64_t params = Sum(ops.ops).params;
-    PassTime parts = backward ? b.bwd : b.fwd;
-    Seconds recompute = backward ? b.recompute.total() : Seconds(0);
+    int64_t params = 0;
+    PassTime parts;
+    Seconds recompute(0);
+    Bytes acts;
+    if (l != kNoLayer) {
+      const LayerOps& ops = g_.layer(l);
+      const BlockCost& b =
+          costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(l)])];
+      params = Sum(ops.ops).params;
+      parts = backward ? b.bwd : b.fwd;
+      if (backward) recompute = b.recompute.total();
+      acts = LayerActivationBytes(ops, sc_.training);
+    }
     if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0)) {
       parts += backward ? costs_.embedding.bwd : costs_.embedding.fwd;
       params += Sum(g_.embedding).params;
@@ -395,7 +407,6 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
     info.layer = static_cast<int32_t>(l);
     info.parts = parts;
     info.recompute = recompute;
-    Bytes acts = LayerActivationBytes(ops, sc_.training);
     // The embedding's and the head's saved tensors live with the first and last layer tasks.
     if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0)) acts += Sum(g_.embedding).saved;
     if (w.head && (backward ? idx == 0 : idx + 1 == layers.size())) {

@@ -35,8 +35,6 @@ void ApplyLayout(const LayoutChoice& l, Scenario* s) {
   s->parallel.ep = l.ep;
   s->parallel.first_stage_layers = 0;
   s->parallel.last_stage_layers = 0;
-  s->parallel.account_for_embedding_in_pipeline_split = false;
-  s->parallel.account_for_loss_in_pipeline_split = false;
 }
 
 std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,

@@ -8,7 +8,8 @@
 // activations), pp >= 2 runs GPipe, 1F1B and interleaved 1F1B with every virtual-stage count
 // >= 2. Validity is not re-derived here: each candidate is put into the scenario and
 // ValidateScenario decides, so the sweep and `shardsim simulate` can never disagree about a
-// layout. Pipeline splits are even (first/last_stage_layers 0, no embedding/loss counted as layers).
+// layout. Pipeline splits are even (first/last_stage_layers 0); the base's
+// account_for_embedding/loss_in_pipeline_split are kept (a 126-layer model takes pp 8 with both).
 #ifndef SHARDSIM_SWEEP_LAYOUT_SPACE_H_
 #define SHARDSIM_SWEEP_LAYOUT_SPACE_H_
 

@@ -199,8 +199,6 @@ Result<ScenarioDocument> ProbeDocument(const ScenarioDocument& base,
   if (!Assigned(as, "parallel.pp")) {
     permissive.push_back({"parallel.first_stage_layers", "0"});
     permissive.push_back({"parallel.last_stage_layers", "0"});
-    permissive.push_back({"parallel.account_for_embedding_in_pipeline_split", "false"});
-    permissive.push_back({"parallel.account_for_loss_in_pipeline_split", "false"});
   }
   ScenarioDocument doc = base;
   for (const Assignment& p : permissive) {

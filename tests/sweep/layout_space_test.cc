@@ -49,6 +49,23 @@ TEST(LayoutSpace, ClosedFormCount) {
   EXPECT_EQ(ValidLayouts(s, 16, LayoutAuto{}, true).size(), 124u);
 }
 
+// The base's split keys are kept: gpt3-350m's 24 layers + embedding + loss = 26 = 2 x 13 take
+// pp 2 (13 per stage) and no longer pp 4 or 8 (it dropped the keys and found no layout of a
+// 126-layer model with both keys over pp 8).
+TEST(LayoutSpace, KeepsTheBaseSplitKeys) {
+  Scenario s = Small("gpt3-350m", 16, 2048, 32);
+  s.parallel.account_for_embedding_in_pipeline_split = true;
+  s.parallel.account_for_loss_in_pipeline_split = true;
+  LayoutAuto only;
+  only.tp = {1};
+  only.cp = {1};
+  only.schedules = {PipelineSchedule::k1F1B};
+  const std::vector<LayoutChoice> ls = ValidLayouts(s, 16, only, true);
+  ASSERT_EQ(ls.size(), 2u);
+  EXPECT_EQ(ls[0].pp, 1);
+  EXPECT_EQ(ls[1].pp, 2);
+}
+
 TEST(LayoutSpace, RestrictionsFilterCandidates) {
   const Scenario s = Small("gpt3-350m", 16, 2048, 32);
   LayoutAuto only;
