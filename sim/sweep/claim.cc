@@ -163,10 +163,18 @@ void Judge(ClaimCheck& c) {
     }
     (std::fabs(gap) <= u ? within : outside).push_back(text);
   }
-  std::string reason =
-      "the claim is within " + unc + " of the best layout shardsim finds, " + best_text;
-  if (!outside.empty()) {
-    reason += ", read under " + Join(within, ", ") + "; not under " + Join(outside, ", ");
+  std::string reason;
+  if (within.empty()) {
+    // Above the best layout under one convention, below it under another, within the
+    // uncertainty under none of them.
+    reason = "no FLOPs convention listed reads the claim within " + unc +
+             " of the best layout shardsim finds, " + best_text + ": " + Join(outside, ", ") +
+             "; it is plausible only under a FLOPs count between those conventions";
+  } else {
+    reason = "the claim is within " + unc + " of the best layout shardsim finds, " + best_text;
+    if (!outside.empty()) {
+      reason += ", read under " + Join(within, ", ") + "; not under " + Join(outside, ", ");
+    }
   }
   c.reasons.push_back(reason);
   c.assumptions.push_back(

@@ -220,6 +220,23 @@ TEST(CheckClaimCli, AbovePeak) {
             std::string::npos);
 }
 
+// At 128K tokens attention is most of the work: a FLOP/s claim reads far above the best layout
+// under 6·N and far below it under the conventions that count attention, within ±15% under none.
+// The reason said "read under ; not under ..." with nothing under "read under".
+TEST(CheckClaimCli, ClaimBetweenConventionsSaysSo) {
+  const sweep_test::CliRun r = Shardsim(
+      "check-claim \"500 TFLOP/s per GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 "
+      "--seq-len 131072 --progress none -j 2");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("read under ;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no FLOPs convention listed reads the claim within ±15% of the best layout"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("it is plausible only under a FLOPs count between those conventions"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(CheckClaimCli, BadClaimExitsTwo) {
   const sweep_test::CliRun r = Shardsim(
       "check-claim \"very fast\" --model llama3-8b "
