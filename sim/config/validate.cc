@@ -189,7 +189,7 @@ Status ValidateScenario(const Scenario& s) {
                                         " tokens per step is more than shardsim counts exactly (" +
                                         Str(kMaxTokensPerStep) + ", 2^53)");
   }
-  // 16.8M tokens: 64x the longest context trained in published runs (torchtitan's 256K), and
+  // 16.8M tokens: 64x the longest sequence of the reference runs (torchtitan's 256K), and
   // past it the attention of one step outgrows the engine's clock (int64 picoseconds).
   if (s.training.seq_len > kMaxSeqLen) {
     c.Fail("training.seq_len", Str(s.training.seq_len) + " is longer than shardsim simulates (" +
