@@ -201,6 +201,7 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
   c.topology = s.topology.name;
   c.precision = Name(s.training.precision);
   c.gpus = space->Gpus(0);
+  c.num_layers = s.model.num_layers;
   // The search's points take the GPU count as given: a count the cluster cannot hold would make
   // every point invalid, and the verdict would blame memory.
   const std::string cluster = s.topology.GpusProblem(c.gpus);

@@ -70,6 +70,7 @@ struct ClaimCheck {
   Claim claim;
   std::string model, hardware, topology, precision;
   int64_t gpus = 0;
+  int64_t num_layers = 0;  // the model's decoder layers (a pp not dividing them counts edges)
   int64_t seq_len = 0, global_batch = 0;
   double peak_flops = 0;      // dense peak of the training precision, FLOP/s
   double fp8_peak_flops = 0;  // 0 when the hardware has none

@@ -1,6 +1,7 @@
 // The text of `shardsim check-claim`.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
@@ -18,13 +19,21 @@ std::string Sci(double v) {
   return buf;
 }
 
-std::string LayoutOf(const Row& r, const std::vector<std::string>& columns) {
+// The layout's inputs; where its pp does not divide the model's layers, the search counted the
+// embedding and the loss as layers of the split (sim/sweep/layout_space.h), which it says.
+std::string LayoutOf(const Row& r, const std::vector<std::string>& columns, int64_t num_layers) {
   std::vector<std::string> parts;
+  bool edges = false;
   for (size_t i = 0; i < columns.size() && i < r.inputs.size(); ++i) {
     const size_t dot = columns[i].rfind('.');
     parts.push_back((dot == std::string::npos ? columns[i] : columns[i].substr(dot + 1)) + " " +
                     r.inputs[i]);
+    if (columns[i] == "parallel.pp" && num_layers > 0) {
+      const int64_t pp = std::atoll(r.inputs[i].c_str());
+      edges = pp > 1 && num_layers % pp != 0;
+    }
   }
+  if (edges) parts.emplace_back("embedding and loss counted as layers of the pipeline split");
   return Join(parts);
 }
 
@@ -60,7 +69,7 @@ std::string ClaimReport(const ClaimCheck& c) {
   out += "\n";
   out += "Best layout found: ";
   if (c.best) {
-    out += Prediction(*c.best) + "\n  " + LayoutOf(*c.best, c.best_columns) + " (" +
+    out += Prediction(*c.best) + "\n  " + LayoutOf(*c.best, c.best_columns, c.num_layers) + " (" +
            std::to_string(c.feasible) + " feasible of " + std::to_string(c.searched) +
            " points searched)\n";
   } else {

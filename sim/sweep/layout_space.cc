@@ -35,6 +35,10 @@ void ApplyLayout(const LayoutChoice& l, Scenario* s) {
   s->parallel.ep = l.ep;
   s->parallel.first_stage_layers = 0;
   s->parallel.last_stage_layers = 0;
+  if (l.edges_in_split) {
+    s->parallel.account_for_embedding_in_pipeline_split = true;
+    s->parallel.account_for_loss_in_pipeline_split = true;
+  }
 }
 
 std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
@@ -50,12 +54,22 @@ std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
            restrict.schedules.end();
   };
   const bool moe = s.model.moe.has_value();
+  const bool base_split_keys = scenario.parallel.account_for_embedding_in_pipeline_split ||
+                               scenario.parallel.account_for_loss_in_pipeline_split;
   auto consider = [&](LayoutChoice l) {
+    const int64_t chunks = l.pp * l.virtual_stages;
+    l.edges_in_split = !base_split_keys && l.pp > 1 && layers % l.pp != 0 &&
+                       (layers + 2) % chunks == 0;
     const std::vector<int64_t> eps =
         moe ? Divisors(l.dp * l.cp) : std::vector<int64_t>{scenario.parallel.ep};
     for (int64_t ep : eps) {
       if (!Allowed(restrict.ep, ep)) continue;
       l.ep = ep;
+      // The base's split keys, then the layout's (ApplyLayout only ever sets them).
+      s.parallel.account_for_embedding_in_pipeline_split =
+          scenario.parallel.account_for_embedding_in_pipeline_split;
+      s.parallel.account_for_loss_in_pipeline_split =
+          scenario.parallel.account_for_loss_in_pipeline_split;
       ApplyLayout(l, &s);
       if (ValidateScenario(s).ok()) out.push_back(l);
     }
@@ -75,7 +89,7 @@ std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
         }
         if (schedule_ok(PipelineSchedule::k1F1B, true)) consider(base);
         if (pp > 1 && schedule_ok(PipelineSchedule::kInterleaved1F1B, true)) {
-          for (int64_t v = 2; v * pp <= layers; ++v) {
+          for (int64_t v = 2; v * pp <= layers + 2; ++v) {
             if (!Allowed(restrict.virtual_stages, v)) continue;
             LayoutChoice l = base;
             l.schedule = PipelineSchedule::kInterleaved1F1B;

@@ -8,8 +8,9 @@
 // activations), pp >= 2 runs GPipe, 1F1B and interleaved 1F1B with every virtual-stage count
 // >= 2. Validity is not re-derived here: each candidate is put into the scenario and
 // ValidateScenario decides, so the sweep and `shardsim simulate` can never disagree about a
-// layout. Pipeline splits are even (first/last_stage_layers 0); the base's
-// account_for_embedding/loss_in_pipeline_split are kept (a 126-layer model takes pp 8 with both).
+// layout. Pipeline splits are even (first/last_stage_layers 0), or, for a pp that does not
+// divide the layers when the base sets neither account_for_* key, count the embedding and the
+// loss as layers (LayoutChoice::edges_in_split); the base's own account_for_* keys are kept.
 #ifndef SHARDSIM_SWEEP_LAYOUT_SPACE_H_
 #define SHARDSIM_SWEEP_LAYOUT_SPACE_H_
 
@@ -28,6 +29,11 @@ struct LayoutChoice {
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int64_t virtual_stages = 1;
   int64_t ep = 1;
+  // The layers do not divide over pp but the layers + 2 do over pp x virtual stages: the split
+  // counts the embedding and the loss as layers (Megatron-Core's account_for_embedding/loss_in_
+  // pipeline_split, as NeMo runs Llama 3.1 405B's 126 layers over pp 8 x v 8). Only for a pp
+  // that has no even split, so (pp, virtual stages) still names one split.
+  bool edges_in_split = false;
 };
 
 // Positive divisors of n (n >= 1), ascending.

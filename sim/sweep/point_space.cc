@@ -231,6 +231,10 @@ Result<ScenarioDocument> PointSpace::Document(int64_t i) const {
     sets.push_back({"parallel.ep", std::to_string(l.ep)});
     sets.push_back({"parallel.first_stage_layers", "0"});
     sets.push_back({"parallel.last_stage_layers", "0"});
+    if (l.edges_in_split) {
+      sets.push_back({"parallel.account_for_embedding_in_pipeline_split", "true"});
+      sets.push_back({"parallel.account_for_loss_in_pipeline_split", "true"});
+    }
   }
   if (p.micro_batch > 0) sets.push_back({"training.micro_batch", std::to_string(p.micro_batch)});
   for (const Assignment& a : sets) {

@@ -40,10 +40,11 @@ TEST(LayoutSpace, Divisors) {
 }
 
 // gpt3-350m: 16 heads, 24 layers, ffn 4096, on 16 GPUs (2^4), seq 2048, batch 32. Every
-// (tp, pp, cp, dp) with product 16 is valid except pp = 16 (24 layers): 35 - 1 = 34 tuples;
-// by pp: 15 with pp 1, 10 with pp 2, 6 with pp 4, 3 with pp 8. pp 1 runs 1F1B; pp >= 2 runs
-// GPipe, 1F1B and interleaved with v >= 2 dividing 24/pp: 5 (pp 2: 2,3,4,6,12), 3 (pp 4: 2,3,6),
-// 1 (pp 8: 3). Total 15 + 10*7 + 6*5 + 3*3 = 124.
+// (tp, pp, cp, dp) with product 16 is valid except pp = 16 (24 layers, nor 24 + 2): 35 - 1 = 34
+// tuples; by pp: 15 with pp 1, 10 with pp 2, 6 with pp 4, 3 with pp 8. pp 1 runs 1F1B; pp >= 2
+// runs GPipe, 1F1B and interleaved with v >= 2 dividing 24/pp: 5 (pp 2: 2,3,4,6,12), 3 (pp 4:
+// 2,3,6), 1 (pp 8: 3). Total 15 + 10*7 + 6*5 + 3*3 = 124 (every pp divides the layers: no split
+// counts the embedding and loss).
 TEST(LayoutSpace, ClosedFormCount) {
   const Scenario s = Small("gpt3-350m", 16, 2048, 32);
   EXPECT_EQ(ValidLayouts(s, 16, LayoutAuto{}, true).size(), 124u);
@@ -64,6 +65,26 @@ TEST(LayoutSpace, KeepsTheBaseSplitKeys) {
   ASSERT_EQ(ls.size(), 2u);
   EXPECT_EQ(ls[0].pp, 1);
   EXPECT_EQ(ls[1].pp, 2);
+}
+
+// A pp that does not divide the layers, where the layers + 2 do (Megatron-Core's account_for_*
+// keys): megatron-gpt-3.6b's 30 layers take pp 2 evenly and pp 4, 8, 16 with 32 counted; the
+// split is applied to the scenario the point builds.
+TEST(LayoutSpace, CountsTheEmbeddingAndLossWhereTheLayersDoNotDivide) {
+  Scenario s = Small("megatron-gpt-3.6b", 16, 2048, 64);
+  LayoutAuto only;
+  only.tp = {1};
+  only.cp = {1};
+  only.schedules = {PipelineSchedule::k1F1B};
+  const std::vector<LayoutChoice> ls = ValidLayouts(s, 16, only, true);
+  std::vector<std::pair<int64_t, bool>> got;
+  for (const LayoutChoice& l : ls) got.emplace_back(l.pp, l.edges_in_split);
+  EXPECT_EQ(got, (std::vector<std::pair<int64_t, bool>>{
+                     {1, false}, {2, false}, {4, true}, {8, true}, {16, true}}));
+  ApplyLayout(ls[3], &s);
+  EXPECT_TRUE(s.parallel.account_for_embedding_in_pipeline_split);
+  EXPECT_TRUE(s.parallel.account_for_loss_in_pipeline_split);
+  EXPECT_TRUE(ValidateScenario(s).ok());
 }
 
 TEST(LayoutSpace, RestrictionsFilterCandidates) {
@@ -108,8 +129,10 @@ TEST(LayoutSpace, MixtureOfExpertsEnumeratesExpertParallelism) {
   }
 }
 
-// Every tuple of degrees up to the GPU count and every schedule, checked by ValidateScenario:
-// the enumeration holds exactly the accepted ones (pp = 1 GPipe excepted by design).
+// Every tuple of degrees up to the GPU count and every schedule, checked by ValidateScenario
+// with an even split, or, for a pp that does not divide the layers, the embedding and loss
+// counted in the split: the enumeration holds exactly the accepted ones (pp = 1 GPipe excepted
+// by design).
 TEST(LayoutSpace, AgreesWithValidateScenarioOnEveryCandidate) {
   for (const auto& [model, gpus, seq, batch] :
        std::vector<std::tuple<std::string, int64_t, int64_t, int64_t>>{
@@ -131,11 +154,18 @@ TEST(LayoutSpace, AgreesWithValidateScenarioOnEveryCandidate) {
             if (tp * pp * cp * dp != gpus) continue;
             for (PipelineSchedule p : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B,
                                        PipelineSchedule::kInterleaved1F1B}) {
-              for (int64_t v = 1; v <= s.model.num_layers; ++v) {
+              for (int64_t v = 1; v <= s.model.num_layers + 2; ++v) {
                 for (int64_t ep = 1; ep <= gpus; ++ep) {
                   LayoutChoice l{dp, tp, pp, cp, p, v, ep};
+                  s.parallel.account_for_embedding_in_pipeline_split = false;
+                  s.parallel.account_for_loss_in_pipeline_split = false;
                   ApplyLayout(l, &s);
-                  if (!ValidateScenario(s).ok()) continue;
+                  if (!ValidateScenario(s).ok()) {
+                    if (pp == 1 || s.model.num_layers % pp == 0) continue;
+                    l.edges_in_split = true;
+                    ApplyLayout(l, &s);
+                    if (!ValidateScenario(s).ok()) continue;
+                  }
                   if (pp == 1 && p == PipelineSchedule::kGpipe) continue;
                   accepted.insert(KeyOf(l));
                 }
