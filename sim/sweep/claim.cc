@@ -11,6 +11,7 @@
 #include "sim/base/units.h"
 #include "sim/model/flops.h"
 #include "sim/sweep/evaluate.h"
+#include "sim/sweep/layout_space.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/spec_check.h"
@@ -202,6 +203,9 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
   c.precision = Name(s.training.precision);
   c.gpus = space->Gpus(0);
   c.num_layers = s.model.num_layers;
+  c.split_keys_given = SplitKeysGiven(s);
+  c.embedding_in_split = s.parallel.account_for_embedding_in_pipeline_split;
+  c.loss_in_split = s.parallel.account_for_loss_in_pipeline_split;
   // The search's points take the GPU count as given: a count the cluster cannot hold would make
   // every point invalid, and the verdict would blame memory.
   const std::string cluster = s.topology.GpusProblem(c.gpus);

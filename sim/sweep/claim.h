@@ -71,6 +71,8 @@ struct ClaimCheck {
   std::string model, hardware, topology, precision;
   int64_t gpus = 0;
   int64_t num_layers = 0;  // the model's decoder layers (a pp not dividing them counts edges)
+  // The scenario's own account_for_*_in_pipeline_split keys, when it gives either.
+  bool split_keys_given = false, embedding_in_split = false, loss_in_split = false;
   int64_t seq_len = 0, global_batch = 0;
   double peak_flops = 0;      // dense peak of the training precision, FLOP/s
   double fp8_peak_flops = 0;  // 0 when the hardware has none

@@ -19,21 +19,31 @@ std::string Sci(double v) {
   return buf;
 }
 
-// The layout's inputs; where its pp does not divide the model's layers, the search counted the
-// embedding and the loss as layers of the split (sim/sweep/layout_space.h), which it says.
-std::string LayoutOf(const Row& r, const std::vector<std::string>& columns, int64_t num_layers) {
+// The layout's inputs, and which of the embedding and the loss count as layers of its pipeline
+// split: the scenario's own keys when it gives them, else both where its pp does not divide
+// the layers (the search's rule, sim/sweep/layout_space.h).
+std::string LayoutOf(const Row& r, const std::vector<std::string>& columns, const ClaimCheck& c) {
   std::vector<std::string> parts;
-  bool edges = false;
+  int64_t pp = 1;
   for (size_t i = 0; i < columns.size() && i < r.inputs.size(); ++i) {
     const size_t dot = columns[i].rfind('.');
     parts.push_back((dot == std::string::npos ? columns[i] : columns[i].substr(dot + 1)) + " " +
                     r.inputs[i]);
-    if (columns[i] == "parallel.pp" && num_layers > 0) {
-      const int64_t pp = std::atoll(r.inputs[i].c_str());
-      edges = pp > 1 && num_layers % pp != 0;
-    }
+    if (columns[i] == "parallel.pp") pp = std::atoll(r.inputs[i].c_str());
   }
-  if (edges) parts.emplace_back("embedding and loss counted as layers of the pipeline split");
+  bool embedding = false, loss = false;
+  if (pp > 1 && c.split_keys_given) {
+    embedding = c.embedding_in_split;
+    loss = c.loss_in_split;
+  } else if (pp > 1 && c.num_layers > 0 && c.num_layers % pp != 0) {
+    embedding = loss = true;
+  }
+  if (embedding && loss) {
+    parts.emplace_back("embedding and loss counted as layers of the pipeline split");
+  } else if (embedding || loss) {
+    parts.emplace_back(std::string(embedding ? "embedding" : "loss") +
+                       " counted as a layer of the pipeline split");
+  }
   return Join(parts);
 }
 
@@ -69,7 +79,7 @@ std::string ClaimReport(const ClaimCheck& c) {
   out += "\n";
   out += "Best layout found: ";
   if (c.best) {
-    out += Prediction(*c.best) + "\n  " + LayoutOf(*c.best, c.best_columns, c.num_layers) + " (" +
+    out += Prediction(*c.best) + "\n  " + LayoutOf(*c.best, c.best_columns, c) + " (" +
            std::to_string(c.feasible) + " feasible of " + std::to_string(c.searched) +
            " points searched)\n";
   } else {

@@ -25,6 +25,13 @@ std::vector<int64_t> Divisors(int64_t n) {
   return low;
 }
 
+bool SplitKeysGiven(const Scenario& s) {
+  // Given, true or false (an axis or the base may say false on purpose); the scenario's origins
+  // record the keys its file or the sweep wrote.
+  return s.origins.Get("parallel.account_for_embedding_in_pipeline_split").loc.known() ||
+         s.origins.Get("parallel.account_for_loss_in_pipeline_split").loc.known();
+}
+
 void ApplyLayout(const LayoutChoice& l, Scenario* s) {
   s->parallel.dp = l.dp;
   s->parallel.tp = l.tp;
@@ -54,12 +61,11 @@ std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
            restrict.schedules.end();
   };
   const bool moe = s.model.moe.has_value();
-  const bool base_split_keys = scenario.parallel.account_for_embedding_in_pipeline_split ||
-                               scenario.parallel.account_for_loss_in_pipeline_split;
+  const bool base_split_keys = SplitKeysGiven(scenario);
   auto consider = [&](LayoutChoice l) {
     const int64_t chunks = l.pp * l.virtual_stages;
-    l.edges_in_split = !base_split_keys && l.pp > 1 && layers % l.pp != 0 &&
-                       (layers + 2) % chunks == 0;
+    l.edges_in_split =
+        !base_split_keys && l.pp > 1 && layers % l.pp != 0 && (layers + 2) % chunks == 0;
     const std::vector<int64_t> eps =
         moe ? Divisors(l.dp * l.cp) : std::vector<int64_t>{scenario.parallel.ep};
     for (int64_t ep : eps) {

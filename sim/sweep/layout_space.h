@@ -9,8 +9,8 @@
 // >= 2. Validity is not re-derived here: each candidate is put into the scenario and
 // ValidateScenario decides, so the sweep and `shardsim simulate` can never disagree about a
 // layout. Pipeline splits are even (first/last_stage_layers 0), or, for a pp that does not
-// divide the layers when the base sets neither account_for_* key, count the embedding and the
-// loss as layers (LayoutChoice::edges_in_split); the base's own account_for_* keys are kept.
+// divide the layers when the base gives neither account_for_* key, count the embedding and the
+// loss as layers (LayoutChoice::edges_in_split); keys the base gives (true or false) are kept.
 #ifndef SHARDSIM_SWEEP_LAYOUT_SPACE_H_
 #define SHARDSIM_SWEEP_LAYOUT_SPACE_H_
 
@@ -38,6 +38,10 @@ struct LayoutChoice {
 
 // Positive divisors of n (n >= 1), ascending.
 std::vector<int64_t> Divisors(int64_t n);
+
+// Whether the scenario gives either account_for_*_in_pipeline_split key itself (true or false):
+// then the search keeps them and counts no edges of its own.
+bool SplitKeysGiven(const Scenario& scenario);
 
 // `scenario` with the layout's degrees, schedule and an even pipeline split.
 void ApplyLayout(const LayoutChoice& layout, Scenario* scenario);

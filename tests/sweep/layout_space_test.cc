@@ -87,6 +87,31 @@ TEST(LayoutSpace, CountsTheEmbeddingAndLossWhereTheLayersDoNotDivide) {
   EXPECT_TRUE(ValidateScenario(s).ok());
 }
 
+// A split key the base gives, even false, is the user's: the search counts no edges of its own
+// (it set both true over an axis value "false", and the rows no longer said how they ran).
+TEST(LayoutSpace, SplitKeyGivenFalseIsKept) {
+  const LoadOptions lib = sweep_test::Lib();
+  Result<ScenarioDocument> doc = ScenarioDocument::ParseText(
+      "model: megatron-gpt-3.6b\nhardware: a100-sxm4-80gb\ntopology: {base: dgx-a100, "
+      "gpus_per_node: 4}\ngpus: 16\ntraining: {seq_len: 2048, global_batch: 64}\n"
+      "parallel: {dp: 16, account_for_loss_in_pipeline_split: false}\n",
+      "tests/sweep/data/inline.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  Result<Scenario> s = doc->Build(lib);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE(SplitKeysGiven(*s));
+  LayoutAuto only;
+  only.tp = {1};
+  only.cp = {1};
+  only.schedules = {PipelineSchedule::k1F1B};
+  std::vector<int64_t> pps;
+  for (const LayoutChoice& l : ValidLayouts(*s, 16, only, true)) {
+    pps.push_back(l.pp);
+    EXPECT_FALSE(l.edges_in_split);
+  }
+  EXPECT_EQ(pps, (std::vector<int64_t>{1, 2}));
+}
+
 TEST(LayoutSpace, RestrictionsFilterCandidates) {
   const Scenario s = Small("gpt3-350m", 16, 2048, 32);
   LayoutAuto only;
