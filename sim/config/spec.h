@@ -219,8 +219,8 @@ struct HardwareSpec {
 };
 
 // ---------------------------------------------------------------- topology
-// The most GPUs a cluster may have (about 100x the largest of 2026): bounds what a scenario, a
-// sweep point or `comm` may allocate per GPU.
+// The most GPUs a cluster may have (16.8M, far above any built cluster): bounds what a scenario,
+// a sweep point or `comm` may allocate per GPU.
 inline constexpr int64_t kMaxGpus = int64_t{1} << 24;
 // The most (device, virtual stage, micro-batch) passes one simulation holds: its task graph is
 // about 4 tasks and 800 bytes per pass (pp 16, 65,536 micro-batches: 4.06 M tasks, 795 MB),
@@ -306,6 +306,18 @@ struct ParallelSpec {
   // model chunk holds one decoder layer fewer.
   bool account_for_embedding_in_pipeline_split = false;
   bool account_for_loss_in_pipeline_split = false;
+
+  // Model chunks per pipeline rank: virtual_stages under the interleaved schedule, else 1.
+  int64_t ChunksPerRank() const {
+    return schedule == PipelineSchedule::kInterleaved1F1B ? virtual_stages : 1;
+  }
+  // The (device, chunk, micro-batch) passes one simulation holds, bounded by kMaxSimulatedPasses:
+  // pp x chunks x `microbatches` per pipeline x `pipelines` simulated (1, the representative
+  // pipeline; dp x cp with --every-rank). A double: absurd layouts must not overflow it.
+  double PipelinePasses(int64_t microbatches, int64_t pipelines) const {
+    return static_cast<double>(pp) * static_cast<double>(ChunksPerRank()) *
+           static_cast<double>(microbatches) * static_cast<double>(pipelines);
+  }
   double dp_bucket_bytes = 40e6;   // parallel.dp_bucket_size: gradient bucket (bytes)
   bool overlap_grad_reduce = true;   // parallel.overlap_grad_reduce
   bool overlap_param_gather = true;  // parallel.overlap_param_gather

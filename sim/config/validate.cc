@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/base/strings.h"
+#include "sim/base/units.h"
 #include "sim/config/loader.h"
 
 namespace shardsim {
@@ -172,12 +173,12 @@ Status ValidateScenario(const Scenario& s) {
                Str(kMaxMicroBatchesPerStep) + ": raise training.micro_batch or parallel.dp");
   }
   if (per_step > 0 && s.training.global_batch % per_step == 0) {
-    const int64_t v = p.schedule == PipelineSchedule::kInterleaved1F1B ? p.virtual_stages : 1;
-    const int64_t passes = Mul(Mul(p.pp, v), s.training.global_batch / per_step);
-    if (passes > kMaxSimulatedPasses) {
+    const int64_t microbatches = s.training.global_batch / per_step;
+    const double passes = p.PipelinePasses(microbatches, 1);
+    if (passes > static_cast<double>(kMaxSimulatedPasses)) {
       c.Fail("training.global_batch",
-             "pp*virtual_stages*micro-batches per step = " + Str(p.pp) + "*" + Str(v) + "*" +
-                 Str(s.training.global_batch / per_step) + " = " + Str(passes) +
+             "pp*virtual_stages*micro-batches per step = " + Str(p.pp) + "*" +
+                 Str(p.ChunksPerRank()) + "*" + Str(microbatches) + " = " + FormatSig(passes, 4) +
                  " pipeline passes; one simulation holds at most " + Str(kMaxSimulatedPasses) +
                  " (about 800 MB of task graph): raise training.micro_batch or parallel.dp, or "
                  "lower the global batch");

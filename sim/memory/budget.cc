@@ -121,17 +121,22 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
     Bytes rebuilt;  // largest single layer's full activations (full recompute)
     int64_t largest_layer_params = 0;
     bool has_moe = false;
+    std::vector<double> chunk_bytes;  // saved per micro-batch by each chunk's layers
     for (const LayerRange& chunk : rank.chunks) {
+      Bytes in_chunk;
       for (int64_t i = chunk.begin; i < chunk.end; ++i) {
         const LayerOps& layer = g.layer(i);
         const ParamSplit lp = Params(layer.ops);
         p.dense += lp.dense;
         p.expert += lp.expert;
         largest_layer_params = std::max(largest_layer_params, lp.dense + lp.expert);
-        layer_acts += LayerActivationBytes(layer, training);
+        const Bytes acts = LayerActivationBytes(layer, training);
+        layer_acts += acts;
+        in_chunk += acts;
         rebuilt = std::max(rebuilt, Sum(layer.ops).saved);
         has_moe = has_moe || layer.kind == "moe";
       }
+      chunk_bytes.push_back(in_chunk.value());
     }
     // Embedding (first stage) and head / MTP (last stage): saved per micro-batch like a layer's
     // (the embedding's dropout mask until that micro-batch's backward; the head's logits for the
@@ -181,14 +186,6 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
       // The embedding rides on the rank's first chunk, the head (and MTP) on its last, and the
       // splits that count them as layers leave those chunks a layer short: chunks that save
       // different bytes are walked over the run order.
-      std::vector<double> chunk_bytes;
-      for (const LayerRange& chunk : rank.chunks) {
-        Bytes c;
-        for (int64_t i = chunk.begin; i < chunk.end; ++i) {
-          c += LayerActivationBytes(g.layer(i), training);
-        }
-        chunk_bytes.push_back(c.value());
-      }
       chunk_bytes.front() += embedding_acts.value();
       chunk_bytes.back() += (edge_acts - embedding_acts).value();
       const ScheduleShape shape{parallel.schedule, parallel.pp, parallel.virtual_stages,

@@ -13,8 +13,7 @@ int64_t PipelineRank::layers() const {
 
 Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const ParallelSpec& parallel) {
   const int64_t p = parallel.pp;
-  const int64_t v = parallel.schedule == PipelineSchedule::kInterleaved1F1B
-                        ? parallel.virtual_stages : 1;
+  const int64_t v = parallel.ChunksPerRank();
   if (p <= 0 || v <= 0) return Status::Invalid("pipeline degrees must be positive");
   std::vector<PipelineRank> ranks(static_cast<size_t>(p));
   for (int64_t r = 0; r < p; ++r) {

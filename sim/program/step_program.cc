@@ -536,15 +536,11 @@ Status Builder::Finish(const Device& d) {
 Result<StepProgram> Builder::Build() {
   const ParallelSpec& par = sc_.parallel;
   prog_.microbatches = sc_.training.global_batch / (par.dp * sc_.training.micro_batch);
-  shape_ = ScheduleShape{par.schedule, par.pp,
-                         par.schedule == PipelineSchedule::kInterleaved1F1B ? par.virtual_stages : 1,
-                         prog_.microbatches};
+  shape_ = ScheduleShape{par.schedule, par.pp, par.ChunksPerRank(), prog_.microbatches};
   if (opt_.every_rank) {
-    // The scenario's own bound (sim/config/validate.cc) counts the representative pipeline's
-    // pp devices; every rank multiplies it by dp*cp.
-    const double passes = static_cast<double>(par.pp) * static_cast<double>(par.dp) *
-                          static_cast<double>(par.cp) * static_cast<double>(shape_.virtual_stages) *
-                          static_cast<double>(prog_.microbatches);
+    // The scenario's own bound (sim/config/validate.cc) counts the representative pipeline;
+    // every rank simulates dp*cp of them.
+    const double passes = par.PipelinePasses(prog_.microbatches, par.dp * par.cp);
     if (passes > static_cast<double>(kMaxSimulatedPasses)) {
       return Status::Invalid(
           "--every-rank: pp*dp*cp ranks x virtual stages x micro-batches = " +

@@ -8,6 +8,7 @@
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
 #include "sim/sweep/claim.h"
+#include "sim/sweep/layout_space.h"
 
 namespace shardsim {
 namespace {
@@ -35,7 +36,7 @@ std::string LayoutOf(const Row& r, const std::vector<std::string>& columns, cons
   if (pp > 1 && c.split_keys_given) {
     embedding = c.embedding_in_split;
     loss = c.loss_in_split;
-  } else if (pp > 1 && c.num_layers > 0 && c.num_layers % pp != 0) {
+  } else if (c.num_layers > 0 && SearchCountsEdges(c.num_layers, pp)) {
     embedding = loss = true;
   }
   if (embedding && loss) {

@@ -32,6 +32,8 @@ bool SplitKeysGiven(const Scenario& s) {
          s.origins.Get("parallel.account_for_loss_in_pipeline_split").loc.known();
 }
 
+bool SearchCountsEdges(int64_t layers, int64_t pp) { return pp > 1 && layers % pp != 0; }
+
 void ApplyLayout(const LayoutChoice& l, Scenario* s) {
   s->parallel.dp = l.dp;
   s->parallel.tp = l.tp;
@@ -64,8 +66,8 @@ std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
   const bool base_split_keys = SplitKeysGiven(scenario);
   auto consider = [&](LayoutChoice l) {
     const int64_t chunks = l.pp * l.virtual_stages;
-    l.edges_in_split =
-        !base_split_keys && l.pp > 1 && layers % l.pp != 0 && (layers + 2) % chunks == 0;
+    l.edges_in_split = !base_split_keys && SearchCountsEdges(layers, l.pp) &&
+                       (layers + 2) % chunks == 0;
     const std::vector<int64_t> eps =
         moe ? Divisors(l.dp * l.cp) : std::vector<int64_t>{scenario.parallel.ep};
     for (int64_t ep : eps) {

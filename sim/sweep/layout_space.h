@@ -43,6 +43,10 @@ std::vector<int64_t> Divisors(int64_t n);
 // then the search keeps them and counts no edges of its own.
 bool SplitKeysGiven(const Scenario& scenario);
 
+// The search's rule, for a scenario that gives no split key: a pp > 1 that does not divide the
+// layers counts the embedding and the loss as layers (LayoutChoice::edges_in_split).
+bool SearchCountsEdges(int64_t layers, int64_t pp);
+
 // `scenario` with the layout's degrees, schedule and an even pipeline split.
 void ApplyLayout(const LayoutChoice& layout, Scenario* scenario);
 

@@ -241,8 +241,6 @@ TEST(Activations, DeepSeekRecomputeModulesByHand) {
   EXPECT_DOUBLE_EQ(shardsim::LayerActivationBytes(moe, t).value(), all - norms - qkv - act_out);
 }
 
-// Property: tensor parallelism splits the matmul and attention work exactly; the sum over the
-// TP group of per-device FLOPs equals the unsharded FLOPs.
 // Qwen2-MoE's shared-expert gate: one Linear h -> 1 per MoE layer, 2·T·h FLOPs forward (T tokens
 // of the micro-batch), replicated like the router.
 TEST(OpGraph, SharedExpertGateIsAnHByOneMatmul) {
@@ -276,6 +274,8 @@ TEST(OpGraph, SharedExpertGateIsAnHByOneMatmul) {
   EXPECT_EQ(Sum(g->layer(1).ops).params - Sum(ungated->layer(1).ops).params, 4096);
 }
 
+// Property: tensor parallelism splits the matmul and attention work exactly; the sum over the
+// TP group of per-device FLOPs equals the unsharded FLOPs.
 TEST(OpGraph, ShardingConservesFlops) {
   const ModelSpec m = Llama(2, 8192, 64, 8, 28672, 128256);
   GraphOptions o;
