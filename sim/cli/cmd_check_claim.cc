@@ -15,19 +15,11 @@
 #include "sim/cli/sweep_cli.h"
 #include "sim/config/loader.h"
 #include "sim/sweep/claim.h"
+#include "sim/sweep/claim_base.h"
 #include "sim/sweep/progress.h"
 
 namespace shardsim {
 namespace {
-
-// The usual cluster of each library accelerator, when --topology is not given.
-std::string DefaultTopology(const std::string& hardware) {
-  if (hardware.rfind("a100", 0) == 0) return "dgx-a100";
-  if (hardware == "h100-sxm") return "dgx-h100";
-  if (hardware == "h200-sxm") return "dgx-h200";
-  if (hardware == "h800-sxm") return "h800-deepseek";
-  return "";
-}
 
 struct ClaimArgs {
   std::string claim, scenario, model, hardware, topology, precision = "bf16", progress = "auto";
@@ -118,42 +110,15 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       }
       base.emplace(std::move(*doc));
     } else {
-      std::string topology = args->topology;
-      if (topology.empty()) {
-        // An unknown accelerator is reported as such (with close names), not as lacking a cluster.
-        Result<HardwareSpec> hw = LoadHardware(args->hardware, load);
-        if (!hw.ok()) {
-          ctx.exit_code = ReportStatus(hw.status());
-          return;
-        }
-        topology = DefaultTopology(args->hardware);
-      }
-      if (topology.empty()) {
-        ctx.exit_code =
-            ReportStatus(Status::Invalid("check-claim: no default cluster for hardware '" +
-                                         args->hardware + "'; give --topology"));
-        return;
-      }
-      int64_t seq = args->seq_len;
-      if (seq <= 0) {
-        Result<ModelSpec> m = LoadModel(args->model, load);
-        if (!m.ok()) {
-          ctx.exit_code = ReportStatus(m.status());
-          return;
-        }
-        seq = m->max_seq_len;
-      }
-      // About 4M tokens per step (Llama 3 pre-training's first stage; Dubey et al. 2024,
-      // arXiv 2407.21783, §3.4.1), a multiple of the GPU count so that every dp divides it.
-      const int64_t target = 4 * 1024 * 1024;
-      const int64_t per_gpu = std::max<int64_t>(1, (target / seq + args->gpus - 1) / args->gpus);
-      const int64_t gb = args->global_batch > 0 ? args->global_batch : per_gpu * args->gpus;
-      const std::string text =
-          "name: check-claim\nmodel: " + args->model + "\nhardware: " + args->hardware +
-          "\ntopology: " + topology + "\ngpus: " + std::to_string(args->gpus) +
-          "\ntraining: {seq_len: " + std::to_string(seq) + ", global_batch: " + std::to_string(gb) +
-          ", precision: " + args->precision + "}\n";
-      Result<ScenarioDocument> doc = ScenarioDocument::ParseText(text, "<check-claim>");
+      ClaimSetup setup;
+      setup.model = args->model;
+      setup.hardware = args->hardware;
+      setup.topology = args->topology;
+      setup.precision = args->precision;
+      setup.gpus = args->gpus;
+      setup.seq_len = args->seq_len;
+      setup.global_batch = args->global_batch;
+      Result<ScenarioDocument> doc = ClaimBaseScenario(setup, load);
       if (!doc.ok()) {
         ctx.exit_code = ReportStatus(doc.status());
         return;
