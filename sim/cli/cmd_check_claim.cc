@@ -16,6 +16,7 @@
 #include "sim/config/loader.h"
 #include "sim/sweep/claim.h"
 #include "sim/sweep/claim_base.h"
+#include "sim/sweep/claim_json.h"
 #include "sim/sweep/progress.h"
 
 namespace shardsim {
@@ -25,6 +26,7 @@ struct ClaimArgs {
   std::string claim, scenario, model, hardware, topology, precision = "bf16", progress = "auto";
   int64_t gpus = 0, seq_len = 0, global_batch = 0;
   int jobs = 0;
+  bool json = false;
 };
 
 // Usage errors, found before anything is loaded. `given`: the options of the scenario's keys
@@ -84,6 +86,7 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       cmd->add_option("--precision", args->precision, "bf16 (default), fp16, fp8")};
   cmd->add_option("-j,--jobs", args->jobs, "threads for the layout search (default: all cores)");
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
+  cmd->add_flag("--json", args->json, "print JSON (keys: sim/sweep/claim_json.h)");
   cmd->callback([&ctx, args, scenario_gives]() {
     TuneAllocatorForManySimulations();
     const LoadOptions load = ctx.load_options();
@@ -141,7 +144,7 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     progress.Finish();
-    std::fputs(ClaimReport(*check).c_str(), stdout);
+    std::fputs((args->json ? ClaimJson(*check) : ClaimReport(*check)).c_str(), stdout);
   });
 }
 
