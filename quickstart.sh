@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # shardsim quick start. On a fresh Debian 12 machine, as root (or with sudo):
-#   ./quickstart.sh          install what is missing, build, simulate scenarios/quickstart.yaml
+#   ./quickstart.sh          install what is missing, build the CLI and the Python module,
+#                            simulate scenarios/quickstart.yaml
 #   ./quickstart.sh test     install what is missing, build, run the whole test suite (ctest)
 #   ./quickstart.sh asan     the test suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 set -euo pipefail
@@ -8,10 +9,12 @@ cd "$(dirname "$0")"
 mode="${1:-run}"
 
 packages=(build-essential cmake pkg-config libyaml-cpp-dev libtbb-dev libboost-graph-dev
-          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev)
-# The test suite renders the HTML reports in headless Chromium (tests/html/browser_test.cc).
+          libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+          python3-dev pybind11-dev)
+# The test suite renders the HTML reports in headless Chromium (tests/html/browser_test.cc) and
+# runs the Python module's tests with pytest (tests/python/, pandas for SweepResult.to_pandas).
 if [ "$mode" = test ]; then
-  packages+=(chromium)
+  packages+=(chromium python3-pytest python3-pandas)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -29,7 +32,7 @@ jobs=2
 case "$mode" in
   run)
     cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSHARDSIM_BUILD_TESTS=OFF -DSHARDSIM_BUILD_BENCH=OFF
-    cmake --build build -j"$jobs" --target shardsim
+    cmake --build build -j"$jobs" --target shardsim shardsim_python  # the CLI, `import shardsim`
     ./build/shardsim simulate scenarios/quickstart.yaml
     ;;
   test)
