@@ -21,11 +21,10 @@ import json
 import math
 import os
 import re
-import sys
 
 __all__ = [
     "Error", "Diagnostic", "SweepProgress", "SweepResult", "simulate", "budget", "comm",
-    "check_claim", "sweep",
+    "check_claim", "sweep", "to_yaml",
 ]
 
 
@@ -328,6 +327,3 @@ def sweep(spec, jobs=None, shard=None, *, output=None, csv=None, jsonl=None, res
     return SweepResult(rows, header.rstrip("\n").split(","), columns, report, space_points,
                        shard_points, resumed)
 
-
-if sys.version_info < (3, 9):  # pragma: no cover
-    raise ImportError("shardsim needs Python 3.9 or later")

@@ -66,9 +66,7 @@ def test_simulate_equals_cli_json():
 
 
 def test_simulate_every_rank_equals_cli():
-    path = "tests/e2e/scenarios/small_every_rank.yaml"
-    if not os.path.exists(path):
-        path = "scenarios/mixtral-8x7b-h100x64.yaml"
+    path = "scenarios/mixtral-8x7b-h100x64.yaml"
     _, out, _ = cli("simulate", path, "--json", "--every-rank")
     assert shardsim.simulate(path, every_rank=True) == json.loads(out)
 
