@@ -189,7 +189,7 @@ while :; do
   if [ "$st" = RUNNING ] && [ -f "$task_file" ]; then
     rows_before=$(($(wc -l < "$task_file") - 1))
     if [ "$rows_before" -ge 1 ] && [ "$rows_before" -lt "$shard_points" ]; then
-      scontrol requeue "${job}_2"
+      scontrol requeue "${job}_2" || fail "scontrol requeue ${job}_2 failed (did it just end?)"
       break
     fi
   fi
