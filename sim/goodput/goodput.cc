@@ -191,7 +191,7 @@ std::string ExplainGoodput(const Scenario& sc, const Goodput& g, double ideal_s)
          std::to_string(g.checkpoint_interval_steps) + " steps; " +
          (g.interval_from_scenario
               ? std::string("reliability.checkpoint_interval")
-              : "Daly 2006 eq. 37 from the pause and the MTBF; Young 1974: " +
+              : "Daly 2006 (higher-order optimum) from the pause and the MTBF; Young 1974: " +
                     Sec(YoungInterval(g.checkpoint_blocking_s, g.job_mtbf_s.value_or(0.0)))) +
          ")");
   } else {
@@ -205,7 +205,7 @@ std::string ExplainGoodput(const Scenario& sc, const Goodput& g, double ideal_s)
          (sc.reliability.async_checkpoint ? " + the write in flight" : ""));
   }
   line("effective training time: " + FormatSig(100.0 * g.effective_training_time, 4) +
-       "% (Daly 2006 eq. 13, planned restarts included)");
+       "% (Daly 2006's expected wall time, planned restarts included)");
   line("stragglers: x" + FormatSig(g.straggler_factor, 5) + " = 1 + cv " +
        FormatSig(g.straggler_cv, 4) + " x E[max of " + std::to_string(g.straggler_ranks) +
        " standard normals] " +

@@ -24,11 +24,11 @@
 // - Checkpoint interval and expected wall time. Young 1974 (CACM 17(9), "A first order
 //   approximation to the optimum checkpoint interval"): tau = sqrt(2 · delta · M) for a write of
 //   delta seconds and a job MTBF of M. Daly 2006 (FGCS 22(3), "A higher order estimate of the
-//   optimum checkpoint interval for restart dumps"), eq. 37: tau = sqrt(2 delta M) · (1 + (1/3)
-//   sqrt(delta / (2M)) + (1/9) (delta / (2M))) - delta for delta < 2M, else M; eq. 13 (exponential
-//   failures, restart R): wall time per tau of work = M e^(R/M) (e^((tau + delta)/M) - 1), whose
-//   first order is (tau + delta)(1 + (R + (tau + delta)/2) / M): each interruption loses half a
-//   period and a restart. Tests: tests/goodput/goodput_test.cc.
+//   optimum checkpoint interval for restart dumps"), its higher-order optimum: tau = sqrt(2 delta
+//   M) · (1 + (1/3) sqrt(delta / (2M)) + (1/9) (delta / (2M))) - delta for delta < 2M, else M; its
+//   expected wall time (exponential failures, restart R): wall time per tau of work = M e^(R/M)
+//   (e^((tau + delta)/M) - 1), whose first order is (tau + delta)(1 + (R + (tau + delta)/2) / M):
+//   each interruption loses half a period and a restart. Tests: tests/goodput/goodput_test.cc.
 // - Stragglers. PRISM (Golden et al. 2025, arXiv 2510.15596): 9% GPU-time variability at 64K
 //   GPUs. Model: each rank's step time is normal with mean 1 and standard deviation cv; a step
 //   synchronizes all ranks (the data-parallel reduction and the pipeline flush), so it lasts the
@@ -61,9 +61,9 @@ inline constexpr double kDefaultHostCopyBandwidth = 25e9;        // bytes/s per 
 inline constexpr double kPrismSlowdown = 0.09;  // the slowest of kPrismGpus ranks over the mean
 inline constexpr double kPrismGpus = 65536.0;
 
-// Closed forms (seconds). Young 1974's optimum interval; Daly 2006 eq. 37's; Daly 2006 eq. 13's
-// fraction of wall time that is work, tau / (M e^(R/M) (e^((tau + delta)/M) - 1)); the work lost
-// per interruption to first order, R + (tau + delta) / 2.
+// Closed forms (seconds). Young 1974's optimum interval; Daly 2006's higher-order one; Daly
+// 2006's fraction of wall time that is work, tau / (M e^(R/M) (e^((tau + delta)/M) - 1)); the
+// work lost per interruption to first order, R + (tau + delta) / 2.
 double YoungInterval(double write_s, double mtbf_s);
 double DalyInterval(double write_s, double mtbf_s);
 double DalyEfficiency(double interval_s, double write_s, double mtbf_s, double restart_s);

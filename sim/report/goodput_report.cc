@@ -5,14 +5,14 @@
 
 namespace shardsim {
 
-std::string GoodputText(const Goodput& g) {
-  std::string s =
-      Percent(g.fraction) + " (" + FormatSig(g.interruptions_per_day, 3) + " interruptions/day, ";
-  s += g.checkpoint_interval_s
-           ? "checkpoint every " + FormatSeconds(Seconds(*g.checkpoint_interval_s)) + " taking " +
-                 FormatSeconds(Seconds(g.checkpoint_blocking_s))
-           : std::string("no checkpoints needed");
-  return s + ", stragglers x" + FormatSig(g.straggler_factor, 4) + ")";
+std::vector<std::pair<std::string, std::string>> GoodputRows(const Goodput& g) {
+  const auto sec = [](double s) { return FormatSeconds(Seconds(s)); };
+  return {{"goodput", Percent(g.fraction) + ", stragglers x" + FormatSig(g.straggler_factor, 4)},
+          {"interruptions", FormatSig(g.interruptions_per_day, 3) + " a day" +
+                                (g.job_mtbf_s ? ", MTBF " + sec(*g.job_mtbf_s) : std::string())},
+          {"checkpoints", g.checkpoint_interval_s ? sec(g.checkpoint_blocking_s) + " every " +
+                                                        sec(*g.checkpoint_interval_s)
+                                                  : std::string("none needed")}};
 }
 
 nlohmann::ordered_json GoodputJson(const Goodput& g) {

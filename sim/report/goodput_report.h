@@ -5,13 +5,16 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/goodput/goodput.h"
 
 namespace shardsim {
 
-// "91.2% (7.76 interruptions/day, checkpoint every 4.2 min, stragglers x1.08)"
-std::string GoodputText(const Goodput& g);
+// The rows of the text report's head table: {"goodput", "85.0%, stragglers x1.083"},
+// {"interruptions", "7.76 a day, MTBF 3.09 h"}, {"checkpoints", "2.84 s every 251 s"}.
+std::vector<std::pair<std::string, std::string>> GoodputRows(const Goodput& g);
 // {fraction, interruptions_per_day, job_mtbf_s, checkpoint_write_s, checkpoint_interval_s,
 //  lost_s_per_day, straggler_factor, ...}; job_mtbf_s and checkpoint_interval_s are null when
 // there are no unexpected interruptions (and no interval was set).

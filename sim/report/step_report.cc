@@ -48,11 +48,13 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
   head.AddRow({"peak memory", FormatBytes(r.peak_memory) + " of " + FormatBytes(Bytes(cap)) +
                                   (r.fits ? " (fits)" : " (DOES NOT FIT)")});
   if (r.time_to_train_s) {
-    head.AddRow({"time to train", FormatSeconds(Seconds(*r.time_to_train_s)) + " as booked, " +
-                                      FormatCount(*r.gpu_hours) + " GPU-hours (ideal " +
+    head.AddRow({"time to train", FormatSeconds(Seconds(*r.time_to_train_s)) + " booked (ideal " +
                                       FormatSeconds(Seconds(*r.time_to_train_ideal_s)) + ")"});
+    head.AddRow({"GPU-hours booked", FormatCount(*r.gpu_hours)});
   }
-  if (r.goodput) head.AddRow({"goodput", GoodputText(*r.goodput)});
+  if (r.goodput) {
+    for (const auto& [label, text] : GoodputRows(*r.goodput)) head.AddRow({label, text});
+  }
   out += head.ToString();
   out += "\nWhere the step goes (critical path of pipeline rank " +
          std::to_string(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) + ")\n";

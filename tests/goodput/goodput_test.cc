@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <numbers>
 
 #include "sim/config/loader.h"
 #include "sim/model/params.h"
 #include "sim/program/simulate.h"
+#include "tests/cli/run_cli.h"
 
 namespace shardsim {
 namespace {
@@ -30,7 +32,8 @@ TEST(Goodput, YoungInterval) {
   EXPECT_DOUBLE_EQ(YoungInterval(2.0, 8.0), std::sqrt(32.0));
 }
 
-// Daly 2006 eq. 37: sqrt(2 delta M)(1 + sqrt(delta/2M)/3 + (delta/2M)/9) - delta, M past 2M.
+// Daly 2006's higher-order optimum: sqrt(2 delta M)(1 + sqrt(delta/2M)/3 + (delta/2M)/9) -
+// delta; M past delta = 2M.
 TEST(Goodput, DalyInterval) {
   // delta/2M = 0.003: 1095.4451 * (1 + 0.0182574 + 0.000333) - 60 = 1055.81.
   EXPECT_NEAR(DalyInterval(60.0, 1e4),
@@ -41,14 +44,14 @@ TEST(Goodput, DalyInterval) {
   EXPECT_NEAR(DalyInterval(1e-3, 1e6) / YoungInterval(1e-3, 1e6), 1.0, 1e-4);
 }
 
-// Daly 2006 eq. 13 and its first order: work / wall = tau / ((tau + delta)(1 + (R + (tau +
-// delta)/2) / M)); the lost work per interruption is R + (tau + delta)/2.
+// Daly 2006's expected wall time and its first order: work / wall = tau / ((tau + delta)(1 + (R +
+// (tau + delta)/2) / M)); the lost work per interruption is R + (tau + delta)/2.
 TEST(Goodput, ExpectedLostWork) {
   EXPECT_DOUBLE_EQ(LostPerInterruption(300.0, 10.0, 600.0), 600.0 + 155.0);
   const double tau = 300.0, delta = 10.0, r = 600.0, m = 1e8;  // second-order terms ~1e-10
   const double first_order = tau / ((tau + delta) * (1.0 + (r + (tau + delta) / 2.0) / m));
   EXPECT_NEAR(DalyEfficiency(tau, delta, m, r), first_order, 1e-9);
-  // No restart, no write: eq. 13 is tau / (M (e^(tau/M) - 1)).
+  // No restart, no write: the expected wall time gives tau / (M (e^(tau/M) - 1)).
   EXPECT_NEAR(DalyEfficiency(1000.0, 0.0, 1e4, 0.0), 1000.0 / (1e4 * std::expm1(0.1)), 1e-12);
   // More frequent failures never help.
   EXPECT_LT(DalyEfficiency(tau, delta, 1e4, r), DalyEfficiency(tau, delta, 1e5, r));
@@ -160,6 +163,38 @@ TEST(Goodput, NeverFinishingIsAnError) {
   Result<SimResult> r = Simulate(sc);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("never finish"), std::string::npos) << r.status().message();
+}
+
+// The CLI: `simulate --json` carries the goodput object (DESIGN.md §6 keys) and both times;
+// the text says booked and ideal; --explain shows the derivation.
+TEST(Goodput, SimulateOutputs) {
+  std::filesystem::current_path(SHARDSIM_SOURCE_DIR);
+  const testing::CliRun j =
+      testing::Shardsim("simulate scenarios/llama3-405b-h100x16k.yaml --json", false);
+  ASSERT_EQ(j.code, 0) << j.out;
+  const nlohmann::json json = nlohmann::json::parse(j.out);
+  for (const char* key : {"fraction", "interruptions_per_day", "job_mtbf_s", "checkpoint_write_s",
+                          "checkpoint_interval_s", "lost_s_per_day", "straggler_factor"}) {
+    EXPECT_TRUE(json["goodput"][key].is_number()) << key;
+  }
+  EXPECT_NEAR(
+      json["time_to_train_s"].get<double>(),
+      json["time_to_train_ideal_s"].get<double>() / json["goodput"]["fraction"].get<double>(),
+      1e-3);
+  const testing::CliRun t =
+      testing::Shardsim("simulate scenarios/llama3-405b-h100x16k.yaml --explain", false);
+  ASSERT_EQ(t.code, 0);
+  EXPECT_NE(t.out.find(" booked (ideal "), std::string::npos);
+  EXPECT_NE(t.out.find("\nGoodput (sim/goodput; docs/goodput.md)\n"), std::string::npos);
+  EXPECT_NE(t.out.find("Daly 2006 (higher-order optimum)"), std::string::npos);
+  // No training.tokens: no goodput, no time to train (this one does not fit: exit 1, still JSON).
+  const testing::CliRun q =
+      testing::Shardsim("simulate tests/html/data/too_big.yaml --json", false);
+  ASSERT_EQ(q.code, 1) << q.out;
+  const nlohmann::json none = nlohmann::json::parse(q.out);
+  EXPECT_FALSE(none.contains("goodput"));
+  EXPECT_FALSE(none.contains("time_to_train_s"));
+  EXPECT_FALSE(none.contains("time_to_train_ideal_s"));
 }
 
 }  // namespace
