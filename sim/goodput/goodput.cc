@@ -111,10 +111,17 @@ Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory,
   const double node_bw = Or(st.write_bandwidth_per_node, kDefaultNodeWriteBandwidth);
   const double aggregate_bw = Or(st.aggregate_write_bandwidth, kDefaultAggregateWriteBandwidth);
   const double host_bw = Or(st.host_copy_bandwidth, kDefaultHostCopyBandwidth);
-  g.storage_source =
-      st.write_bandwidth_per_node || st.aggregate_write_bandwidth || st.host_copy_bandwidth
-          ? "storage block"
-          : "default: 25 GB/s per node, 2 TB/s aggregate (Llama 3 §3.3.1 Tectonic)";
+  const auto from = [](const std::optional<double>& v, const char* fallback) {
+    return std::string(v ? "storage block" : fallback);
+  };
+  g.storage_source = FormatRate(node_bw, "B/s") + " per node (" +
+                     from(st.write_bandwidth_per_node, "default, an assumption") + "), " +
+                     FormatRate(aggregate_bw, "B/s") + " aggregate (" +
+                     from(st.aggregate_write_bandwidth, "default: Llama 3 §3.3.1, Tectonic") + ")";
+  if (rel.async_checkpoint) {
+    g.storage_source += ", " + FormatRate(host_bw, "B/s") + " device to host per GPU (" +
+                        from(st.host_copy_bandwidth, "default, an assumption") + ")";
+  }
   g.checkpoint_write_s =
       std::max(g.checkpoint.per_node / node_bw, g.checkpoint.total / aggregate_bw);
   g.checkpoint_blocking_s =
@@ -181,7 +188,7 @@ std::string ExplainGoodput(const Scenario& sc, const Goodput& g, double ideal_s)
        " in all, " + FormatBytes(Bytes(g.checkpoint.per_gpu)) + " per GPU, " +
        FormatBytes(Bytes(g.checkpoint.per_node)) + " per node (fully parallel save)");
   line("checkpoint write: " + Sec(g.checkpoint_write_s) +
-       " = max(per node / node bandwidth, total / aggregate) (" + g.storage_source + ")");
+       " = max(per node / node bandwidth, total / aggregate): " + g.storage_source);
   if (sc.reliability.async_checkpoint) {
     line("async: training pauses " + Sec(g.checkpoint_blocking_s) +
          " per checkpoint (device-to-host copy); the write runs behind it");
