@@ -71,5 +71,28 @@ TEST(GoodputSweep, RankNamesAndTheTokensTheyNeed) {
             "--rank-by goodput needs training.tokens in the scenario (the tokens to train on)");
 }
 
+// The reliability keys are sweep axes: a longer restart books more time for the same ideal one.
+TEST(GoodputSweep, ReliabilityKeysAreAxes) {
+  const LoadOptions lib = sweep_test::Lib();
+  sweep_test::TempDir dir;
+  sweep_test::WriteFile(dir / "restart.yaml",
+                        std::string("base: ") + SHARDSIM_SOURCE_DIR +
+                            "/scenarios/llama3-405b-h100x16k.yaml\n"
+                            "sweep:\n  reliability.restart_time: [5 min, 30 min]\n");
+  Result<SweepSpec> spec = LoadSweepSpec(dir / "restart.yaml", lib);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  Result<PointSpace> space = PointSpace::Enumerate(*spec, lib);
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  SweepRunOptions o;
+  o.jobs = 1;
+  Result<SweepRun> run = RunSweep(*space, o, lib);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  const std::vector<Row>& rows = run->summary.feasible_rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][Metric::kTimeToTrainIdeal], rows[1][Metric::kTimeToTrainIdeal]);
+  EXPECT_GT(rows[1][Metric::kTimeToTrain], rows[0][Metric::kTimeToTrain]);
+  EXPECT_LT(rows[1][Metric::kGoodput], rows[0][Metric::kGoodput]);
+}
+
 }  // namespace
 }  // namespace shardsim
