@@ -33,7 +33,9 @@ void AddMergeCommand(CLI::App& app, CliContext& ctx) {
                   "inputs");
   cmd->add_flag("--overwrite", args->overwrite, "replace an existing output file");
   cmd->add_option("--top", args->top, "rows of the ranking table (default 10)");
-  cmd->add_option("--rank-by", args->rank_by, "tokens_per_s (default), time_to_train or cost");
+  cmd->add_option(
+      "--rank-by", args->rank_by,
+      "tokens_per_s (default), time_to_train (booked), cost, time_to_train_ideal or goodput");
   CLI::Option* price = cmd->add_option("--price-per-gpu-hour", args->price,
                                        "dollars per GPU-hour: adds a cost column");
   cmd->callback([&ctx, args, price]() {

@@ -65,6 +65,9 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
     }
     std::string text = args->json ? SimulateJson(*sc, *r) : SimulateText(*sc, *r);
     if (args->explain) text += "\n" + ExplainStep(*sc, *r);
+    if (args->explain && r->goodput) {
+      text += "\n" + ExplainGoodput(*sc, *r->goodput, *r->time_to_train_ideal_s);
+    }
     std::fputs(text.c_str(), stdout);
     // Ran, but the layout does not fit in memory: exit 1 (DESIGN.md §4).
     ctx.exit_code = r->fits ? 0 : 1;

@@ -45,9 +45,11 @@ SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const
   in.title = spec;  // the page adds "shardsim sweep: " to its <title> and shows it as the kicker
   in.description = std::to_string(space.size()) + " points over " + Join(space.input_columns());
   in.input_keys = space.input_columns();
-  in.rank_by = rank.by == RankBy::kTimeToTrain ? SweepRankBy::kTimeToTrain
-               : rank.by == RankBy::kCost      ? SweepRankBy::kCost
-                                               : SweepRankBy::kTokensPerS;
+  in.rank_by = rank.by == RankBy::kTimeToTrain        ? SweepRankBy::kTimeToTrain
+               : rank.by == RankBy::kCost             ? SweepRankBy::kCost
+               : rank.by == RankBy::kTimeToTrainIdeal ? SweepRankBy::kTimeToTrainIdeal
+               : rank.by == RankBy::kGoodput          ? SweepRankBy::kGoodput
+                                                      : SweepRankBy::kTokensPerS;
   in.top_k = static_cast<size_t>(std::max<int64_t>(1, rank.top_k));
   const auto value = [](const Row& r, Metric m) { return r.has(m) ? r[m] : 0.0; };
   for (const Row& r : run.summary.rows()) {
@@ -64,6 +66,8 @@ SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const
     p.peak_memory_bytes = value(r, Metric::kPeakMemory);
     p.capacity_bytes = value(r, Metric::kMemoryCapacity);
     if (r.has(Metric::kTimeToTrain)) p.time_to_train_s = r[Metric::kTimeToTrain];
+    if (r.has(Metric::kTimeToTrainIdeal)) p.time_to_train_ideal_s = r[Metric::kTimeToTrainIdeal];
+    if (r.has(Metric::kGoodput)) p.goodput = r[Metric::kGoodput];
     if (rank.price_per_gpu_hour > 0.0 && r.has(Metric::kGpuHours)) {
       p.cost = CostToTrain(r, rank.price_per_gpu_hour);
     }
@@ -154,7 +158,9 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--shard", args->shard,
                   "evaluate shard K of N (1-based; default: SLURM_ARRAY_TASK_ID/COUNT when set)");
   cmd->add_option("--top", args->top, "rows of the ranking table (default 10)");
-  cmd->add_option("--rank-by", args->rank_by, "tokens_per_s (default), time_to_train or cost");
+  cmd->add_option(
+      "--rank-by", args->rank_by,
+      "tokens_per_s (default), time_to_train (booked), cost, time_to_train_ideal or goodput");
   CLI::Option* price = cmd->add_option("--price-per-gpu-hour", args->price,
                                        "dollars per GPU-hour: adds a cost column");
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
@@ -242,11 +248,11 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(spec.status());
       return;
     }
-    if (rank->by == RankBy::kTimeToTrain && !SpecSetsKey(*spec, "training.tokens", load)) {
+    if (RankNeedsTokens(rank->by) && !SpecSetsKey(*spec, "training.tokens", load)) {
       ctx.exit_code = ReportStatus(Status::Invalid(
-          "--rank-by time_to_train needs training.tokens in the scenario (the tokens to train "
-          "on); " +
-          args->spec + " sets it neither in its base scenario nor on a sweep axis"));
+          std::string("--rank-by ") + RankByName(rank->by) +
+          " needs training.tokens in the scenario (the tokens to train on); " + args->spec +
+          " sets it neither in its base scenario nor on a sweep axis"));
       return;
     }
     Result<PointSpace> space = PointSpace::Enumerate(*spec, load);

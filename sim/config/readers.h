@@ -29,6 +29,14 @@ Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
 // The scenario's own keys; model/hardware/topology are resolved through `resolver`.
 Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out);
 
+// The `storage:` block of a topology or scenario into *out (absent: left as is), and the
+// scenario's `reliability:` block (sim/config/reliability_reader.cc).
+class MapReader;
+void ReadStorage(MapReader& parent, StorageSpec* out);
+void ReadReliability(MapReader& parent, ReliabilitySpec* out);
+// The keys `over` sets replace those of *base.
+void MergeStorage(const StorageSpec& over, StorageSpec* base);
+
 // hardware.gemm_table given as a CSV file (header with at least dtype,m,n,k,tflops).
 Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::string& key,
                    std::vector<GemmMeasurement>* out);

@@ -177,6 +177,15 @@ void ReadParallel(MapReader& r, int64_t gpus, bool have_gpus, ParallelSpec* par,
   }
 }
 
+// The scenario's `storage:` over its topology's, and its `reliability:` block.
+void ReadCheckpointing(MapReader& r, Scenario* s) {
+  ReadReliability(r, &s->reliability);
+  s->storage = s->topology.storage;
+  StorageSpec own;
+  ReadStorage(r, &own);
+  MergeStorage(own, &s->storage);
+}
+
 }  // namespace
 
 Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out) {
@@ -195,6 +204,7 @@ Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out) {
   const bool have_gpus = r.PositiveInt("gpus", &s.gpus, Need::kRequired);
   ReadTraining(r, &s.training);
   ReadParallel(r, s.gpus, have_gpus, &s.parallel, &s.origins);
+  ReadCheckpointing(r, &s);
   r.AcceptFreeText(nullptr);
   r.Finish();
   if (!sink.empty()) return sink.ToStatus();

@@ -218,6 +218,35 @@ struct HardwareSpec {
   Origins origins;
 };
 
+// ---------------------------------------------------------------- checkpoints and reliability
+// Where checkpoints go: the `storage:` block of a topology, or of a scenario (which overrides the
+// topology's key by key). A key left unset takes sim/goodput's default (its header cites them).
+struct StorageSpec {
+  std::optional<double> write_bandwidth_per_node;   // storage.write_bandwidth_per_node: bytes/s
+  std::optional<double> aggregate_write_bandwidth;  // storage.aggregate_write_bandwidth: bytes/s,
+                                                    // the file system's limit for the whole job
+  std::optional<double> host_copy_bandwidth;        // storage.host_copy_bandwidth: bytes/s per
+                                                    // GPU, device to host (async checkpoints)
+};
+
+// Interruptions, restarts and slow ranks (the scenario's `reliability:` block); unset keys take
+// sim/goodput's defaults (derived from the Llama 3 paper and PRISM; its header cites them).
+struct ReliabilitySpec {
+  // reliability.interruptions_per_gpu_hour: unexpected interruptions (failures) per GPU-hour.
+  std::optional<double> interruptions_per_gpu_hour;
+  // reliability.planned_interruptions_per_gpu_hour: planned ones (maintenance, updates).
+  std::optional<double> planned_interruptions_per_gpu_hour;
+  // reliability.restart_time: seconds from an interruption to training again, before the
+  // checkpoint is read back (detection, rescheduling, process and communicator start-up).
+  std::optional<double> restart_time;
+  // reliability.checkpoint_interval: seconds of training between checkpoints (default: optimal).
+  std::optional<double> checkpoint_interval;
+  // reliability.async_checkpoint: training pauses only for the device-to-host copy.
+  bool async_checkpoint = false;
+  // reliability.straggler_cv: each rank's step time's standard deviation over its mean (0: none).
+  std::optional<double> straggler_cv;
+};
+
 // ---------------------------------------------------------------- topology
 // The most GPUs a cluster may have (16.8M, far above any built cluster): bounds what a scenario,
 // a sweep point or `comm` may allocate per GPU.
@@ -249,6 +278,7 @@ struct TopologySpec {
   int64_t nodes_per_pod = 0;        // inter_node.nodes_per_pod: nodes of a pod (3-tier); 0 = one pod
   double pod_oversubscription = 1.0;  // inter_node.pod_oversubscription: at the layer above the pods
   int64_t max_nodes = 0;            // inter_node.max_nodes: 0 = unbounded
+  StorageSpec storage;              // storage
   std::string source;               // source
   Origins origins;
 
@@ -338,6 +368,9 @@ struct Scenario {
   int64_t gpus = 0;        // gpus
   TrainingSpec training;   // training
   ParallelSpec parallel;   // parallel
+  // The checkpoint storage in effect: the topology's `storage:` with the scenario's over it.
+  StorageSpec storage;          // storage
+  ReliabilitySpec reliability;  // reliability
   Origins origins;         // keys of the scenario file itself ("gpus", "parallel.tp", ...)
 };
 

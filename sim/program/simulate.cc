@@ -237,9 +237,15 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   std::stable_sort(r.bottlenecks.begin(), r.bottlenecks.end(),
                    [](const Bottleneck& x, const Bottleneck& y) { return x.exposed > y.exposed; });
 
+  // Time to train: the ideal one at this step time, and as booked, over the goodput of the run
+  // (interruptions, checkpoints, restarts, stragglers: sim/goodput).
   if (sc.training.tokens && r.tokens_per_s > 0.0) {
-    r.time_to_train_s = *sc.training.tokens / r.tokens_per_s;
+    Result<Goodput> g = EstimateGoodput(sc, r.memory, t);
+    if (!g.ok()) return g.status();
+    r.time_to_train_ideal_s = *sc.training.tokens / r.tokens_per_s;
+    r.time_to_train_s = *r.time_to_train_ideal_s / g->fraction;
     r.gpu_hours = *r.time_to_train_s * gpus / 3600.0;
+    r.goodput = std::move(*g);
   }
   r.program = program;
   r.run = result;

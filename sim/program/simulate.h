@@ -14,6 +14,7 @@
 #include "sim/base/units.h"
 #include "sim/config/spec.h"
 #include "sim/engine/run_result.h"
+#include "sim/goodput/goodput.h"
 #include "sim/memory/budget.h"
 #include "sim/model/flops.h"
 #include "sim/program/step_costs.h"
@@ -99,8 +100,12 @@ struct SimResult {
   std::vector<std::pair<std::string, Seconds>> exposed_by_link;  // link class -> seconds
   std::vector<DeviceStats> devices;
   int32_t reference_device = 0;
+  // With training.tokens: the time to train as booked (the ideal time over the goodput), the
+  // ideal one (steps x step time), the GPU-hours booked, and how the goodput was derived.
   std::optional<double> time_to_train_s;
+  std::optional<double> time_to_train_ideal_s;
   std::optional<double> gpu_hours;
+  std::optional<Goodput> goodput;
   int64_t tasks = 0;
   std::shared_ptr<const StepProgram> program;  // the task graph that ran (for traces)
   std::shared_ptr<const RunResult> run;

@@ -68,7 +68,23 @@ std::string Headline(const Scenario& sc, const SimResult& r) {
                 KeyedValue("time_to_train_s", Num(*r.time_to_train_s),
                            FormatSeconds(Seconds(*r.time_to_train_s))),
                 KeyedValue("gpu_hours", Num(*r.gpu_hours), GroupedNumber(*r.gpu_hours)) +
-                    " GPU-hours for " + Esc(FormatCount(*sc.training.tokens)) + " tokens");
+                    " GPU-hours booked for " + Esc(FormatCount(*sc.training.tokens)) +
+                    " tokens; ideal " +
+                    KeyedValue("time_to_train_ideal_s", Num(*r.time_to_train_ideal_s),
+                               FormatSeconds(Seconds(*r.time_to_train_ideal_s))));
+  }
+  if (r.goodput) {
+    const Goodput& g = *r.goodput;
+    out += Card("goodput", "goodput",
+                KeyedValue("goodput.fraction", Num(g.fraction), Percent(g.fraction)),
+                KeyedValue("goodput.interruptions_per_day", Num(g.interruptions_per_day),
+                           FormatSig(g.interruptions_per_day, 3)) +
+                    " interruptions/day, checkpoint " +
+                    KeyedValue("goodput.checkpoint_write_s", Num(g.checkpoint_write_s),
+                               FormatSeconds(Seconds(g.checkpoint_write_s))) +
+                    ", stragglers x" +
+                    KeyedValue("goodput.straggler_factor", Num(g.straggler_factor),
+                               FormatSig(g.straggler_factor, 4)));
   }
   return out + "</section>\n";
 }

@@ -57,6 +57,11 @@ std::optional<double> RankValue(const SweepHtmlPoint& p, SweepRankBy by) {
       return p.time_to_train_s;
     case SweepRankBy::kCost:
       return p.cost;
+    case SweepRankBy::kTimeToTrainIdeal:
+      return p.time_to_train_ideal_s;
+    case SweepRankBy::kGoodput:
+      if (p.goodput) return -*p.goodput;
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -69,6 +74,10 @@ const char* RankName(SweepRankBy by) {
       return "time to train";
     case SweepRankBy::kCost:
       return "cost";
+    case SweepRankBy::kTimeToTrainIdeal:
+      return "ideal time to train";
+    case SweepRankBy::kGoodput:
+      return "goodput";
   }
   return "";
 }
@@ -91,7 +100,11 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
       "<th class=\"num\">GPUs</th><th class=\"num\">tokens/s</th><th class=\"num\">per GPU</th>"
       "<th class=\"num\">MFU</th><th class=\"num\">step</th><th class=\"num\">peak memory</th>"
       "<th class=\"num\">headroom</th>";
-  if (ttt) out += "<th class=\"num\">time to train</th>";
+  if (ttt) {
+    out +=
+        "<th class=\"num\">time to train</th><th class=\"num\">ideal</th>"
+        "<th class=\"num\">goodput</th>";
+  }
   if (cost) out += "<th class=\"num\">cost</th>";
   out += "<th>Pareto</th></tr></thead><tbody>\n";
   auto on = [](const std::vector<size_t>& f, size_t i) {
@@ -117,6 +130,10 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
       out += p.time_to_train_s ? Td("time_to_train_s", *p.time_to_train_s,
                                     FormatSeconds(Seconds(*p.time_to_train_s)))
                                : "<td></td>";
+      out += p.time_to_train_ideal_s ? Td("time_to_train_ideal_s", *p.time_to_train_ideal_s,
+                                          FormatSeconds(Seconds(*p.time_to_train_ideal_s)))
+                                     : "<td></td>";
+      out += p.goodput ? Td("goodput", *p.goodput, Percent(*p.goodput)) : "<td></td>";
     }
     if (cost) out += p.cost ? Td("cost", *p.cost, GroupedNumber(*p.cost)) : "<td></td>";
     std::string marks;

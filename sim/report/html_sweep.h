@@ -12,7 +12,8 @@
 // fit: ..."); step_time_s, tokens_per_s, tokens_per_s_per_gpu, mfu = kStepTime, kTokensPerS,
 // kTokensPerSPerGpu, kMfu; peak_memory_bytes = kPeakMemory when known (pruned points may carry
 // the memory check's estimate); capacity_bytes = kMemoryCapacity; time_to_train_s =
-// kTimeToTrain; cost from the price per GPU-hour; bottleneck = row.bottleneck.
+// kTimeToTrain; time_to_train_ideal_s = kTimeToTrainIdeal; goodput = kGoodput; cost from the price
+// per GPU-hour; bottleneck = row.bottleneck.
 #ifndef SHARDSIM_REPORT_HTML_SWEEP_H_
 #define SHARDSIM_REPORT_HTML_SWEEP_H_
 
@@ -37,7 +38,9 @@ struct SweepHtmlPoint {
   double mfu = 0.0;
   double peak_memory_bytes = 0.0;  // simulated peak, or the memory check's estimate; 0: unknown
   double capacity_bytes = 0.0;     // memory per GPU
-  std::optional<double> time_to_train_s;
+  std::optional<double> time_to_train_s;        // as booked
+  std::optional<double> time_to_train_ideal_s;  // at goodput 1
+  std::optional<double> goodput;                // ideal over booked (sim/goodput)
   std::optional<double> cost;  // of the whole run, when a price per GPU-hour was given
   std::string bottleneck;      // the largest exposed cost in words, if known
 
@@ -45,7 +48,7 @@ struct SweepHtmlPoint {
   double HeadroomBytes() const { return capacity_bytes - peak_memory_bytes; }
 };
 
-enum class SweepRankBy { kTokensPerS, kTimeToTrain, kCost };
+enum class SweepRankBy { kTokensPerS, kTimeToTrain, kCost, kTimeToTrainIdeal, kGoodput };
 
 struct SweepHtmlInput {
   std::string title;        // the sweep's name or file

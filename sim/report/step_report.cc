@@ -5,6 +5,7 @@
 #include "sim/base/units.h"
 #include "sim/hardware/op_cost.h"
 #include "sim/model/op_graph.h"
+#include "sim/report/goodput_report.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
 
@@ -47,8 +48,12 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
   head.AddRow({"peak memory", FormatBytes(r.peak_memory) + " of " + FormatBytes(Bytes(cap)) +
                                   (r.fits ? " (fits)" : " (DOES NOT FIT)")});
   if (r.time_to_train_s) {
-    head.AddRow({"time to train", FormatSeconds(Seconds(*r.time_to_train_s)) + ", " +
-                                      FormatCount(*r.gpu_hours) + " GPU-hours"});
+    head.AddRow({"time to train", FormatSeconds(Seconds(*r.time_to_train_s)) + " booked (ideal " +
+                                      FormatSeconds(Seconds(*r.time_to_train_ideal_s)) + ")"});
+    head.AddRow({"GPU-hours booked", FormatCount(*r.gpu_hours)});
+  }
+  if (r.goodput) {
+    for (const auto& [label, text] : GoodputRows(*r.goodput)) head.AddRow({label, text});
   }
   out += head.ToString();
   out += "\nWhere the step goes (critical path of pipeline rank " +
@@ -145,8 +150,10 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r) {
   j["devices"] = devs;
   if (r.time_to_train_s) {
     j["time_to_train_s"] = *r.time_to_train_s;
+    j["time_to_train_ideal_s"] = *r.time_to_train_ideal_s;
     j["gpu_hours"] = *r.gpu_hours;
   }
+  if (r.goodput) j["goodput"] = GoodputJson(*r.goodput);
   j["simulated_tasks"] = r.tasks;
   return j.dump(2) + "\n";
 }

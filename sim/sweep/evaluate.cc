@@ -7,6 +7,18 @@
 namespace shardsim {
 namespace {
 
+// The goodput columns (sim/goodput); an MTBF or interval that does not exist stays absent.
+void FillGoodput(const Goodput& g, double ideal_s, Row* row) {
+  (*row)[Metric::kTimeToTrainIdeal] = ideal_s;
+  (*row)[Metric::kGoodput] = g.fraction;
+  (*row)[Metric::kInterruptionsPerDay] = g.interruptions_per_day;
+  if (g.job_mtbf_s) (*row)[Metric::kJobMtbf] = *g.job_mtbf_s;
+  (*row)[Metric::kCheckpointWrite] = g.checkpoint_write_s;
+  if (g.checkpoint_interval_s) (*row)[Metric::kCheckpointInterval] = *g.checkpoint_interval_s;
+  (*row)[Metric::kLostPerDay] = g.lost_s_per_day;
+  (*row)[Metric::kStragglerFactor] = g.straggler_factor;
+}
+
 void FillOutputs(const Scenario& sc, const SimResult& r, Row* row) {
   (*row)[Metric::kGpus] = static_cast<double>(sc.gpus);
   (*row)[Metric::kStepTime] = r.step_time.value();
@@ -49,6 +61,7 @@ void FillOutputs(const Scenario& sc, const SimResult& r, Row* row) {
   (*row)[Metric::kTokensPerStep] = static_cast<double>(r.flops.tokens_per_step);
   if (r.time_to_train_s) (*row)[Metric::kTimeToTrain] = *r.time_to_train_s;
   if (r.gpu_hours) (*row)[Metric::kGpuHours] = *r.gpu_hours;
+  if (r.goodput) FillGoodput(*r.goodput, *r.time_to_train_ideal_s, row);
   (*row)[Metric::kSimulatedTasks] = static_cast<double>(r.tasks);
   if (!r.bottlenecks.empty()) {
     const Bottleneck& top = r.bottlenecks.front();

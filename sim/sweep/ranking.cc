@@ -26,6 +26,25 @@ std::string TimeOrDash(const Row& r, Metric m) {
 
 }  // namespace
 
+const char* RankByName(RankBy by) {
+  switch (by) {
+    case RankBy::kTokensPerS:
+      return "tokens_per_s";
+    case RankBy::kTimeToTrain:
+      return "time_to_train";
+    case RankBy::kCost:
+      return "cost";
+    case RankBy::kTimeToTrainIdeal:
+      return "time_to_train_ideal";
+    case RankBy::kGoodput:
+      return "goodput";
+  }
+  return "";
+}
+bool RankNeedsTokens(RankBy by) {
+  return by == RankBy::kTimeToTrain || by == RankBy::kTimeToTrainIdeal || by == RankBy::kGoodput;
+}
+
 std::string ReasonGroup(const std::string& reason) {
   const size_t colon = reason.find(": ");
   return colon == std::string::npos ? reason : reason.substr(0, colon);
@@ -81,9 +100,15 @@ Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k,
     r.by = RankBy::kTimeToTrain;
   } else if (rank_by == "cost") {
     r.by = RankBy::kCost;
+  } else if (rank_by == "time_to_train_ideal") {
+    r.by = RankBy::kTimeToTrainIdeal;
+  } else if (rank_by == "goodput") {
+    r.by = RankBy::kGoodput;
   } else {
-    return Status::Invalid("--rank-by: expected tokens_per_s, time_to_train or cost, got \"" +
-                           rank_by + "\"");
+    return Status::Invalid(
+        "--rank-by: expected tokens_per_s, time_to_train, cost, time_to_train_ideal or goodput, "
+        "got \"" +
+        rank_by + "\"");
   }
   if (top_k < 0) return Status::Invalid("--top: must not be negative");
   if (r.by == RankBy::kCost && !price) {
@@ -135,10 +160,9 @@ Result<std::vector<size_t>> Rank(const std::vector<Row>& rows, const RankOptions
   std::vector<double> key(rows.size());
   bool all_train = true;
   for (const Row& r : rows) all_train = all_train && r.has(Metric::kTimeToTrain);
-  if (o.by == RankBy::kTimeToTrain && !all_train) {
-    return Status::Invalid(
-        "--rank-by time_to_train needs training.tokens in the scenario (the "
-        "tokens to train on)");
+  if (RankNeedsTokens(o.by) && !all_train) {
+    return Status::Invalid(std::string("--rank-by ") + RankByName(o.by) +
+                           " needs training.tokens in the scenario (the tokens to train on)");
   }
   if (o.by == RankBy::kCost && !(o.price_per_gpu_hour > 0.0)) {
     return Status::Invalid("--rank-by cost needs --price-per-gpu-hour");
@@ -151,6 +175,12 @@ Result<std::vector<size_t>> Rank(const std::vector<Row>& rows, const RankOptions
         break;
       case RankBy::kTimeToTrain:
         key[i] = r[Metric::kTimeToTrain];
+        break;
+      case RankBy::kTimeToTrainIdeal:
+        key[i] = r[Metric::kTimeToTrainIdeal];
+        break;
+      case RankBy::kGoodput:
+        key[i] = -r[Metric::kGoodput];
         break;
       case RankBy::kCost:
         key[i] = all_train ? CostToTrain(r, o.price_per_gpu_hour)
@@ -185,7 +215,9 @@ Result<std::string> SweepReport(const SweepSummary& summary,
       for (const char* h : {"tokens/s", "tok/s/GPU", "MFU", "step", "peak mem", "headroom"}) {
         head.push_back(h);
       }
-      if (train) head.push_back("time to train");
+      if (train) {
+        for (const char* h : {"time to train", "ideal", "goodput"}) head.push_back(h);
+      }
       if (cost) head.push_back(train ? "cost to train" : "$/M tokens");
       TextTable t(head);
       std::vector<size_t> left;
@@ -203,7 +235,11 @@ Result<std::string> SweepReport(const SweepSummary& summary,
         cells.push_back(TimeOrDash(r, Metric::kStepTime));
         cells.push_back(FormatBytes(Bytes(r[Metric::kPeakMemory])));
         cells.push_back(FormatBytes(Bytes(r[Metric::kMemoryHeadroom])));
-        if (train) cells.push_back(TimeOrDash(r, Metric::kTimeToTrain));
+        if (train) {
+          cells.push_back(TimeOrDash(r, Metric::kTimeToTrain));
+          cells.push_back(TimeOrDash(r, Metric::kTimeToTrainIdeal));
+          cells.push_back(r.has(Metric::kGoodput) ? Percent(r[Metric::kGoodput]) : "-");
+        }
         if (cost) {
           cells.push_back(Dollars(train ? CostToTrain(r, o.price_per_gpu_hour)
                                         : CostPerMillionTokens(r, o.price_per_gpu_hour)));
@@ -212,9 +248,11 @@ Result<std::string> SweepReport(const SweepSummary& summary,
       }
       return t.ToString();
     };
-    const char* by = o.by == RankBy::kTokensPerS    ? "tokens/s"
-                     : o.by == RankBy::kTimeToTrain ? "time to train"
-                                                    : (train ? "cost to train" : "cost per token");
+    const char* by = o.by == RankBy::kTokensPerS         ? "tokens/s"
+                     : o.by == RankBy::kTimeToTrain      ? "time to train (booked)"
+                     : o.by == RankBy::kTimeToTrainIdeal ? "ideal time to train"
+                     : o.by == RankBy::kGoodput          ? "goodput"
+                                                : (train ? "cost to train" : "cost per token");
     std::vector<size_t> top(
         order->begin(),
         order->begin() + std::min<int64_t>(o.top_k, static_cast<int64_t>(order->size())));

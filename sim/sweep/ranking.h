@@ -59,7 +59,13 @@ class SweepSummary {
 // The reason group of a reason text: "parallel.tp: 3 does not divide ..." -> "parallel.tp".
 std::string ReasonGroup(const std::string& reason);
 
-enum class RankBy { kTokensPerS, kTimeToTrain, kCost };
+// time_to_train: as booked (over the goodput); time_to_train_ideal: at goodput 1; goodput:
+// highest fraction of the booked time spent training at full speed first.
+enum class RankBy { kTokensPerS, kTimeToTrain, kCost, kTimeToTrainIdeal, kGoodput };
+
+// The --rank-by name of `by`, and whether it needs training.tokens (a time to train).
+const char* RankByName(RankBy by);
+bool RankNeedsTokens(RankBy by);
 
 struct RankOptions {
   RankBy by = RankBy::kTokensPerS;
@@ -67,7 +73,8 @@ struct RankOptions {
   double price_per_gpu_hour = 0.0;  // > 0: a cost column (and required by kCost)
 };
 
-// From the command line: "tokens_per_s", "time_to_train" or "cost"; rows of the table; dollars
+// From the command line: "tokens_per_s", "time_to_train", "cost", "time_to_train_ideal" or
+// "goodput"; rows of the table; dollars
 // per GPU-hour when given (a positive finite number; without it, no cost column).
 Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k,
                                      std::optional<double> price_per_gpu_hour);

@@ -64,8 +64,16 @@ enum class Metric {
   kHardwareFlops,
   kSixNd,
   kTokensPerStep,
-  kTimeToTrain,
-  kGpuHours,
+  kTimeToTrain,       // as booked (over the goodput)
+  kGpuHours,          // as booked
+  kTimeToTrainIdeal,  // goodput 1 (sim/goodput)
+  kGoodput,
+  kInterruptionsPerDay,
+  kJobMtbf,
+  kCheckpointWrite,
+  kCheckpointInterval,
+  kLostPerDay,
+  kStragglerFactor,
   kSimulatedTasks,
   kBottleneckShare,
   kCount

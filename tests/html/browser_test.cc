@@ -115,14 +115,17 @@ TEST(BrowserSimulate, QuickstartRendersWithTheJsonFiguresAndEveryChart) {
       EXPECT_EQ(e.Get("data-value"), json["fits"].get<bool>() ? "true" : "false");
       continue;
     }
-    const Json& want = key.rfind("memory.", 0) == 0 ? json["memory"][key.substr(7)] : json[key];
+    const Json& want = key.rfind("memory.", 0) == 0    ? json["memory"][key.substr(7)]
+                       : key.rfind("goodput.", 0) == 0 ? json["goodput"][key.substr(8)]
+                                                       : json[key];
     ASSERT_TRUE(want.is_number()) << key;
     const double v = want.get<double>();
     EXPECT_EQ(D(e, "data-value"), v) << key;
-    if (key == "step_time_s" || key == "time_to_train_s") {
+    if (key == "step_time_s" || key == "time_to_train_s" || key == "time_to_train_ideal_s" ||
+        key == "goodput.checkpoint_write_s") {
       EXPECT_EQ(text, FormatSeconds(Seconds(v))) << key;
     }
-    if (key == "mfu" || key == "hfu" || key == "bubble_fraction") {
+    if (key == "mfu" || key == "hfu" || key == "bubble_fraction" || key == "goodput.fraction") {
       EXPECT_EQ(text, Percent(v)) << key;
     }
     if (key.rfind("memory.", 0) == 0) {
@@ -132,7 +135,7 @@ TEST(BrowserSimulate, QuickstartRendersWithTheJsonFiguresAndEveryChart) {
       EXPECT_EQ(text, GroupedNumber(v)) << key;
     }
   }
-  EXPECT_EQ(keyed, 13);
+  EXPECT_EQ(keyed, 18);  // 13, and the ideal time to train and 4 goodput figures
 
   // Where the step goes: the critical path's parts, summing to the step.
   double parts = 0;

@@ -144,9 +144,9 @@ TEST(SimulateHtml, HeadlineValuesEqualTheJsonOutput) {
   for (const testing::Element& e : testing::ParseElements(html)) {
     if (e.Has("data-key")) values[e.Get("data-key")] = e.Get("data-value");
   }
-  for (const char* key :
-       {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu", "mfu", "hfu",
-        "bubble_fraction", "peak_flops_per_gpu", "time_to_train_s", "gpu_hours"}) {
+  for (const char* key : {"step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "tflops_per_gpu",
+                          "mfu", "hfu", "bubble_fraction", "peak_flops_per_gpu", "time_to_train_s",
+                          "time_to_train_ideal_s", "gpu_hours"}) {
     ASSERT_TRUE(values.count(key)) << key;
     EXPECT_EQ(std::stod(values[key]), json[key].get<double>()) << key;
   }
@@ -154,6 +154,12 @@ TEST(SimulateHtml, HeadlineValuesEqualTheJsonOutput) {
   EXPECT_EQ(std::stod(values["memory.capacity_bytes"]),
             json["memory"]["capacity_bytes"].get<double>());
   EXPECT_EQ(values["fits"], json["fits"].get<bool>() ? "true" : "false");
+  for (const char* key :
+       {"fraction", "interruptions_per_day", "checkpoint_write_s", "straggler_factor"}) {
+    const std::string k = std::string("goodput.") + key;
+    ASSERT_TRUE(values.count(k)) << k;
+    EXPECT_EQ(std::stod(values[k]), json["goodput"][key].get<double>()) << k;
+  }
 }
 
 // The memory-over-time curve of the worst device reaches exactly the simulated peak, and each

@@ -27,6 +27,8 @@ TEST(SweepExamples, ReadAndEnumerate) {
   EXPECT_EQ(Points("scenarios/sweeps/h100-vs-h200-deadline.yaml"), 2332);
   // 263 layouts (tp, pp, schedule, virtual stages and ep | gcd(dp, 8)) x 2 recompute modes.
   EXPECT_EQ(Points("scenarios/sweeps/mixtral-8x7b-h100x64.yaml"), 526);
+  // Six GPU counts of the Llama 3 405B layout (tests/sweep/goodput_sweep_test.cc runs them).
+  EXPECT_EQ(Points("scenarios/sweeps/llama3-405b-gpus-goodput.yaml"), 6);
 }
 
 }  // namespace

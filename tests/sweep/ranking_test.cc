@@ -58,7 +58,8 @@ TEST(SweepRanking, OptionsFromTheCommandLine) {
   EXPECT_EQ(ParseRankOptions("cost", 10, std::nullopt).status().message(),
             "--rank-by cost needs --price-per-gpu-hour");
   EXPECT_EQ(ParseRankOptions("speed", 10, std::nullopt).status().message(),
-            "--rank-by: expected tokens_per_s, time_to_train or cost, got \"speed\"");
+            "--rank-by: expected tokens_per_s, time_to_train, cost, time_to_train_ideal or "
+            "goodput, got \"speed\"");
   EXPECT_EQ(ParseRankOptions("time_to_train", 5, std::nullopt)->by, RankBy::kTimeToTrain);
   EXPECT_EQ(ParseRankOptions("cost", 10, 2.5)->price_per_gpu_hour, 2.5);
   // A price given but not positive said "--rank-by cost needs --price-per-gpu-hour"; nan ran
