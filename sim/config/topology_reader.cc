@@ -64,6 +64,7 @@ Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
     inter.NonNegativeInt("max_nodes", &t.max_nodes);
     inter.Finish();
   }
+  r.String("accelerator_family", &t.accelerator_family);
   r.AcceptFreeText(&t.source);
   r.Finish();
   if (!sink.empty()) return sink.ToStatus();
