@@ -20,17 +20,9 @@
 namespace shardsim {
 namespace {
 
-// The usual cluster of each library accelerator, when --topology is not given.
-std::string DefaultTopology(const std::string& hardware) {
-  if (hardware.rfind("a100", 0) == 0) return "dgx-a100";
-  if (hardware == "h100-sxm") return "dgx-h100";
-  if (hardware == "h200-sxm") return "dgx-h200";
-  if (hardware == "h800-sxm") return "h800-deepseek";
-  return "";
-}
-
 struct ClaimArgs {
   std::string claim, scenario, model, hardware, topology, precision = "bf16", progress = "auto";
+  std::string layout;
   int64_t gpus = 0, seq_len = 0, global_batch = 0;
   int jobs = 0;
 };
@@ -83,13 +75,19 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
   const std::vector<CLI::Option*> scenario_gives = {
       cmd->add_option("--model", args->model, "model name or path (without --scenario)"),
       cmd->add_option("--hardware", args->hardware, "accelerator name or path"),
-      cmd->add_option("--topology", args->topology, "cluster (default: the accelerator's DGX/HGX)"),
+      cmd->add_option("--topology", args->topology,
+                      "cluster (default: the hardware's default_topology)"),
       cmd->add_option("--gpus", args->gpus, "GPU count"),
       cmd->add_option("--seq-len", args->seq_len,
-                      "sequence length (default: the model's max_seq_len)"),
+                      "sequence length (default: the claim's \"at seq N\", else 8192 with a "
+                      "warning)"),
       cmd->add_option("--global-batch", args->global_batch,
-                      "sequences per step (default: about 4M tokens, a multiple of the GPU count)"),
+                      "sequences per step (default: about 4M tokens, a multiple of the GPU count "
+                      "where it can be)"),
       cmd->add_option("--precision", args->precision, "bf16 (default), fp16, fp8")};
+  cmd->add_option("--layout", args->layout,
+                  "a stated recipe to check, e.g. \"tp=4,pp=4,vp=5,mb=1\" (keys dp tp pp cp ep vp "
+                  "schedule zero sp mb recompute; dp: the rest); the verdict is judged against it");
   cmd->add_option("-j,--jobs", args->jobs, "threads for the layout search (default: all cores)");
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
   cmd->callback([&ctx, args, scenario_gives]() {
@@ -105,10 +103,27 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       if (opt->count() > 0) given.push_back(opt->get_name());
     }
     Status usage = CheckClaimUsage(*args, given);
+    if (usage.ok() && claim->seq_len > 0 && args->seq_len > 0 && claim->seq_len != args->seq_len) {
+      usage = Status::Invalid("check-claim: the claim says seq " + std::to_string(claim->seq_len) +
+                              " and --seq-len says " + std::to_string(args->seq_len) +
+                              "; give one of them");
+    }
+    ClaimOptions o;
+    if (usage.ok() && !args->layout.empty()) {
+      Result<std::vector<std::pair<std::string, std::string>>> layout =
+          ParseLayoutOption(args->layout);
+      if (layout.ok()) {
+        o.layout = std::move(*layout);
+        o.layout_text = args->layout;
+      } else {
+        usage = layout.status();
+      }
+    }
     if (!usage.ok()) {
       ctx.exit_code = ReportStatus(usage);
       return;
     }
+    std::string warning;  // printed with the report (the search may still refuse the inputs)
     std::optional<ScenarioDocument> base;
     if (!args->scenario.empty()) {
       Result<ScenarioDocument> doc = ScenarioDocument::Parse(args->scenario);
@@ -117,6 +132,17 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
         return;
       }
       base.emplace(std::move(*doc));
+      if (claim->seq_len > 0) {
+        // The scenario gives the training; a claim at another sequence is about another run.
+        Result<Scenario> sc = base->Build(load);
+        if (sc.ok() && sc->training.seq_len != claim->seq_len) {
+          ctx.exit_code = ReportStatus(
+              Status::Invalid("check-claim: the claim says seq " + std::to_string(claim->seq_len) +
+                              " and " + args->scenario + " trains at training.seq_len " +
+                              std::to_string(sc->training.seq_len) + "; make them agree"));
+          return;
+        }
+      }
     } else {
       std::string topology = args->topology;
       if (topology.empty()) {
@@ -126,28 +152,34 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
           ctx.exit_code = ReportStatus(hw.status());
           return;
         }
-        topology = DefaultTopology(args->hardware);
+        topology = hw->default_topology;
+        if (topology.empty()) {
+          ctx.exit_code = ReportStatus(Status::Invalid(
+              "check-claim: hardware '" + args->hardware +
+              "' names no default_topology; give --topology (or add default_topology: NAME to "
+              "its file)"));
+          return;
+        }
       }
-      if (topology.empty()) {
-        ctx.exit_code =
-            ReportStatus(Status::Invalid("check-claim: no default cluster for hardware '" +
-                                         args->hardware + "'; give --topology"));
-        return;
-      }
-      int64_t seq = args->seq_len;
+      int64_t seq = claim->seq_len > 0 ? claim->seq_len : args->seq_len;
       if (seq <= 0) {
         Result<ModelSpec> m = LoadModel(args->model, load);
         if (!m.ok()) {
           ctx.exit_code = ReportStatus(m.status());
           return;
         }
-        seq = m->max_seq_len;
+        // Learned position tables bound the sequence (GPT-3's 2048).
+        const bool bounded = m->position_embedding == PositionEmbedding::kLearned &&
+                             m->max_seq_len > 0 && m->max_seq_len < kClaimDefaultSeqLen;
+        seq = bounded ? m->max_seq_len : kClaimDefaultSeqLen;
+        warning =
+            "check-claim: warning: neither the claim nor --seq-len gives the sequence "
+            "length; assumed " +
+            std::to_string(seq) + (bounded ? " (the model's learned position table)" : "") +
+            ". Write it in the claim (\"... at seq 4096\") or pass --seq-len";
       }
-      // About 4M tokens per step (Llama 3 pre-training's first stage; Dubey et al. 2024,
-      // arXiv 2407.21783, §3.4.1), a multiple of the GPU count so that every dp divides it.
-      const int64_t target = 4 * 1024 * 1024;
-      const int64_t per_gpu = std::max<int64_t>(1, (target / seq + args->gpus - 1) / args->gpus);
-      const int64_t gb = args->global_batch > 0 ? args->global_batch : per_gpu * args->gpus;
+      const int64_t gb =
+          args->global_batch > 0 ? args->global_batch : ClaimDefaultGlobalBatch(seq, args->gpus);
       const std::string text =
           "name: check-claim\nmodel: " + args->model + "\nhardware: " + args->hardware +
           "\ntopology: " + topology + "\ngpus: " + std::to_string(args->gpus) +
@@ -165,7 +197,6 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(style.status());
       return;
     }
-    ClaimOptions o;
     o.jobs = ThreadsToUse(args->jobs);
     o.simulate_given_layout = !args->scenario.empty();
     StderrProgress progress(*style, "layout search");
@@ -176,6 +207,7 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     progress.Finish();
+    if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
     std::fputs(ClaimReport(*check).c_str(), stdout);
   });
 }
