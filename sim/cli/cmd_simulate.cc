@@ -66,7 +66,7 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
     std::string text = args->json ? SimulateJson(*sc, *r) : SimulateText(*sc, *r);
     if (args->explain) text += "\n" + ExplainStep(*sc, *r);
     std::fputs(text.c_str(), stdout);
-    // Ran, but the layout does not fit in memory: exit 1 (DESIGN.md §4).
+    // Ran, but the layout does not fit in memory: exit 1 (docs/reference.md §7).
     ctx.exit_code = r->fits ? 0 : 1;
   });
 }
