@@ -74,7 +74,8 @@ void AddMergeCommand(CLI::App& app, CliContext& ctx) {
     // where the flag gives none (that needs --sweep, which names the points' hardware).
     rank->tie_fraction = kStatedUncertainty;
     if (price->count() == 0 && space) {
-      rank->point_price = HardwarePrices(*space, merged->summary.feasible_rows(), ctx.load_options());
+      rank->point_price =
+          HardwarePrices(*space, merged->summary.feasible_rows(), ctx.load_options());
     }
     ctx.exit_code = PrintSweepReport(merged->summary, merged->input_columns, *rank);
   });
