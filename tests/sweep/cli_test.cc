@@ -70,6 +70,32 @@ TEST(SweepCli, MinHeadroomAndRankingFile) {
   EXPECT_EQ(bad.out, "error: --max-memory-fraction: expected a fraction in (0, 1], got 1.5\n");
 }
 
+// The cost column without --price-per-gpu-hour: each point's hardware price (a hardware key a
+// sweep axis sets here); the flag, when given, wins. There was only the flag.
+TEST(SweepCli, CostFromEachHardwaresPriceTheFlagWins) {
+  sweep_test::TempDir dir;
+  sweep_test::WriteFile(
+      dir / "priced.yaml",
+      "name: priced\nmodel: gpt3-350m\nhardware: a100-sxm4-40gb\ntopology: dgx-a100\ngpus: 8\n"
+      "training: {seq_len: 2048, global_batch: 8}\nparallel: {dp: 8}\n"
+      "sweep:\n  hardware.price_per_gpu_hour: [1 USD, 2 USD]\n");
+  const sweep_test::CliRun r =
+      Shardsim("sweep " + dir / "priced.yaml" + " -j 1 --progress none --rank-by cost", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  // $/M tokens = GPUs x price / 3600 / tokens/s x 1e6: 8 x $1 / 3600 / 287,658 x 1e6 = $0.007725,
+  // twice that at $2; the cheaper point ranks first.
+  EXPECT_NE(r.out.find("  1*      0  1 USD "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$0.007725\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$0.01545\n"), std::string::npos) << r.out;
+  const sweep_test::CliRun flag = Shardsim(
+      "sweep " + dir / "priced.yaml" + " -j 1 --progress none --price-per-gpu-hour 3", false);
+  ASSERT_EQ(flag.code, 0) << flag.out;
+  const std::string top = flag.out.substr(0, flag.out.find("\nPareto front"));
+  const size_t at = top.find("$0.02318\n");
+  ASSERT_NE(at, std::string::npos) << flag.out;
+  EXPECT_NE(top.find("$0.02318\n", at + 1), std::string::npos) << flag.out;
+}
+
 TEST(SweepCli, BadSpecExitsTwoNamingFileLineAndKey) {
   const sweep_test::CliRun r = Shardsim("sweep tests/sweep/data/bad.yaml");
   EXPECT_EQ(r.code, 2);
