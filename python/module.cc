@@ -248,6 +248,7 @@ std::string CheckClaimJsonOf(const std::string& claim_text, const std::string& p
   const int threads = Threads(jobs);
   PyProgress callback{std::move(progress), std::nullopt};
   Result<std::string> out = Status::Internal("not run");
+  std::string warning;  // the sequence length the search assumed, as the CLI warns
   {
     py::gil_scoped_release release;
     out = [&]() -> Result<std::string> {
@@ -255,8 +256,10 @@ std::string CheckClaimJsonOf(const std::string& claim_text, const std::string& p
       Result<Claim> claim = ParseClaim(claim_text);
       if (!claim.ok()) return claim.status();
       const bool given_scenario = !path.empty();
-      Result<ScenarioDocument> base =
-          given_scenario ? Document(path, text) : ClaimBaseScenario(setup, load);
+      ClaimSetup with_claim = setup;
+      with_claim.claim_seq_len = claim->seq_len;
+      Result<ScenarioDocument> base = given_scenario ? Document(path, text)
+                                                     : ClaimBaseScenario(with_claim, load, &warning);
       if (!base.ok()) return base.status();
       ClaimOptions o;
       o.jobs = threads;
@@ -268,6 +271,7 @@ std::string CheckClaimJsonOf(const std::string& claim_text, const std::string& p
     }();
   }
   callback.Rethrow();
+  if (!warning.empty()) py::module_::import("warnings").attr("warn")(warning);
   return Take(std::move(out));
 }
 

@@ -23,6 +23,8 @@ int RunCli(int argc, char** argv) {
       "shardsim: simulate LLM training steps (step time, MFU, memory, bottlenecks) for any "
       "data / tensor / pipeline / context / ZeRO layout on modeled GPUs and interconnects"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("shardsim ") + SHARDSIM_VERSION,
+                       "print the version and exit");
   app.fallthrough();  // the subcommands take --library too, after their own arguments
   CliContext ctx;
   app.add_option("--library", ctx.library_dir,

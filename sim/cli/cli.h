@@ -1,6 +1,6 @@
 // The command-line front end: parses arguments, runs the pipeline, prints, and picks the exit
 // code. The only module that writes to stdout/stderr or decides how the process ends.
-// Exit codes (DESIGN.md §4): 0 ok; 1 ran but infeasible; 2 bad input or usage.
+// Exit codes (docs/reference.md §7): 0 ok; 1 ran but infeasible; 2 bad input or usage.
 #ifndef SHARDSIM_CLI_CLI_H_
 #define SHARDSIM_CLI_CLI_H_
 

@@ -36,7 +36,7 @@ void AddBudgetCommand(CLI::App& app, CliContext& ctx) {
     const std::string out = args->json ? BudgetJson(*sc, *r) : BudgetText(*sc, *r);
     std::fputs(out.c_str(), stdout);
     if (args->explain) std::fputs(("\n" + ExplainOps(r->graph, sc->training)).c_str(), stdout);
-    ctx.exit_code = BudgetFits(*sc, *r) ? 0 : 1;  // DESIGN.md: 1 = ran, does not fit
+    ctx.exit_code = BudgetFits(*sc, *r) ? 0 : 1;  // docs/reference.md §7: 1 = ran, does not fit
   });
 }
 

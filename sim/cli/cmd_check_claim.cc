@@ -24,6 +24,7 @@ namespace {
 
 struct ClaimArgs {
   std::string claim, scenario, model, hardware, topology, precision = "bf16", progress = "auto";
+  std::string layout;
   int64_t gpus = 0, seq_len = 0, global_batch = 0;
   int jobs = 0;
   bool json = false;
@@ -77,13 +78,19 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
   const std::vector<CLI::Option*> scenario_gives = {
       cmd->add_option("--model", args->model, "model name or path (without --scenario)"),
       cmd->add_option("--hardware", args->hardware, "accelerator name or path"),
-      cmd->add_option("--topology", args->topology, "cluster (default: the accelerator's DGX/HGX)"),
+      cmd->add_option("--topology", args->topology,
+                      "cluster (default: the hardware's default_topology)"),
       cmd->add_option("--gpus", args->gpus, "GPU count"),
       cmd->add_option("--seq-len", args->seq_len,
-                      "sequence length (default: the model's max_seq_len)"),
+                      "sequence length (default: the claim's \"at seq N\", else 8192 with a "
+                      "warning)"),
       cmd->add_option("--global-batch", args->global_batch,
-                      "sequences per step (default: about 4M tokens, a multiple of the GPU count)"),
+                      "sequences per step (default: about 4M tokens, a multiple of the GPU count "
+                      "where it can be)"),
       cmd->add_option("--precision", args->precision, "bf16 (default), fp16, fp8")};
+  cmd->add_option("--layout", args->layout,
+                  "a stated recipe to check, e.g. \"tp=4,pp=4,vp=5,mb=1\" (keys dp tp pp cp ep vp "
+                  "schedule zero sp mb recompute; dp: the rest); the verdict is judged against it");
   cmd->add_option("-j,--jobs", args->jobs, "threads for the layout search (default: all cores)");
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
   cmd->add_flag("--json", args->json, "print JSON (keys: sim/sweep/claim_json.h)");
@@ -100,10 +107,27 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       if (opt->count() > 0) given.push_back(opt->get_name());
     }
     Status usage = CheckClaimUsage(*args, given);
+    if (usage.ok() && claim->seq_len > 0 && args->seq_len > 0 && claim->seq_len != args->seq_len) {
+      usage = Status::Invalid("check-claim: the claim says seq " + std::to_string(claim->seq_len) +
+                              " and --seq-len says " + std::to_string(args->seq_len) +
+                              "; give one of them");
+    }
+    ClaimOptions o;
+    if (usage.ok() && !args->layout.empty()) {
+      Result<std::vector<std::pair<std::string, std::string>>> layout =
+          ParseLayoutOption(args->layout);
+      if (layout.ok()) {
+        o.layout = std::move(*layout);
+        o.layout_text = args->layout;
+      } else {
+        usage = layout.status();
+      }
+    }
     if (!usage.ok()) {
       ctx.exit_code = ReportStatus(usage);
       return;
     }
+    std::string warning;  // printed with the report (the search may still refuse the inputs)
     std::optional<ScenarioDocument> base;
     if (!args->scenario.empty()) {
       Result<ScenarioDocument> doc = ScenarioDocument::Parse(args->scenario);
@@ -112,6 +136,17 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
         return;
       }
       base.emplace(std::move(*doc));
+      if (claim->seq_len > 0) {
+        // The scenario gives the training; a claim at another sequence is about another run.
+        Result<Scenario> sc = base->Build(load);
+        if (sc.ok() && sc->training.seq_len != claim->seq_len) {
+          ctx.exit_code = ReportStatus(
+              Status::Invalid("check-claim: the claim says seq " + std::to_string(claim->seq_len) +
+                              " and " + args->scenario + " trains at training.seq_len " +
+                              std::to_string(sc->training.seq_len) + "; make them agree"));
+          return;
+        }
+      }
     } else {
       ClaimSetup setup;
       setup.model = args->model;
@@ -121,7 +156,8 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       setup.gpus = args->gpus;
       setup.seq_len = args->seq_len;
       setup.global_batch = args->global_batch;
-      Result<ScenarioDocument> doc = ClaimBaseScenario(setup, load);
+      setup.claim_seq_len = claim->seq_len;
+      Result<ScenarioDocument> doc = ClaimBaseScenario(setup, load, &warning);
       if (!doc.ok()) {
         ctx.exit_code = ReportStatus(doc.status());
         return;
@@ -133,7 +169,6 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(style.status());
       return;
     }
-    ClaimOptions o;
     o.jobs = ThreadsToUse(args->jobs);
     o.simulate_given_layout = !args->scenario.empty();
     StderrProgress progress(*style, "layout search");
@@ -144,6 +179,7 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     progress.Finish();
+    if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
     std::fputs((args->json ? ClaimJson(*check) : ClaimReport(*check)).c_str(), stdout);
   });
 }

@@ -7,10 +7,12 @@
 
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep_cli.h"
+#include "sim/sweep/evaluate.h"
 #include "sim/sweep/merge.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/sweep_spec.h"
+#include "sim/sweep/uncertainty.h"
 
 namespace shardsim {
 
@@ -70,6 +72,13 @@ void AddMergeCommand(CLI::App& app, CliContext& ctx) {
     }
     std::printf("shardsim merge: %lld points from %zu files into %s\n",
                 static_cast<long long>(merged->points), args->inputs.size(), args->output.c_str());
+    // Ranked as `sweep` ranks: ties within the stated uncertainty, each point's hardware price
+    // where the flag gives none (that needs --sweep, which names the points' hardware).
+    rank->tie_fraction = kStatedUncertainty;
+    if (price->count() == 0 && space) {
+      rank->point_price =
+          HardwarePrices(*space, merged->summary.feasible_rows(), ctx.load_options());
+    }
     ctx.exit_code = PrintSweepReport(merged->summary, merged->input_columns, *rank);
   });
 }

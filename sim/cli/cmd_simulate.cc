@@ -69,7 +69,7 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
       text += "\n" + ExplainGoodput(*sc, *r->goodput, *r->time_to_train_ideal_s);
     }
     std::fputs(text.c_str(), stdout);
-    // Ran, but the layout does not fit in memory: exit 1 (DESIGN.md §4).
+    // Ran, but the layout does not fit in memory: exit 1 (docs/reference.md §7).
     ctx.exit_code = r->fits ? 0 : 1;
   });
 }

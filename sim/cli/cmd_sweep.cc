@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -23,12 +24,14 @@
 #include "sim/cli/commands.h"
 #include "sim/cli/sweep_cli.h"
 #include "sim/report/html_sweep.h"
+#include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/progress.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/rows.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_spec.h"
+#include "sim/sweep/uncertainty.h"
 
 namespace shardsim {
 namespace {
@@ -51,6 +54,7 @@ SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const
                : rank.by == RankBy::kGoodput          ? SweepRankBy::kGoodput
                                                       : SweepRankBy::kTokensPerS;
   in.top_k = static_cast<size_t>(std::max<int64_t>(1, rank.top_k));
+  in.tie_fraction = rank.tie_fraction;
   const auto value = [](const Row& r, Metric m) { return r.has(m) ? r[m] : 0.0; };
   for (const Row& r : run.summary.rows()) {
     SweepHtmlPoint p;
@@ -68,8 +72,8 @@ SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const
     if (r.has(Metric::kTimeToTrain)) p.time_to_train_s = r[Metric::kTimeToTrain];
     if (r.has(Metric::kTimeToTrainIdeal)) p.time_to_train_ideal_s = r[Metric::kTimeToTrainIdeal];
     if (r.has(Metric::kGoodput)) p.goodput = r[Metric::kGoodput];
-    if (rank.price_per_gpu_hour > 0.0 && r.has(Metric::kGpuHours)) {
-      p.cost = CostToTrain(r, rank.price_per_gpu_hour);
+    if (PriceOf(rank, r) > 0.0 && r.has(Metric::kGpuHours)) {
+      p.cost = CostToTrain(r, PriceOf(rank, r));
     }
     p.bottleneck = r.bottleneck;
     in.points.push_back(std::move(p));
@@ -138,9 +142,10 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
   struct Args {
     std::string spec;
     std::string output, csv, jsonl, shard, html, rank_by = "tokens_per_s", progress = "auto";
+    std::string min_headroom, ranking;
     int jobs = 0;
     int64_t top = 10;
-    double price = 0.0;
+    double price = 0.0, max_memory_fraction = 0.0;
     bool resume = false, overwrite = false, dry_run = false;
   };
   auto args = std::make_shared<Args>();
@@ -161,12 +166,23 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option(
       "--rank-by", args->rank_by,
       "tokens_per_s (default), time_to_train (booked), cost, time_to_train_ideal or goodput");
-  CLI::Option* price = cmd->add_option("--price-per-gpu-hour", args->price,
-                                       "dollars per GPU-hour: adds a cost column");
+  CLI::Option* price = cmd->add_option(
+      "--price-per-gpu-hour", args->price,
+      "dollars per GPU-hour for every point: adds a cost column (default: each hardware's "
+      "price_per_gpu_hour, when its file gives one)");
+  cmd->add_option("--min-headroom", args->min_headroom,
+                  "feasibility bound: a point leaving less free memory per GPU (e.g. 8GiB) is "
+                  "no_fit");
+  CLI::Option* fraction = cmd->add_option(
+      "--max-memory-fraction", args->max_memory_fraction,
+      "feasibility bound: a point whose peak memory is above this fraction of the capacity "
+      "(e.g. 0.9) is no_fit");
+  cmd->add_option("--ranking", args->ranking,
+                  "write every feasible point, best first, with ties and the Pareto front, as CSV");
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
   cmd->add_flag("--dry-run", args->dry_run, "check the spec and count the points; run nothing");
   cmd->add_option("--html", args->html, "write a self-contained HTML report of the sweep to FILE");
-  cmd->callback([&ctx, args, price]() {
+  cmd->callback([&ctx, args, price, fraction]() {
     TuneAllocatorForManySimulations();
     const LoadOptions load = ctx.load_options();
     Result<RankOptions> rank =
@@ -181,7 +197,27 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(jobs);
       return;
     }
+    rank->tie_fraction = kStatedUncertainty;
     SweepRunOptions o;
+    if (!args->min_headroom.empty()) {
+      Result<double> bytes = ParseQuantity(args->min_headroom, Dimension::kBytes);
+      if (!bytes.ok() || !(*bytes > 0.0)) {
+        ctx.exit_code = ReportStatus(Status::Invalid(
+            "--min-headroom: expected a positive amount of memory, e.g. 8GiB, got \"" +
+            args->min_headroom + "\"" + (bytes.ok() ? "" : " (" + bytes.status().message() + ")")));
+        return;
+      }
+      o.memory_limit.min_headroom_bytes = *bytes;
+    }
+    if (fraction->count() > 0) {
+      if (!(args->max_memory_fraction > 0.0 && args->max_memory_fraction <= 1.0)) {
+        ctx.exit_code = ReportStatus(
+            Status::Invalid("--max-memory-fraction: expected a fraction in (0, 1], got " +
+                            FormatNumber(args->max_memory_fraction)));
+        return;
+      }
+      o.memory_limit.max_fraction = args->max_memory_fraction;
+    }
     o.csv_path = args->csv;
     o.jsonl_path = args->jsonl;
     std::string csv_option = "--csv", jsonl_option = "--jsonl";
@@ -200,14 +236,18 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
         return;
       }
     }
-    Status distinct = CheckDistinctOutputs(
-        {{csv_option, o.csv_path}, {jsonl_option, o.jsonl_path}, {"--html", args->html}});
+    Status distinct = CheckDistinctOutputs({{csv_option, o.csv_path},
+                                            {jsonl_option, o.jsonl_path},
+                                            {"--html", args->html},
+                                            {"--ranking", args->ranking}});
     if (!distinct.ok()) {
       ctx.exit_code = ReportStatus(distinct);
       return;
     }
-    if (!args->html.empty()) {
-      Status writable = CheckCanWrite("--html", args->html);
+    for (const auto& [option, path] : {std::pair<const char*, std::string>{"--html", args->html},
+                                       {"--ranking", args->ranking}}) {
+      if (path.empty()) continue;
+      Status writable = CheckCanWrite(option, path);
       if (!writable.ok()) {
         ctx.exit_code = ReportStatus(writable);
         return;
@@ -288,12 +328,31 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
                  static_cast<long long>(evaluated), FormatSeconds(Seconds(seconds)).c_str(),
                  FormatSig(seconds > 0 ? static_cast<double>(evaluated) / seconds : 0.0, 3).c_str(),
                  o.jobs, resumed.c_str());
+    // Each point's hardware price where the flag gives none (the flag wins).
+    if (price->count() == 0) {
+      rank->point_price = HardwarePrices(*space, run->summary.feasible_rows(), load);
+      if (!args->html.empty()) {
+        std::map<int64_t, double> all = HardwarePrices(*space, run->summary.rows(), load);
+        rank->point_price.insert(all.begin(), all.end());
+      }
+    }
     Result<std::string> report = SweepReport(run->summary, space->input_columns(), *rank);
     if (!report.ok()) {
       ctx.exit_code = ReportStatus(report.status());
       return;
     }
     std::fputs(report->c_str(), stdout);
+    if (!args->ranking.empty()) {
+      Result<std::string> ranked = RankedCsv(run->summary, space->input_columns(), *rank);
+      std::ofstream file(args->ranking, std::ios::binary);
+      if (ranked.ok()) file << *ranked;
+      if (!ranked.ok() || !file.good()) {
+        ctx.exit_code = ReportStatus(
+            ranked.ok() ? Status::Invalid("--ranking: cannot write '" + args->ranking + "'")
+                        : ranked.status());
+        return;
+      }
+    }
     if (!args->html.empty()) {
       const Status written = WriteSweepHtml(args->spec, *space, *run, *rank, args->html);
       if (!written.ok()) {

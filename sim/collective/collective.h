@@ -1,6 +1,6 @@
 // Cost of collectives (all-reduce, reduce-scatter, all-gather, all-to-all, broadcast,
 // send/receive) for a group of ranks placed on a cluster, in alpha-beta form with nccl-tests'
-// conventions (DESIGN.md §5):
+// conventions (docs/reference.md §5):
 //   ring all-reduce                  2(n-1)*a + 2(n-1)/n * S/B
 //   ring reduce-scatter / all-gather  (n-1)*a +  (n-1)/n * S/B
 // where S is nccl-tests' size (the whole buffer: for all-gather the output of one rank, for
@@ -18,8 +18,8 @@
 // concurrent point-to-point transfers). kAuto chooses between ring and tree as NCCL's tuner
 // does from its own cost model (NVIDIA/nccl src/graph/tuning.cc), which rates the double binary
 // tree at 2S per node even on two nodes (traffic.cc, TreePhase); that winner and the other plans
-// (hierarchical, NVLS, NVLS tree) are compared at their real traffic and the fastest is costed. The formulas, with their
-// sources, are in traffic.cc; tests/collective/ checks each in closed form.
+// (hierarchical, NVLS, NVLS tree) are compared at their real traffic and the fastest is costed. The
+// formulas, with their sources, are in traffic.cc; tests/collective/ checks each in closed form.
 #ifndef SHARDSIM_COLLECTIVE_COLLECTIVE_H_
 #define SHARDSIM_COLLECTIVE_COLLECTIVE_H_
 

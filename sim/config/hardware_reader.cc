@@ -50,6 +50,26 @@ void ReadGemmList(MapReader& r, const ConfigNode& list, HardwareSpec* hw) {
   }
 }
 
+// price_per_gpu_hour: "2.5 USD" (or a bare number of US dollars), per GPU-hour, > 0.
+void ReadPrice(MapReader& r, HardwareSpec* hw) {
+  const ConfigNode* n = r.Get("price_per_gpu_hour");
+  if (n == nullptr) return;
+  std::string text = n->is_scalar() ? n->text() : std::string();
+  const std::string unit = " USD";
+  if (text.size() > unit.size() &&
+      text.compare(text.size() - unit.size(), unit.size(), unit) == 0) {
+    text.resize(text.size() - unit.size());
+  }
+  Result<double> v = ParseNumber(text);
+  if (!n->is_scalar() || !v.ok() || !(*v > 0.0)) {
+    r.Error(*n, "price_per_gpu_hour",
+            "expected a positive price in US dollars per GPU-hour, e.g. \"2.5 USD\", got " +
+                n->Describe());
+    return;
+  }
+  hw->price_per_gpu_hour = *v;
+}
+
 }  // namespace
 
 Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::string& msg_prefix,
@@ -159,6 +179,9 @@ Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
                   table->Describe());
     }
   }
+  r.String("family", &hw.family);
+  r.String("default_topology", &hw.default_topology);
+  ReadPrice(r, &hw);
   r.AcceptFreeText(&hw.source);
   r.Finish();
   if (!sink.empty()) return sink.ToStatus();

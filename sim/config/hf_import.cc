@@ -1,6 +1,7 @@
 #include "sim/config/hf_import.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <map>
 
@@ -87,18 +88,29 @@ void Qwen2(HfMapper& hf) {
   hf.PutBool("attn_out_bias", false);
 }
 
+// Qwen2-MoE / Qwen3-MoE (decoder_sparse_step) and Llama 4 (interleave_moe_layer_step): layer i
+// is sparse when (i + 1) % step == 0, i.e. layers step-1, 2*step-1, ...: first_dense_layers =
+// step - 1, then every step-th layer (Qwen2MoeDecoderLayer; Llama4TextConfig.moe_layers).
+void SparseStep(HfMapper& hf, const char* key) {
+  if (std::optional<int64_t> step = hf.Int({key}, false, kMaxModelLayers); step && *step > 1) {
+    hf.Put("moe.layer_freq", std::to_string(*step), hf.Find({key}));
+    hf.Put("moe.first_dense_layers", std::to_string(*step - 1), hf.Find({key}));
+  }
+}
+
+void RefuseMlpOnlyLayers(HfMapper& hf) {
+  if (const ConfigNode* only = hf.Find({"mlp_only_layers"});
+      only != nullptr && only->is_sequence() && !only->items().empty()) {
+    hf.Fail(*only, "mlp_only_layers: dense layers at arbitrary positions are not supported");
+  }
+}
+
 void Qwen2Moe(HfMapper& hf) {
   Qwen2(hf);
   hf.Copy("moe.num_experts", {"num_experts"}, true);
   hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
   hf.Copy("moe.expert_ffn_hidden_size", {"moe_intermediate_size"}, true);
-  // Qwen2MoeDecoderLayer: layer i is sparse when (i + 1) % decoder_sparse_step == 0, i.e. layers
-  // step-1, 2*step-1, ...: first_dense_layers = step - 1, then every step-th layer.
-  if (std::optional<int64_t> step = hf.Int({"decoder_sparse_step"}, false, kMaxModelLayers);
-      step && *step > 1) {
-    hf.Put("moe.layer_freq", std::to_string(*step), hf.Find({"decoder_sparse_step"}));
-    hf.Put("moe.first_dense_layers", std::to_string(*step - 1), hf.Find({"decoder_sparse_step"}));
-  }
+  SparseStep(hf, "decoder_sparse_step");
   if (std::optional<int64_t> shared = hf.Int({"shared_expert_intermediate_size"}, false);
       shared && *shared > 0) {
     hf.Put("moe.num_shared_experts", "1", hf.Find({"shared_expert_intermediate_size"}));
@@ -106,10 +118,7 @@ void Qwen2Moe(HfMapper& hf) {
     // Qwen2MoeSparseMoeBlock always has shared_expert_gate (Linear(hidden_size, 1), no bias).
     hf.PutBool("moe.shared_expert_gate", true, hf.Find({"shared_expert_intermediate_size"}));
   }
-  if (const ConfigNode* only = hf.Find({"mlp_only_layers"});
-      only != nullptr && only->is_sequence() && !only->items().empty()) {
-    hf.Fail(*only, "mlp_only_layers: dense layers at arbitrary positions are not supported");
-  }
+  RefuseMlpOnlyLayers(hf);
 }
 
 // Gemma: Llama layout, head_dim 256 by default, gated GELU, tied head; Gemma2 adds a norm after
@@ -122,6 +131,103 @@ void Gemma(HfMapper& hf, int norms_per_layer) {
   hf.PutBool("bias", false);
   hf.PutBool("qkv_bias", attn_bias, hf.Find({"attention_bias"}));
   if (norms_per_layer != 2) hf.Put("norms_per_layer", std::to_string(norms_per_layer));
+}
+
+// Qwen3: Llama's layout (attention_bias, default false, on q/k/v/o) plus an RMSNorm over each
+// query and key head (Qwen3Attention.q_norm / k_norm).
+void Qwen3(HfMapper& hf) {
+  Llama(hf);
+  hf.PutBool("qk_norm", true);
+}
+
+// Qwen3-MoE: Qwen3's attention, routed experts without a shared one (Qwen3MoeSparseMoeBlock).
+void Qwen3Moe(HfMapper& hf) {
+  Qwen3(hf);
+  hf.Copy("moe.num_experts", {"num_experts"}, true);
+  hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
+  hf.Copy("moe.expert_ffn_hidden_size", {"moe_intermediate_size"}, true);
+  SparseStep(hf, "decoder_sparse_step");
+  RefuseMlpOnlyLayers(hf);
+}
+
+// Copies an HF key, or writes the transformers Config default when the config leaves it out
+// (Gemma 3's text_config often does).
+void CopyOr(HfMapper& hf, const std::string& key, std::initializer_list<const char*> names,
+            const std::string& dflt) {
+  if (!hf.Copy(key, names, false)) hf.Put(key, dflt);
+}
+
+// Gemma 3 (Gemma3TextConfig; the text decoder of Gemma3ForConditionalGeneration): Gemma 2's four
+// norms per layer and tied head, plus q/k norms (Gemma3Attention). Defaults are
+// Gemma3TextConfig's. Sliding-window layers (5 of every 6) attend to `sliding_window` tokens:
+// the timing model runs every layer with full causal attention.
+void Gemma3(HfMapper& hf) {
+  CopyOr(hf, "hidden_size", {"hidden_size"}, "2304");
+  CopyOr(hf, "num_layers", {"num_hidden_layers"}, "26");
+  CopyOr(hf, "num_heads", {"num_attention_heads"}, "8");
+  CopyOr(hf, "num_kv_heads", {"num_key_value_heads"}, "4");
+  CopyOr(hf, "head_dim", {"head_dim"}, "256");
+  CopyOr(hf, "ffn_hidden_size", {"intermediate_size"}, "9216");
+  CopyOr(hf, "vocab_size", {"vocab_size"}, "262208");
+  CopyOr(hf, "max_seq_len", {"max_position_embeddings"}, "131072");
+  hf.Put("norm", "rmsnorm");
+  hf.Put("position_embedding", "rope");
+  hf.PutBool("tied_embeddings", hf.Bool({"tie_word_embeddings"}, true),
+             hf.Find({"tie_word_embeddings"}));
+  GatedActivation(hf, {"hidden_activation", "hidden_act"}, "gelu_pytorch_tanh");
+  hf.PutBool("bias", false);
+  hf.PutBool("qkv_bias", hf.Bool({"attention_bias"}, false), hf.Find({"attention_bias"}));
+  hf.Put("norms_per_layer", "4");
+  hf.PutBool("qk_norm", true);
+}
+
+// Llama 4 (Llama4TextConfig; the text decoder of Llama4ForConditionalGeneration): routed experts
+// of intermediate_size plus one shared expert of the same width, on every
+// interleave_moe_layer_step-th layer; dense layers use intermediate_size_mlp. The router has no
+// bias; use_qk_norm is a weightless L2 norm (no parameters). Chunked attention
+// (attention_chunk_size) and the NoPE layers are not modeled: every layer runs full causal
+// attention with RoPE.
+void Llama4(HfMapper& hf) {
+  hf.Copy("hidden_size", {"hidden_size"}, true);
+  hf.Copy("num_layers", {"num_hidden_layers"}, true);
+  hf.Copy("num_heads", {"num_attention_heads"}, true);
+  hf.Copy("num_kv_heads", {"num_key_value_heads"}, false);
+  hf.Copy("head_dim", {"head_dim"}, false);
+  hf.Copy("ffn_hidden_size", {"intermediate_size_mlp"}, true);
+  hf.Copy("vocab_size", {"vocab_size"}, true);
+  hf.Copy("max_seq_len", {"max_position_embeddings"}, false);
+  hf.Put("norm", "rmsnorm");
+  hf.Put("position_embedding", "rope");
+  hf.PutBool("tied_embeddings", hf.Bool({"tie_word_embeddings"}, false),
+             hf.Find({"tie_word_embeddings"}));
+  GatedActivation(hf, {"hidden_act"}, "silu");
+  const bool attn_bias = hf.Bool({"attention_bias"}, false);
+  hf.PutBool("bias", false);
+  hf.PutBool("qkv_bias", attn_bias, hf.Find({"attention_bias"}));
+  hf.PutBool("attn_out_bias", attn_bias, hf.Find({"attention_bias"}));
+  hf.Copy("moe.num_experts", {"num_local_experts"}, true);
+  hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
+  hf.Copy("moe.expert_ffn_hidden_size", {"intermediate_size"}, true);
+  hf.Put("moe.num_shared_experts", "1", hf.Find({"intermediate_size"}));
+  hf.Copy("moe.shared_expert_ffn_hidden_size", {"intermediate_size"}, true);
+  SparseStep(hf, "interleave_moe_layer_step");
+}
+
+// gpt-oss (GptOssConfig): every layer MoE with biases on the router and the experts, q/k/v/o
+// biases, one attention sink per head. The alternating 128-token sliding-window layers are not
+// modeled (full causal attention on every layer), nor the SwiGLU clamp (swiglu_limit).
+void GptOss(HfMapper& hf) {
+  LlamaCore(hf, false);
+  GatedActivation(hf, {"hidden_act"}, "silu");
+  const bool attn_bias = hf.Bool({"attention_bias"}, true);
+  hf.PutBool("bias", false);
+  hf.PutBool("qkv_bias", attn_bias, hf.Find({"attention_bias"}));
+  hf.PutBool("attn_out_bias", attn_bias, hf.Find({"attention_bias"}));
+  hf.PutBool("attention_sinks", true);
+  hf.Copy("moe.num_experts", {"num_local_experts"}, true);
+  hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
+  hf.Copy("moe.expert_ffn_hidden_size", {"intermediate_size"}, true);
+  hf.PutBool("moe.expert_bias", true);
 }
 
 // GPT-2: learned positions (n_positions rows), LayerNorm, biases everywhere, tied head.
@@ -271,13 +377,21 @@ const std::map<std::string, Family>& Families() {
       {"GPT2LMHeadModel", Gpt2},
       {"GPTNeoXForCausalLM", GptNeox},
       {"Gemma2ForCausalLM", [](HfMapper& hf) { Gemma(hf, 4); }},
+      {"Gemma3ForCausalLM", Gemma3},
+      {"Gemma3ForConditionalGeneration", Gemma3},
       {"GemmaForCausalLM", [](HfMapper& hf) { Gemma(hf, 2); }},
+      {"GptOssForCausalLM", GptOss},
+      {"Llama4ForCausalLM", Llama4},
+      {"Llama4ForConditionalGeneration", Llama4},
       {"LlamaForCausalLM", Llama},
       {"MistralForCausalLM", Llama},
       {"MixtralForCausalLM", Mixtral},
       {"OPTForCausalLM", Opt},
+      {"Phi3ForCausalLM", Llama},  // Phi3Config: fused qkv and gate_up, Llama's shapes, no biases
       {"Qwen2ForCausalLM", Qwen2},
       {"Qwen2MoeForCausalLM", Qwen2Moe},
+      {"Qwen3ForCausalLM", Qwen3},
+      {"Qwen3MoeForCausalLM", Qwen3Moe},
       {"RWForCausalLM", Falcon},
   };
   return kFamilies;
@@ -286,14 +400,30 @@ const std::map<std::string, Family>& Families() {
 // model_type -> architecture, for configs without `architectures`.
 const std::map<std::string, std::string>& ModelTypes() {
   static const std::map<std::string, std::string> kTypes = {
-      {"bloom", "BloomForCausalLM"},       {"deepseek_v2", "DeepseekV2ForCausalLM"},
-      {"deepseek_v3", "DeepseekV3ForCausalLM"}, {"falcon", "FalconForCausalLM"},
-      {"RefinedWeb", "FalconForCausalLM"}, {"RefinedWebModel", "FalconForCausalLM"},
-      {"gemma", "GemmaForCausalLM"},       {"gemma2", "Gemma2ForCausalLM"},
-      {"gpt2", "GPT2LMHeadModel"},         {"gpt_neox", "GPTNeoXForCausalLM"},
-      {"llama", "LlamaForCausalLM"},       {"mistral", "MistralForCausalLM"},
-      {"mixtral", "MixtralForCausalLM"},   {"opt", "OPTForCausalLM"},
-      {"qwen2", "Qwen2ForCausalLM"},       {"qwen2_moe", "Qwen2MoeForCausalLM"},
+      {"bloom", "BloomForCausalLM"},
+      {"deepseek_v2", "DeepseekV2ForCausalLM"},
+      {"deepseek_v3", "DeepseekV3ForCausalLM"},
+      {"falcon", "FalconForCausalLM"},
+      {"RefinedWeb", "FalconForCausalLM"},
+      {"RefinedWebModel", "FalconForCausalLM"},
+      {"gemma", "GemmaForCausalLM"},
+      {"gemma2", "Gemma2ForCausalLM"},
+      {"gemma3", "Gemma3ForConditionalGeneration"},
+      {"gemma3_text", "Gemma3ForCausalLM"},
+      {"gpt_oss", "GptOssForCausalLM"},
+      {"llama4", "Llama4ForConditionalGeneration"},
+      {"llama4_text", "Llama4ForCausalLM"},
+      {"phi3", "Phi3ForCausalLM"},
+      {"qwen3", "Qwen3ForCausalLM"},
+      {"qwen3_moe", "Qwen3MoeForCausalLM"},
+      {"gpt2", "GPT2LMHeadModel"},
+      {"gpt_neox", "GPTNeoXForCausalLM"},
+      {"llama", "LlamaForCausalLM"},
+      {"mistral", "MistralForCausalLM"},
+      {"mixtral", "MixtralForCausalLM"},
+      {"opt", "OPTForCausalLM"},
+      {"qwen2", "Qwen2ForCausalLM"},
+      {"qwen2_moe", "Qwen2MoeForCausalLM"},
   };
   return kTypes;
 }
@@ -338,12 +468,35 @@ Result<ConfigNode> HfConfigToModelTree(const ConfigNode& json) {
                                Join(SupportedHfArchitectures()),
                            arch->loc(), arch->origin().source_line);
   }
-  HfMapper hf(json, *arch, name);
+  // Multimodal checkpoints (Gemma 3, Llama 4) keep the decoder's keys under text_config; only
+  // the text decoder is imported (the vision tower and projector are not counted).
+  const ConfigNode* fields = &json;
+  const bool multimodal =
+      name.size() > 24 && name.compare(name.size() - 24, 24, "ForConditionalGeneration") == 0;
+  if (multimodal) {
+    const ConfigNode* text = json.Find("text_config");
+    if (text == nullptr || !text->is_map()) {
+      return Status::Invalid(name + ": text_config: missing; the decoder's keys are read from it",
+                             arch->loc(), arch->origin().source_line);
+    }
+    fields = text;
+  }
+  HfMapper hf(*fields, *arch, name);
   if (const ConfigNode* path = json.Find("_name_or_path"); path != nullptr && path->is_scalar()) {
     hf.Put("name", path->text(), path);
+  } else {
+    // Named from the file: ".../Qwen3-8B/config.json" -> "Qwen3-8B", "qwen3-8b.json" ->
+    // "qwen3-8b" (not "inline" when a scenario names it with overrides).
+    const std::filesystem::path file(json.loc().file);
+    std::string stem = file.stem().string();
+    if (stem == "config" && file.has_parent_path()) {
+      stem = file.parent_path().filename().string();
+    }
+    if (!stem.empty()) hf.Put("name", stem);
   }
   family->second(hf);
-  hf.Put("source", "Hugging Face config.json (" + name + ")");
+  hf.Put("source",
+         "Hugging Face config.json (" + name + (multimodal ? ", text decoder" : "") + ")");
   return hf.Finish();
 }
 

@@ -1,4 +1,4 @@
-// Loading shardsim's input files (DESIGN.md §3) into validated specs.
+// Loading shardsim's input files (docs/reference.md §3) into validated specs.
 //
 // A scenario names a model, a hardware and a topology, each as a bare library name
 // (`llama3-70b`: <library>/models/llama3-70b.yaml), a path (ends in .yaml/.yml/.json or contains

@@ -35,6 +35,7 @@ void ReadMoe(MapReader& r, ModelSpec* m) {
   moe.Int("first_dense_layers", &s.first_dense_layers, Need::kOptional, 0, kMaxModelLayers);
   moe.Int("layer_freq", &s.layer_freq, Need::kOptional, 1, kMaxModelLayers);
   moe.Int("max_nodes_per_token", &s.max_nodes_per_token, Need::kOptional, 0, kMaxModelExperts);
+  moe.Bool("expert_bias", &s.expert_bias);
   if (moe.Has("capacity_factor")) {
     double cf = 0.0;
     if (moe.Number("capacity_factor", &cf)) {
@@ -106,7 +107,7 @@ void CheckParamBound(const ModelSpec& m, MapReader& r) {
     ffn = std::max(ffn, moe);
   }
   const double norm = 2.0 * h;
-  const double layer = attn + ffn + 4.0 * norm;
+  const double layer = attn + ffn + 4.0 * norm + 2.0 * d(m.head_dim) + n;  // + qk norms, sinks
   const double layers = d(m.num_layers + m.mtp_depth) * layer +
                         d(m.mtp_depth) * (linear(2.0 * h, h) + 3.0 * norm);
   const double outside = (2.0 * d(m.vocab_size) + d(m.position_table_rows)) * h + 3.0 * norm;
@@ -164,12 +165,14 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
             "must be in [0, 1), got " + doc.tree.Find("dropout")->text());
   }
   r.Int("mtp_depth", &m.mtp_depth, Need::kOptional, 0, kMaxModelLayers);
+  r.Bool("qk_norm", &m.qk_norm);
+  r.Bool("attention_sinks", &m.attention_sinks);
   ReadMoe(r, &m);
   ReadMla(r, &m);
   r.AcceptFreeText(&m.source);
   r.Finish();
 
-  // Defaults (DESIGN.md §3, spec.h).
+  // Defaults (docs/reference.md §3, spec.h).
   if (!have_kv) m.num_kv_heads = m.num_heads;
   if (!have_d && have_h && have_n) {
     if (m.hidden_size % m.num_heads != 0) {

@@ -1,7 +1,7 @@
 // Building typed specs from resolved ConfigNode trees (internal to sim/config).
 //
-// Each Read* function reads every key of its spec (DESIGN.md §3; the YAML keys are beside the
-// fields of spec.h), applies the documented defaults, records each key's origin and returns
+// Each Read* function reads every key of its spec (docs/reference.md §3; the YAML keys are beside
+// the fields of spec.h), applies the documented defaults, records each key's origin and returns
 // every problem found at once. `msg_prefix` is prepended to key names in messages ("model." for
 // a model written inline in a scenario); `where` locates "missing required key" errors.
 #ifndef SHARDSIM_CONFIG_READERS_H_

@@ -3,10 +3,10 @@
 //
 // These are plain values with every unit resolved to SI base units (bytes, bytes/s, FLOP/s,
 // seconds). sim/config fills them from YAML (the only module that touches yaml-cpp); every other
-// module reads them. The YAML key of each field is given beside it; DESIGN.md §3 is the contract.
-// Each spec keeps an Origins map from key path ("num_heads", "parallel.tp") to where the value
-// was written, so that checks made later (tp must divide the heads) can point at the file, line
-// and column of the offending key.
+// module reads them. The YAML key of each field is given beside it; docs/reference.md §3 is the
+// contract. Each spec keeps an Origins map from key path ("num_heads", "parallel.tp") to where the
+// value was written, so that checks made later (tp must divide the heads) can point at the file,
+// line and column of the offending key.
 #ifndef SHARDSIM_CONFIG_SPEC_H_
 #define SHARDSIM_CONFIG_SPEC_H_
 
@@ -112,6 +112,9 @@ struct MoeSpec {
   // at most this many nodes of its EP group, and the dispatcher sends it once to each of them and
   // forwards it over NVLink there. 0 = unlimited (one transfer per routed copy).
   int64_t max_nodes_per_token = 0;
+  // moe.expert_bias: biases on the router and on each routed expert's linear layers (gpt-oss's
+  // GptOssTopKRouter and GptOssExperts). Default false.
+  bool expert_bias = false;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3; the `mla:` mapping of a model file).
@@ -150,6 +153,10 @@ struct ModelSpec {
   bool embedding_norm = false;      // embedding_norm: a norm after the embedding (BLOOM)
   double dropout = 0.0;             // dropout: hidden and attention dropout probability
   int64_t mtp_depth = 0;            // mtp_depth: DeepSeek multi-token-prediction modules
+  bool qk_norm = false;             // qk_norm: an RMSNorm of width head_dim over each query and
+                                    // key head, weights shared by the heads (Qwen3, Gemma 3)
+  bool attention_sinks = false;     // attention_sinks: one learned softmax logit per query head
+                                    // (gpt-oss); num_heads parameters per layer
   std::optional<MoeSpec> moe;       // moe
   std::optional<MlaSpec> mla;       // mla
   std::string source;               // source: free text, where the shapes come from
@@ -214,6 +221,13 @@ struct HardwareSpec {
   double reserve_comm_buffers = 1.0 * 1073741824.0;  // runtime_reserve.comm_buffers: bytes
   double reserve_fragmentation = 0.05;               // runtime_reserve.fragmentation: fraction
   std::vector<GemmMeasurement> gemm_table;  // gemm_table: measured TFLOP/s, overrides the curve
+  // family: the accelerator generation ("ampere", "hopper", "blackwell", "cdna3"); a topology
+  // whose accelerator_family differs is an error. "" = not stated (no check).
+  std::string family;
+  // default_topology: the usual cluster of this accelerator (a topology name or path), used by
+  // check-claim without --topology; resolved only when used. "" = none.
+  std::string default_topology;
+  double price_per_gpu_hour = 0.0;          // price_per_gpu_hour: USD per GPU-hour; 0 = not given
   std::string source;                       // source: citations
   Origins origins;
 };
@@ -279,6 +293,9 @@ struct TopologySpec {
   double pod_oversubscription = 1.0;  // inter_node.pod_oversubscription: at the layer above the pods
   int64_t max_nodes = 0;            // inter_node.max_nodes: 0 = unbounded
   StorageSpec storage;              // storage
+  // accelerator_family: the family of the GPUs its nodes carry (hardware.family, "hopper");
+  // "" = any.
+  std::string accelerator_family;
   std::string source;               // source
   Origins origins;
 

@@ -65,6 +65,7 @@ Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
     inter.Finish();
   }
   ReadStorage(r, &t.storage);
+  r.String("accelerator_family", &t.accelerator_family);
   r.AcceptFreeText(&t.source);
   r.Finish();
   if (!sink.empty()) return sink.ToStatus();

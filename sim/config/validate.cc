@@ -146,6 +146,25 @@ Status ValidateScenario(const Scenario& s) {
                               Ref(mo, "ffn_hidden_size", m.ffn_hidden_size) + ")");
   }
   CheckLayers(s, c);
+  // A cluster built for another accelerator (mi300x on dgx-h100) would take that cluster's
+  // NVLink and NIC figures for the GPU's own: refused when both files say their family.
+  const TopologySpec& topo = s.topology;
+  if (!s.hardware.family.empty() && !topo.accelerator_family.empty() &&
+      s.hardware.family != topo.accelerator_family) {
+    const auto where = [](const Origins& o, const std::string& key) {
+      const std::string loc = o.Get(key).loc.ToString();
+      return loc.empty() ? std::string() : ", " + loc;
+    };
+    std::string fix = "name a topology of " + s.hardware.family + " GPUs";
+    if (!s.hardware.default_topology.empty()) {
+      fix += " (" + s.hardware.name + "'s default_topology is " + s.hardware.default_topology + ")";
+    }
+    c.Fail("topology", topo.name + " carries " + topo.accelerator_family +
+                           " GPUs (accelerator_family" + where(topo.origins, "accelerator_family") +
+                           ") but hardware " + s.hardware.name + " is " + s.hardware.family +
+                           " (family" + where(s.hardware.origins, "family") + "); " + fix +
+                           ", or override topology.accelerator_family if the cluster is meant");
+  }
   const std::string cluster = s.topology.GpusProblem(s.gpus);
   if (!cluster.empty()) c.Fail("gpus", cluster);
   if (s.hardware.peak_flops.count(s.training.precision) == 0) {

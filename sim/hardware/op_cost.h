@@ -1,4 +1,4 @@
-// How long one operator takes on one GPU (DESIGN.md §5 "Time").
+// How long one operator takes on one GPU (docs/reference.md §5 "Time").
 //
 //   time = max(compute, memory) + overhead
 //   compute = FLOPs / (peak(dtype) * efficiency(shape))      matmul curve, attention curve

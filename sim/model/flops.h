@@ -1,5 +1,5 @@
 // FLOPs of a training step, summed operator by operator, next to the closed forms they must
-// agree with (DESIGN.md §5 "FLOPs").
+// agree with (docs/reference.md §5 "FLOPs").
 //
 // Conventions: *model* FLOPs are what MFU counts — matmul-class work only, the attention core as
 // the full s x s square, backward twice forward, no recompute (Narayanan 2021 §5.1; Korthikanti

@@ -3,6 +3,7 @@
 // §3, Figure 3), experts spread over the expert-parallel group (Megatron-Core MoE), and
 // DeepSeek's multi-head latent attention (DeepSeek-V2, arXiv 2405.04434 §2.1).
 #include <algorithm>
+#include <utility>
 
 #include "sim/model/op_builders.h"
 
@@ -34,10 +35,24 @@ void AppendMha(const Ctx& c, std::vector<Op>& ops) {
                          h, 1, m.qkv_bias, ActBytes(c, D(c.norm_tokens) * D(h)),
                          "column-parallel q/k/v; saves its input (the norm output)"));
   DropWithModule(RecomputeModule::kLayernorm, ops.back());
+  if (m.qk_norm) {
+    // Qwen3Attention / Gemma3Attention: RMSNorm(head_dim) over each query head and each key head
+    // before RoPE, one weight vector per projection shared by its heads: 2·d parameters per
+    // layer, replicated on the TP ranks (tested in tests/config/hf_families_test.cc).
+    for (const auto& [name, heads] :
+         {std::pair<const char*, int64_t>{"attn.q_norm", q_heads}, {"attn.k_norm", kv_heads}}) {
+      ops.push_back(NormOp(c, name, c.tokens * heads, d, true, false));
+      ops.back().tp_split = TpSplit::kReplicated;
+    }
+  }
   if (m.position_embedding == PositionEmbedding::kRope) {
     ops.push_back(RopeOp(c, "attn.rope", q_heads + kv_heads, d));
   }
   ops.push_back(AttentionOp(c, "attn.core", q_heads, kv_heads, d, d));
+  // gpt-oss's attention sinks: one learned logit per query head joins each softmax row
+  // (GptOssAttention.sinks): num_heads parameters per layer; the extra softmax column is not
+  // timed.
+  if (m.attention_sinks) ops.back().params = q_heads;
   AppendOutputProjection(c, q_heads * d, m.attn_out_bias, ops);
 }
 
@@ -146,7 +161,7 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
   const Bytes norm_out = ActBytes(c, D(c.norm_tokens) * D(h));
 
   Op router = MatmulOp(c, "moe.router", TpSplit::kReplicated, c.norm_tokens, e.num_experts, h, 1,
-                       false, input_saved ? norm_out : Bytes(0),
+                       e.expert_bias, input_saved ? norm_out : Bytes(0),
                        "router logits; saves the norm output and fp32 routing probabilities");
   if (router.dtype == DType::kFp8) router.dtype = DType::kBf16;  // routers stay in high precision
   router.saved = input_saved ? norm_out : Bytes(0);              // kept in bf16, as the router runs
@@ -162,8 +177,8 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
                              : "permute tokens to local experts (after the dispatch all-to-all)"));
   const int64_t f_expert = e.expert_ffn_hidden_size / c.tp;
   const size_t first_expert_op = ops.size();
-  AppendFfn(c, "moe.experts", TpSplit::kExperts, TpSplit::kExperts, rows, f_expert,
-            local_experts, false, ActBytes(c, D(rows) * D(h)), ops);
+  AppendFfn(c, "moe.experts", TpSplit::kExperts, TpSplit::kExperts, rows, f_expert, local_experts,
+            e.expert_bias, ActBytes(c, D(rows) * D(h)), ops);
   // moe_act recompute re-runs the SwiGLU in backward: fc2 no longer keeps its input.
   DropWithModule(RecomputeModule::kMoeAct, ops.back());
   // Model FLOPs count the routed tokens, not the padding or imbalance of the busiest rank. Below

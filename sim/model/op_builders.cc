@@ -35,7 +35,7 @@ Op MatmulOp(const Ctx& c, std::string name, TpSplit split, int64_t m, int64_t n,
   op.dtype = c.matmul_dtype;
   op.matmul = MatmulShape{m, n, k, batch};
   const double b = D(batch);
-  // 2mnk per pass (DESIGN.md §5): forward, backward-input (dX = dY.W^T), backward-weight
+  // 2mnk per pass (docs/reference.md §5): forward, backward-input (dX = dY.W^T), backward-weight
   // (dW = X^T.dY); tested in tests/model/op_graph_test.cc.
   const Flops f(2.0 * D(m) * D(n) * D(k) * b);
   op.fwd.flops = f;

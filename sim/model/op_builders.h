@@ -2,7 +2,7 @@
 //
 // Byte and FLOP conventions (one micro-batch, one device):
 // - a matmul [m x k].[k x n] costs 2mnk FLOPs forward and 2mnk for each of backward-input and
-//   backward-weight (DESIGN.md §5; Narayanan 2021 §5.1); it moves its two operands and its
+//   backward-weight (docs/reference.md §5; Narayanan 2021 §5.1); it moves its two operands and its
 //   result once through HBM;
 // - elementwise ops read their inputs and write their output once;
 // - "saved" is what autograd keeps for backward (Korthikanti 2022 §4.1 accounting).

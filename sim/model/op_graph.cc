@@ -213,7 +213,7 @@ void AppendHead(const Ctx& c, const std::string& prefix, bool head_params,
   loss.dtype = DType::kFp32;
   const double e = D(c.tokens) * D(v_local);
   // Vocab-parallel cross-entropy works in fp32 (Megatron-LM vocab_parallel_cross_entropy):
-  // it keeps the fp32 softmax (s·b·V/t·4 bytes, DESIGN.md §5) for backward.
+  // it keeps the fp32 softmax (s·b·V/t·4 bytes, docs/reference.md §5) for backward.
   loss.fwd.flops = Flops(5.0 * e);
   loss.bwd_input.flops = Flops(2.0 * e);
   loss.fwd.bytes = Bytes((c.act_bytes + 4.0) * e);

@@ -1,4 +1,5 @@
-// Parameter counts summed from the matrix shapes of the op graph (DESIGN.md §5 "Parameters").
+// Parameter counts summed from the matrix shapes of the op graph (docs/reference.md §5
+// "Parameters").
 #ifndef SHARDSIM_MODEL_PARAMS_H_
 #define SHARDSIM_MODEL_PARAMS_H_
 

@@ -1,6 +1,7 @@
-// `shardsim simulate`: one training step of a scenario, through the whole pipeline of DESIGN.md
-// §2 — op graph, costs, layout, schedule, task graph, discrete-event run — and what came out:
-// step time, throughput, MFU/HFU, bubble, memory over the step, and where the time went.
+// `shardsim simulate`: one training step of a scenario, through the whole pipeline of
+// docs/reference.md §2 — op graph, costs, layout, schedule, task graph, discrete-event run — and
+// what came out: step time, throughput, MFU/HFU, bubble, memory over the step, and where the time
+// went.
 #ifndef SHARDSIM_PROGRAM_SIMULATE_H_
 #define SHARDSIM_PROGRAM_SIMULATE_H_
 

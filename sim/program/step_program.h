@@ -10,8 +10,8 @@
 // Representative mode simulates one device per pipeline rank: every data/context-parallel
 // replica does the same work at the same time, and the collective costs already account for
 // the replicas' load on shared NICs and uplinks (sim/parallel/layout.h), so one pipeline stands
-// for all (DESIGN.md §2). Every-rank mode simulates each (dp, cp, pp) rank with its own groups
-// and joins each collective across its members; tests check the two agree.
+// for all (docs/reference.md §2). Every-rank mode simulates each (dp, cp, pp) rank with its own
+// groups and joins each collective across its members; tests check the two agree.
 #ifndef SHARDSIM_PROGRAM_STEP_PROGRAM_H_
 #define SHARDSIM_PROGRAM_STEP_PROGRAM_H_
 

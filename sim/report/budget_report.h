@@ -1,5 +1,5 @@
 // `shardsim budget`: parameters, FLOPs and memory of a scenario, as text for people, JSON for
-// programs (DESIGN.md §4 keys), and the per-op table behind them (--explain).
+// programs (docs/reference.md §4 keys), and the per-op table behind them (--explain).
 #ifndef SHARDSIM_REPORT_BUDGET_REPORT_H_
 #define SHARDSIM_REPORT_BUDGET_REPORT_H_
 

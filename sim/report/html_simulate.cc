@@ -60,9 +60,14 @@ std::string Headline(const Scenario& sc, const SimResult& r) {
                "<div class=\"meter" + std::string(r.fits ? "" : " over") +
                "\"><div style=\"width:" + FormatSig(std::min(used, 1.0) * 100.0, 3) +
                "%\"></div></div>");
-  out += Card("bubble", "pipeline bubble",
-              KeyedValue("bubble_fraction", Num(r.bubble_fraction), Percent(r.bubble_fraction)),
-              "idle over busy time on the most idle pipeline rank");
+  out += Card(
+      "bubble", "pipeline bubble",
+      KeyedValue("bubble_fraction", Num(r.bubble_fraction), Percent(r.bubble_fraction)),
+      // SimResult::bubble_fraction: the busiest rank's wait on the pipeline over its own
+      // work (sim/program/simulate.cc), which the label says.
+      "waiting over working time on the busiest pipeline rank (stage " +
+          I(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) +
+          ")");
   if (r.time_to_train_s && r.gpu_hours) {
     out += Card("train", "time to train",
                 KeyedValue("time_to_train_s", Num(*r.time_to_train_s),
@@ -180,7 +185,7 @@ std::string Inputs(const Scenario& sc, const SimResult& r) {
                                   "context-parallel rank 0 of each stage"
                                 : "one representative pipeline simulated; every data- and "
                                   "context-parallel replica does the same work and loads the "
-                                  "shared links (DESIGN.md §2)") +
+                                  "shared links (docs/reference.md §2)") +
                  " (" + I(r.tasks) + " tasks)</li>\n";
   assumptions +=
       "<li>FLOPs: model FLOPs count the matmuls with attention as the full s x s square, "

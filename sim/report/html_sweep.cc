@@ -106,7 +106,12 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
         "<th class=\"num\">goodput</th>";
   }
   if (cost) out += "<th class=\"num\">cost</th>";
-  out += "<th>Pareto</th></tr></thead><tbody>\n";
+  out += "<th>Pareto</th>";
+  const bool ties = r.tie_fraction > 0.0 && !top.empty();
+  if (ties) out += "<th class=\"num\">vs best</th>";
+  out += "</tr></thead><tbody>\n";
+  const std::optional<double> best =
+      top.empty() ? std::nullopt : RankValue(r.points[top.front()], r.rank_by);
   auto on = [](const std::vector<size_t>& f, size_t i) {
     return std::find(f.begin(), f.end(), i) != f.end();
   };
@@ -139,7 +144,24 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
     std::string marks;
     if (on(front_gpus, i)) marks += "GPUs";
     if (on(front_room, i)) marks += std::string(marks.empty() ? "" : ", ") + "headroom";
-    out += "<td>" + marks + "</td></tr>\n";
+    out += "<td>" + marks + "</td>";
+    if (ties) {
+      // The ranking figure against the best's (tokens/s are ranked negated: the ratio is the
+      // same); within the tie fraction, a tie.
+      const std::optional<double> v = RankValue(p, r.rank_by);
+      std::string cell;
+      if (v && best && *best != 0.0) {
+        const double d = *v / *best - 1.0;
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * d);
+        cell = rank == 0 ? "best" : std::string(buf);
+        if (rank > 0 && std::fabs(d) <= r.tie_fraction) cell += " tie";
+      }
+      out += "<td class=\"num\" data-tie=\"" +
+             std::string(rank > 0 && cell.find("tie") != std::string::npos ? "1" : "0") + "\">" +
+             Esc(cell) + "</td>";
+    }
+    out += "</tr>\n";
   }
   return out + "</tbody></table></div>\n";
 }
@@ -224,6 +246,11 @@ Json Data(const SweepHtmlInput& r, const std::vector<size_t>& top, const std::ve
 
 }  // namespace
 
+std::string ReasonGroupOf(const std::string& reason) {
+  const size_t colon = reason.find(": ");
+  return colon == std::string::npos ? reason : reason.substr(0, colon);
+}
+
 std::vector<size_t> ParetoFront(const std::vector<SweepHtmlPoint>& points, ParetoAxes axes) {
   std::vector<size_t> candidates;
   std::vector<double> x(points.size()), y(points.size());
@@ -261,15 +288,31 @@ std::string SweepHtml(const SweepHtmlInput& r) {
   const std::vector<size_t> fg = ParetoFront(r.points, ParetoAxes::kThroughputVsGpus);
   const std::vector<size_t> fh = ParetoFront(r.points, ParetoAxes::kThroughputVsHeadroom);
   size_t feasible = 0, simulated = 0;
-  std::map<std::string, size_t> by_reason;
-  for (const SweepHtmlPoint& p : r.points) {
+  // Infeasible points grouped as the text output groups them (by the reason's group, with the
+  // first point's reason as the example), largest first; the full reason of each point is on
+  // its hover.
+  struct Group {
+    std::string group, example;
+    size_t count = 0, first = 0;
+  };
+  std::map<std::string, Group> by_group;
+  for (size_t i = 0; i < r.points.size(); ++i) {
+    const SweepHtmlPoint& p = r.points[i];
     feasible += p.feasible ? 1 : 0;
     simulated += p.simulated ? 1 : 0;
-    if (!p.feasible) ++by_reason[p.reason];
+    if (p.feasible) continue;
+    Group& g = by_group[ReasonGroupOf(p.reason)];
+    if (g.count++ == 0) {
+      g.group = ReasonGroupOf(p.reason);
+      g.example = p.reason;
+      g.first = i;
+    }
   }
-  std::vector<std::pair<std::string, size_t>> reasons(by_reason.begin(), by_reason.end());
-  std::stable_sort(reasons.begin(), reasons.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<Group> reasons;
+  for (const auto& [key, g] : by_group) reasons.push_back(g);
+  std::stable_sort(reasons.begin(), reasons.end(), [](const Group& a, const Group& b) {
+    return a.count != b.count ? a.count > b.count : a.first < b.first;
+  });
 
   std::string body = "<header><p class=\"kicker\">shardsim sweep</p><h1>" + Esc(r.title) +
                      "</h1><p class=\"sub\">" + Esc(r.description) + "</p></header>\n<main>\n";
@@ -315,9 +358,13 @@ std::string SweepHtml(const SweepHtmlInput& r) {
     body += "<p class=\"hint\">Every point is feasible.</p>";
   } else {
     body += "<ul class=\"reasons\">";
-    for (const auto& [reason, n] : reasons) {
-      body += "<li data-reason-count=\"" + std::to_string(n) + "\"><strong>" +
-              Esc(GroupedNumber(static_cast<double>(n))) + "</strong> " + Esc(reason) + "</li>";
+    for (const Group& g : reasons) {
+      body += "<li data-reason-count=\"" + std::to_string(g.count) + "\"><strong>" +
+              Esc(GroupedNumber(static_cast<double>(g.count))) + "</strong> " + Esc(g.group);
+      if (g.example != g.group) {
+        body += " <span class=\"hint\">(e.g. " + Esc(g.example) + ")</span>";
+      }
+      body += "</li>";
     }
     body += "</ul>";
   }

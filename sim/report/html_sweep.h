@@ -57,7 +57,15 @@ struct SweepHtmlInput {
   std::vector<SweepHtmlPoint> points;   // in point order
   SweepRankBy rank_by = SweepRankBy::kTokensPerS;
   size_t top_k = 20;
+  // Points of the top table within this fraction of the best on the ranking figure are marked
+  // as ties (shardsim's stated uncertainty, sim/sweep/uncertainty.h); 0: not marked.
+  double tie_fraction = 0.0;
 };
+
+// The group of an infeasible point's reason: the text up to its first ": " ("parallel.tp: 3
+// does not divide ..." -> "parallel.tp"), as the sweep's text output groups them
+// (sim/sweep/ranking.h ReasonGroup).
+std::string ReasonGroupOf(const std::string& reason);
 
 // The axes of a Pareto front: throughput (higher is better) against GPUs (fewer is better) or
 // against memory headroom (more is better).

@@ -1,5 +1,5 @@
-// `shardsim simulate` output: a compact table for people, JSON with the keys of DESIGN.md §4 for
-// programs, and a Chrome/Perfetto trace of the step (one process per simulated device, one
+// `shardsim simulate` output: a compact table for people, JSON with the keys of docs/reference.md
+// §4 for programs, and a Chrome/Perfetto trace of the step (one process per simulated device, one
 // track per stream).
 #ifndef SHARDSIM_REPORT_STEP_REPORT_H_
 #define SHARDSIM_REPORT_STEP_REPORT_H_

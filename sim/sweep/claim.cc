@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -85,7 +86,7 @@ void Judge(ClaimCheck& c) {
     }
     return;
   }
-  if (!c.best) {
+  if (!c.best && !c.judged_against_given) {
     c.verdict = Verdict::kImplausible;
     c.reasons.push_back("no layout of " + std::to_string(c.gpus) + " " + c.hardware +
                         " fits the model in memory among the " + std::to_string(c.searched) +
@@ -95,7 +96,11 @@ void Judge(ClaimCheck& c) {
                             "(CPU offload, activation offload)");
     return;
   }
-  const Row& b = *c.best;
+  // Against the stated layout when --layout gave one that fits, else the best one found.
+  const Row& b = c.judged_against_given ? *c.given : *c.best;
+  const std::string ref = c.judged_against_given ? "the stated layout (" + c.layout_text + ")"
+                                                 : "the best layout shardsim finds";
+  const std::string ref_short = c.judged_against_given ? "stated layout" : "best layout";
   const double best = b[Metric::kTokensPerSPerGpu];
   const std::string best_text =
       Tok(best) + " tokens/s per GPU (MFU " + FormatSig(100.0 * b[Metric::kMfu], 3) + "%)";
@@ -104,16 +109,15 @@ void Judge(ClaimCheck& c) {
     c.reasons.push_back("the claim (" + Tok(c.claimed_low) +
                         (c.claimed_high > c.claimed_low ? " to " + Tok(c.claimed_high) : "") +
                         " tokens/s per GPU) is " +
-                        FormatSig(100.0 * (c.claimed_low / best - 1.0), 3) +
-                        "% above the best layout shardsim finds, " + best_text +
-                        ", beyond its stated uncertainty of " + unc);
+                        FormatSig(100.0 * (c.claimed_low / best - 1.0), 3) + "% above " + ref +
+                        ", " + best_text + ", beyond its stated uncertainty of " + unc);
     const double tokens_per_step = b[Metric::kTokensPerStep];
     const double step_needed = tokens_per_step / (c.claimed_low * static_cast<double>(c.gpus));
     const double compute = b[Metric::kCompute] + b[Metric::kRecompute];
     c.assumptions.push_back("a step of " + Tok(tokens_per_step) + " tokens in " +
-                            FormatSeconds(Seconds(step_needed)) +
-                            " (best layout: " + FormatSeconds(Seconds(b[Metric::kStepTime])) +
-                            ", of which " + FormatSeconds(Seconds(compute)) + " is kernel time)");
+                            FormatSeconds(Seconds(step_needed)) + " (" + ref_short + ": " +
+                            FormatSeconds(Seconds(b[Metric::kStepTime])) + ", of which " +
+                            FormatSeconds(Seconds(compute)) + " is kernel time)");
     if (step_needed < compute) {
       c.assumptions.push_back(
           "kernels " + FormatSig(compute / step_needed, 3) +
@@ -125,8 +129,7 @@ void Judge(ClaimCheck& c) {
           "hidden, the GPUs would have to run closer to peak than those kernels do");
     } else {
       c.assumptions.push_back(
-          "communication and pipeline bubble almost entirely hidden: the "
-          "best layout loses " +
+          "communication and pipeline bubble almost entirely hidden: the " + ref_short + " loses " +
           FormatSeconds(Seconds(b[Metric::kStepTime] - compute)) + " per step to them");
     }
     if (c.fp8_peak_flops > c.peak_flops) {
@@ -143,11 +146,14 @@ void Judge(ClaimCheck& c) {
   if (c.claimed_high < best * (1.0 - u)) {
     c.verdict = Verdict::kConservative;
     c.reasons.push_back("the claim is " + FormatSig(100.0 * (1.0 - c.claimed_high / best), 3) +
-                        "% below the best layout shardsim finds, " + best_text +
+                        "% below " + ref + ", " + best_text +
                         ", by more than its stated uncertainty of " + unc);
     c.assumptions.push_back(
-        "nothing unusual: a less tuned layout, batch or software stack than "
-        "the best one found reaches this");
+        c.judged_against_given
+            ? "nothing unusual: a less tuned batch or software stack than the one modeled for "
+              "the stated layout reaches this"
+            : "nothing unusual: a less tuned layout, batch or software stack than "
+              "the best one found reaches this");
     return;
   }
   c.verdict = Verdict::kPlausible;
@@ -168,25 +174,55 @@ void Judge(ClaimCheck& c) {
   if (within.empty()) {
     // Above the best layout under one convention, below it under another, within the
     // uncertainty under none of them.
-    reason = "no FLOPs convention listed reads the claim within " + unc +
-             " of the best layout shardsim finds, " + best_text + ": " + Join(outside, ", ") +
+    reason = "no FLOPs convention listed reads the claim within " + unc + " of " + ref + ", " +
+             best_text + ": " + Join(outside, ", ") +
              "; it is plausible only under a FLOPs count between those conventions";
   } else {
-    reason = "the claim is within " + unc + " of the best layout shardsim finds, " + best_text;
+    reason = "the claim is within " + unc + " of " + ref + ", " + best_text;
     if (!outside.empty()) {
       reason += ", read under " + Join(within, ", ") + "; not under " + Join(outside, ", ");
     }
   }
   c.reasons.push_back(reason);
-  c.assumptions.push_back(
-      "a layout close to the best one found, with its communication "
-      "overlapped as shardsim models it");
+  c.assumptions.push_back(c.judged_against_given
+                              ? "the stated layout, with its communication overlapped as "
+                                "shardsim models it"
+                              : "a layout close to the best one found, with its communication "
+                                "overlapped as shardsim models it");
 }
 
 }  // namespace
 
-Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
+int64_t ClaimDefaultGlobalBatch(int64_t seq, int64_t gpus) {
+  const double target = 4.0 * 1024 * 1024 / static_cast<double>(std::max<int64_t>(1, seq));
+  const double g = static_cast<double>(std::max<int64_t>(1, gpus));
+  if (target >= g) return std::max<int64_t>(1, std::llround(target / g)) * gpus;
+  int64_t best = 1;
+  for (int64_t d = 1; d * d <= gpus; ++d) {
+    if (gpus % d != 0) continue;
+    for (int64_t v : {d, gpus / d}) {
+      if (static_cast<double>(v) <= target) best = std::max(best, v);
+    }
+  }
+  return best;
+}
+
+Result<ClaimCheck> CheckClaim(const ScenarioDocument& given_base, const Claim& claim,
                               const ClaimOptions& options, const LoadOptions& load) {
+  // Sequence parallelism wherever tp > 1 unless the scenario says otherwise: NeMo's and
+  // torchtitan's default with TP (Megatron-LM's --sequence-parallel is what their recipes
+  // run); without it the search pays the TP all-reduces on unsplit activations and
+  // under-rates every TP layout. With tp 1 the key has no effect (sim/model/op_builders.cc).
+  ScenarioDocument base = given_base;
+  {
+    SweepSpec probe_spec;
+    probe_spec.file = base.path();
+    probe_spec.base = base;
+    if (!SpecSetsKey(probe_spec, "parallel.sequence_parallel", load)) {
+      Status set = base.Set("parallel.sequence_parallel", "true");
+      if (!set.ok()) return set;
+    }
+  }
   Result<ScenarioDocument> probe_doc = ProbeDocument(base, {});
   if (!probe_doc.ok()) return probe_doc.status();
   Result<Scenario> probe = probe_doc->Build(load);
@@ -212,6 +248,8 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
   if (!cluster.empty()) return Status::Invalid("check-claim: " + cluster);
   c.seq_len = s.training.seq_len;
   c.global_batch = s.training.global_batch;
+  c.sequence_parallel = s.parallel.sequence_parallel;
+  c.layout_text = options.layout_text;
   const auto peak = s.hardware.peak_flops.find(s.training.precision);
   if (peak == s.hardware.peak_flops.end() || !(peak->second > 0.0)) {
     return Status::Invalid("hardware " + c.hardware + " has no " + c.precision +
@@ -221,7 +259,7 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
   const auto fp8 = s.hardware.peak_flops.find(DType::kFp8);
   c.fp8_peak_flops = fp8 != s.hardware.peak_flops.end() ? fp8->second : 0.0;
 
-  // FLOPs per token under each convention (DESIGN.md §5 "FLOPs").
+  // FLOPs per token under each convention (docs/reference.md §5 "FLOPs").
   TrainingSpec t = s.training;
   t.recompute = Recompute::kSelective;
   Result<FlopsSummary> sel = SummarizeFlops(s.model, t);
@@ -296,13 +334,40 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
     if (!order.ok()) return order.status();
     c.best = rows[order->front()];
   }
-  if (options.simulate_given_layout) {
+  if (options.simulate_given_layout || !options.layout.empty()) {
     SweepSpec own;
     own.file = base.path();
     own.base = base;
+    bool dp_given = false;
+    int64_t others = 1;  // tp * pp * cp as stated (1 where not stated)
+    for (const auto& [key, value] : options.layout) {
+      Status set = own.base->Set(key, value);
+      if (!set.ok()) return set;
+      dp_given = dp_given || key == "parallel.dp";
+      if (key == "parallel.tp" || key == "parallel.pp" || key == "parallel.cp") {
+        others *= std::max<int64_t>(1, std::atoll(value.c_str()));
+      }
+    }
+    // dp: what the GPUs leave (a count that does not divide is reported by the validator).
+    if (!options.layout.empty() && !dp_given) {
+      for (const char* k : {"parallel.tp", "parallel.pp", "parallel.cp"}) {
+        bool stated = false;
+        for (const auto& kv : options.layout) stated = stated || kv.first == k;
+        if (!stated) {
+          Status set = own.base->Set(k, "1");
+          if (!set.ok()) return set;
+        }
+      }
+      Status set = own.base->Set("parallel.dp", std::to_string(std::max<int64_t>(
+                                                    1, c.gpus / std::max<int64_t>(1, others))));
+      if (!set.ok()) return set;
+    }
     Result<PointSpace> one = PointSpace::Enumerate(own, load);
     if (!one.ok()) return one.status();
     c.given = EvaluatePoint(*one, 0, load);
+    c.given_label = options.layout.empty() ? "The scenario's own layout"
+                                           : "The stated layout (" + options.layout_text + ")";
+    c.judged_against_given = !options.layout.empty() && Feasible(c.given->status);
   }
   Judge(c);
   return c;

@@ -14,24 +14,20 @@
 #ifndef SHARDSIM_SWEEP_CLAIM_H_
 #define SHARDSIM_SWEEP_CLAIM_H_
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/base/status.h"
 #include "sim/config/loader.h"
 #include "sim/sweep/rows.h"
 #include "sim/sweep/runner.h"
+#include "sim/sweep/uncertainty.h"
 
 namespace shardsim {
-
-// The accuracy shardsim states for its throughput predictions: the validation table of
-// tests/validation/ (predicted vs published step time of every reference run) is where the lead
-// publishes the median and worst error; 15% until that table's figures replace it.
-inline constexpr double kStatedUncertainty = 0.15;
-inline constexpr const char* kUncertaintySource =
-    "the validation table of tests/validation/ (predicted vs published runs)";
 
 enum class ClaimKind {
   kTokensPerS,
@@ -47,11 +43,14 @@ struct Claim {
   // tokens/s; tokens/s per GPU; FLOP/s per GPU; FLOP/s in total; MFU (0..1); seconds
   double value = 0.0;
   double train_tokens = 0.0;  // kTimeToTrain: the tokens D trained in `value` seconds
+  int64_t seq_len = 0;        // the sequence length the claim states ("at seq 4096"); 0: none
   std::string text;           // as written
 };
 
 // "1200 tokens/s/GPU", "3.2M tokens/s", "400 TFLOP/s per GPU", "45% MFU", "MFU 0.45",
-// "15T tokens in 54 days". Errors (kInvalidInput) list the accepted forms.
+// "15T tokens in 54 days", each optionally followed by its sequence length: "at seq 4096",
+// ", seq 8K", "at 4096 sequence length", "@ 8k context". Errors (kInvalidInput) list the
+// accepted forms.
 Result<Claim> ParseClaim(const std::string& text);
 
 enum class Verdict { kImpossible, kImplausible, kPlausible, kConservative };
@@ -84,7 +83,15 @@ struct ClaimCheck {
   int64_t feasible = 0;
   std::optional<Row> best;  // the best layout found
   std::vector<std::string> best_columns;
-  std::optional<Row> given;  // the scenario's own layout (when a scenario was given)
+  std::optional<Row> given;  // the scenario's own layout, or the one --layout states
+  // What `given` is ("The scenario's own layout", "The stated layout (tp=4, pp=4)").
+  std::string given_label;
+  std::string layout_text;  // --layout as written ("" without one)
+  // The verdict is judged against `given` (a stated layout that fits) rather than `best`.
+  bool judged_against_given = false;
+  // Sequence parallelism in the searched layouts (on where tp > 1): the scenario's
+  // parallel.sequence_parallel, or on when it does not say (as NeMo and torchtitan default).
+  bool sequence_parallel = false;
   Verdict verdict = Verdict::kPlausible;
   std::vector<std::string> reasons;
   std::vector<std::string> assumptions;  // what would have to hold for the claim to be true
@@ -93,8 +100,30 @@ struct ClaimCheck {
 struct ClaimOptions {
   int jobs = 1;
   bool simulate_given_layout = false;  // also simulate the scenario's own layout
+  // A stated layout to check (--layout "tp=4,pp=4,..."; ParseLayoutOption): set over the
+  // scenario, simulated, and the verdict judged against it when it fits.
+  std::vector<std::pair<std::string, std::string>> layout;  // dotted scenario key, YAML value
+  std::string layout_text;                                  // as written
   std::function<void(const SweepProgress&)> progress;
 };
+
+// The sequence check-claim assumes when neither the claim nor --seq-len gives one: Llama 3's
+// pre-training length (Dubey et al. 2024, arXiv 2407.21783, §3.4.1), the common one of the
+// reference runs; a model's max_seq_len is its longest context, not how it is trained.
+inline constexpr int64_t kClaimDefaultSeqLen = 8192;
+
+// check-claim's default global batch, about 4M tokens per step (Llama 3 pre-training's first
+// stage; Dubey et al. 2024, §3.4.1): the multiple of `gpus` nearest 4M / seq sequences when
+// there are at least as many sequences as GPUs (every dp then divides it), else the largest
+// divisor of `gpus` at or below 4M / seq. seq 8192, 512 GPUs: 512; seq 131072, 512 GPUs: 32
+// (it was 512: 67M tokens per step).
+int64_t ClaimDefaultGlobalBatch(int64_t seq_len, int64_t gpus);
+
+// --layout's text: comma-separated KEY=VALUE with KEY one of dp, tp, pp, cp, ep, vp (or
+// virtual_stages), schedule, zero (zero_stage), sp (sequence_parallel), mb (micro_batch),
+// recompute. A vp above 1 without a schedule means interleaved_1f1b. Errors (kInvalidInput)
+// name the item and the keys accepted. Values are checked when the scenario is built.
+Result<std::vector<std::pair<std::string, std::string>>> ParseLayoutOption(const std::string& text);
 
 // `base`: the scenario (model, hardware, topology, gpus, training); its layout is replaced by the
 // search. Errors: the claim cannot be converted (no peak for the precision), the base does not

@@ -1,41 +1,43 @@
 #include "sim/sweep/claim_base.h"
 
-#include <algorithm>
 #include <string>
+
+#include "sim/sweep/claim.h"
 
 namespace shardsim {
 
-std::string DefaultTopology(const std::string& hardware) {
-  if (hardware.rfind("a100", 0) == 0) return "dgx-a100";
-  if (hardware == "h100-sxm") return "dgx-h100";
-  if (hardware == "h200-sxm") return "dgx-h200";
-  if (hardware == "h800-sxm") return "h800-deepseek";
-  return "";
-}
-
-Result<ScenarioDocument> ClaimBaseScenario(const ClaimSetup& setup, const LoadOptions& load) {
+Result<ScenarioDocument> ClaimBaseScenario(const ClaimSetup& setup, const LoadOptions& load,
+                                           std::string* warning) {
   std::string topology = setup.topology;
   if (topology.empty()) {
     // An unknown accelerator is reported as such (with close names), not as lacking a cluster.
     Result<HardwareSpec> hw = LoadHardware(setup.hardware, load);
     if (!hw.ok()) return hw.status();
-    topology = DefaultTopology(setup.hardware);
+    topology = hw->default_topology;
+    if (topology.empty()) {
+      return Status::Invalid("check-claim: hardware '" + setup.hardware +
+                             "' names no default_topology; give --topology (or add "
+                             "default_topology: NAME to its file)");
+    }
   }
-  if (topology.empty()) {
-    return Status::Invalid("check-claim: no default cluster for hardware '" + setup.hardware +
-                           "'; give --topology");
-  }
-  int64_t seq = setup.seq_len;
+  int64_t seq = setup.claim_seq_len > 0 ? setup.claim_seq_len : setup.seq_len;
   if (seq <= 0) {
     Result<ModelSpec> m = LoadModel(setup.model, load);
     if (!m.ok()) return m.status();
-    seq = m->max_seq_len;
+    // Learned position tables bound the sequence (GPT-3's 2048).
+    const bool bounded = m->position_embedding == PositionEmbedding::kLearned &&
+                         m->max_seq_len > 0 && m->max_seq_len < kClaimDefaultSeqLen;
+    seq = bounded ? m->max_seq_len : kClaimDefaultSeqLen;
+    if (warning != nullptr) {
+      *warning =
+          "check-claim: warning: neither the claim nor --seq-len gives the sequence length; "
+          "assumed " +
+          std::to_string(seq) + (bounded ? " (the model's learned position table)" : "") +
+          ". Write it in the claim (\"... at seq 4096\") or pass --seq-len";
+    }
   }
-  // About 4M tokens per step (Llama 3 pre-training's first stage; Dubey et al. 2024,
-  // arXiv 2407.21783, §3.4.1), a multiple of the GPU count so that every dp divides it.
-  const int64_t target = 4 * 1024 * 1024;
-  const int64_t per_gpu = std::max<int64_t>(1, (target / seq + setup.gpus - 1) / setup.gpus);
-  const int64_t gb = setup.global_batch > 0 ? setup.global_batch : per_gpu * setup.gpus;
+  const int64_t gb =
+      setup.global_batch > 0 ? setup.global_batch : ClaimDefaultGlobalBatch(seq, setup.gpus);
   const std::string text =
       "name: check-claim\nmodel: " + setup.model + "\nhardware: " + setup.hardware +
       "\ntopology: " + topology + "\ngpus: " + std::to_string(setup.gpus) +

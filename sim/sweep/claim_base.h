@@ -15,16 +15,16 @@ namespace shardsim {
 struct ClaimSetup {
   std::string model, hardware, topology, precision = "bf16";
   int64_t gpus = 0, seq_len = 0, global_batch = 0;  // 0 = the default
+  int64_t claim_seq_len = 0;  // the sequence the claim's text states (0: none); wins over seq_len
 };
 
-// The usual cluster of each library accelerator, when --topology is not given ("" when none).
-std::string DefaultTopology(const std::string& hardware);
-
-// The base scenario of the search: `setup`'s model, hardware, topology (default:
-// DefaultTopology) and GPUs, the model's max_seq_len unless seq_len is given, and about 4M tokens
-// per step unless global_batch is given. Errors: an unknown accelerator or model, no default
-// cluster for the accelerator.
-Result<ScenarioDocument> ClaimBaseScenario(const ClaimSetup& setup, const LoadOptions& load);
+// The base scenario of the search: `setup`'s model, hardware, topology (default: the hardware
+// file's default_topology) and GPUs; the sequence the claim states, else seq_len, else
+// kClaimDefaultSeqLen (or a learned position table's shorter length) with a warning written to
+// `*warning`; about 4M tokens per step unless global_batch is given (ClaimDefaultGlobalBatch).
+// Errors: an unknown accelerator or model, an accelerator naming no default_topology.
+Result<ScenarioDocument> ClaimBaseScenario(const ClaimSetup& setup, const LoadOptions& load,
+                                           std::string* warning);
 
 }  // namespace shardsim
 

@@ -1,8 +1,12 @@
 // Reading a throughput claim written the way vendors and papers write them.
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/base/strings.h"
 #include "sim/sweep/claim.h"
@@ -57,6 +61,29 @@ std::string Normalize(const std::string& text) {
   return out;
 }
 
+// Splits a trailing sequence length off a normalized claim ("... at seq 4096", "..., 8k
+// context", "... @ 4096-token sequences"): returns it (8k = 8192) and leaves the rest in `s`;
+// 0 when there is none. -1 when it is there but not a positive integer in range.
+int64_t TakeSequence(std::string& s) {
+  static const std::string kLead = R"(^(.*?)[ ,]*(?:at |@ ?|with |for )?)";
+  static const std::string kWord =
+      R"((?:seq(?:uence)?s?(?: length| len)?|context(?: length)?|ctx))";
+  static const std::regex kWordFirst(kLead + kWord +
+                                     R"( ?(?:=|:|of)? ?([0-9]+) ?(k)?(?: tokens?)?$)");
+  static const std::regex kNumberFirst(kLead + R"(([0-9]+) ?(k)?(?:-| )?(?:tokens? )?)" + kWord +
+                                       "$");
+  std::smatch m;
+  if (!std::regex_match(s, m, kWordFirst) && !std::regex_match(s, m, kNumberFirst)) return 0;
+  const std::string digits = m[2];
+  const bool k = m[3].matched;
+  std::string rest = m[1];
+  if (digits.size() > 9) return -1;
+  const int64_t v = std::atoll(digits.c_str()) * (k ? 1024 : 1);
+  if (v < 1) return -1;
+  s = rest;
+  return v;
+}
+
 }  // namespace
 
 const char* Name(Verdict v) {
@@ -73,8 +100,71 @@ const char* Name(Verdict v) {
   return "plausible";
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> ParseLayoutOption(
+    const std::string& text) {
+  static const std::vector<std::pair<std::vector<std::string>, std::string>> kKeys = {
+      {{"dp"}, "parallel.dp"},
+      {{"tp"}, "parallel.tp"},
+      {{"pp"}, "parallel.pp"},
+      {{"cp"}, "parallel.cp"},
+      {{"ep"}, "parallel.ep"},
+      {{"vp", "virtual_stages"}, "parallel.virtual_stages"},
+      {{"schedule"}, "parallel.schedule"},
+      {{"zero", "zero_stage"}, "parallel.zero_stage"},
+      {{"sp", "sequence_parallel"}, "parallel.sequence_parallel"},
+      {{"mb", "micro_batch"}, "training.micro_batch"},
+      {{"recompute"}, "training.recompute"},
+  };
+  const std::string accepted =
+      "dp, tp, pp, cp, ep, vp, schedule, zero, sp, mb, recompute (e.g. "
+      "\"tp=4,pp=4,vp=5,mb=1\")";
+  std::vector<std::pair<std::string, std::string>> out;
+  bool schedule_given = false, interleave = false;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    start = end + 1;
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item.empty()) {
+      if (end == text.size()) break;
+      continue;
+    }
+    const size_t eq = item.find('=');
+    const std::string key = eq == std::string::npos ? item : item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    std::string dotted;
+    for (const auto& [names, path] : kKeys) {
+      for (const std::string& n : names) {
+        if (n == key) dotted = path;
+      }
+    }
+    if (dotted.empty() || value.empty()) {
+      return Status::Invalid("--layout: '" + item + "' is not KEY=VALUE with KEY one of " +
+                             accepted);
+    }
+    for (const auto& [k, v] : out) {
+      if (k == dotted) return Status::Invalid("--layout: " + key + " is given twice");
+    }
+    if (dotted == "parallel.schedule") schedule_given = true;
+    if (dotted == "parallel.virtual_stages" && value != "1") interleave = true;
+    out.emplace_back(dotted, value);
+    if (end == text.size()) break;
+  }
+  if (out.empty()) return Status::Invalid("--layout: empty; give KEY=VALUE items of " + accepted);
+  if (interleave && !schedule_given) out.emplace_back("parallel.schedule", "interleaved_1f1b");
+  return out;
+}
+
 Result<Claim> ParseClaim(const std::string& text) {
-  const std::string s = Normalize(text);
+  std::string s = Normalize(text);
+  const int64_t seq = TakeSequence(s);
+  if (seq < 0) {
+    return Status::Invalid("claim \"" + text +
+                           "\": the sequence length must be a positive integer (\"at seq 4096\")");
+  }
   static const std::string kNum = R"(([0-9]*\.?[0-9]+(?:e[+-]?[0-9]+)?))";
   static const std::regex kTrain(
       "^" + kNum + R"( ?([kmbt])? ?(?:tokens?|tok) in )" + kNum +
@@ -89,6 +179,7 @@ Result<Claim> ParseClaim(const std::string& text) {
       R"( ?([kmbt])? ?(?:tokens?|tok)(?: ?/ ?s| ?/ ?sec| per s(?:ec(?:ond)?)?)(?: ?(/ ?gpu|per gpu|/ ?device|per device))?$)");
   Claim c;
   c.text = text;
+  c.seq_len = seq;
   std::smatch m;
   // strtod, not stod: a figure too large for a double reads as infinity and is refused below
   // instead of throwing std::out_of_range.

@@ -62,7 +62,8 @@ std::string ClaimReport(const ClaimCheck& c) {
                     std::to_string(c.gpus) + " x " + c.hardware + " (" + c.topology + "), seq " +
                     std::to_string(c.seq_len) + ", global batch " + std::to_string(c.global_batch) +
                     ", " + c.precision + " (dense peak " + FormatRate(c.peak_flops, "FLOP/s") +
-                    " per GPU)\n\n";
+                    " per GPU)\n  sequence parallelism " +
+                    (c.sequence_parallel ? "on where tp > 1" : "off") + "\n\n";
   out += "The claim under each FLOPs convention\n";
   TextTable t({"convention", "FLOPs/token", "tokens/s/GPU", "TFLOP/s/GPU", "of peak", "source"});
   t.SetLeftAligned({5});
@@ -87,7 +88,7 @@ std::string ClaimReport(const ClaimCheck& c) {
     out += "none fits (" + std::to_string(c.searched) + " points searched)\n";
   }
   if (c.given) {
-    out += "The scenario's own layout: ";
+    out += c.given_label + ": ";
     out += Feasible(c.given->status) ? Prediction(*c.given)
                                      : std::string(Name(c.given->status)) + ": " + c.given->reason;
     out += "\n";

@@ -146,4 +146,31 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
   return row;
 }
 
+std::map<int64_t, double> HardwarePrices(const PointSpace& space, const std::vector<Row>& rows,
+                                         const LoadOptions& options) {
+  std::vector<size_t> hardware_columns;
+  const std::vector<std::string>& columns = space.input_columns();
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (columns[c] == "hardware" || columns[c].rfind("hardware.", 0) == 0) {
+      hardware_columns.push_back(c);
+    }
+  }
+  std::map<std::string, double> by_hardware;  // the hardware columns' values -> price
+  std::map<int64_t, double> out;
+  for (const Row& r : rows) {
+    std::string key;
+    for (size_t c : hardware_columns) key += (c < r.inputs.size() ? r.inputs[c] : "") + '\n';
+    auto it = by_hardware.find(key);
+    if (it == by_hardware.end()) {
+      double price = 0.0;
+      Result<ScenarioDocument> doc = space.Document(r.point);
+      Result<Scenario> sc = doc.ok() ? doc->Build(options) : Result<Scenario>(doc.status());
+      if (sc.ok()) price = sc->hardware.price_per_gpu_hour;
+      it = by_hardware.emplace(key, price).first;
+    }
+    if (it->second > 0.0) out[r.point] = it->second;
+  }
+  return out;
+}
+
 }  // namespace shardsim

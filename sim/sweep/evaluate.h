@@ -12,6 +12,9 @@
 #define SHARDSIM_SWEEP_EVALUATE_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "sim/base/units.h"
 #include "sim/config/loader.h"
@@ -34,6 +37,12 @@ MemoryBound MemoryLowerBound(const MemoryBudget& budget, const HardwareSpec& har
 
 // The row of point `point`. Never fails: an infeasible or failed point is a row saying why.
 Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options);
+
+// Per point of `rows`, the price per GPU-hour of its hardware (hardware.price_per_gpu_hour, from
+// the hardware file or a sweep axis); points whose hardware gives none are left out. The
+// hardware is read once per distinct value of the hardware columns of the sweep.
+std::map<int64_t, double> HardwarePrices(const PointSpace& space, const std::vector<Row>& rows,
+                                         const LoadOptions& options);
 
 }  // namespace shardsim
 

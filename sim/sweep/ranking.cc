@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "sim/base/units.h"
 #include "sim/report/summary.h"
@@ -24,6 +26,36 @@ std::string TimeOrDash(const Row& r, Metric m) {
   return r.has(m) ? FormatSeconds(Seconds(r[m])) : "-";
 }
 
+// A CSV field: quoted when it holds a comma, a quote or a line break (RFC 4180).
+std::string CsvField(const std::string& v) {
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// The figure a row is ranked by under `o` (higher is better for tokens/s, lower otherwise).
+double RankFigure(const Row& r, const RankOptions& o, bool all_train) {
+  switch (o.by) {
+    case RankBy::kTokensPerS:
+      return r[Metric::kTokensPerS];
+    case RankBy::kTimeToTrain:
+      return r[Metric::kTimeToTrain];
+    case RankBy::kTimeToTrainIdeal:
+      return r[Metric::kTimeToTrainIdeal];
+    case RankBy::kGoodput:
+      return r[Metric::kGoodput];
+    case RankBy::kCost:
+      return all_train ? CostToTrain(r, PriceOf(o, r)) : CostPerMillionTokens(r, PriceOf(o, r));
+  }
+  return Row::kAbsent;
+}
+
+bool AllTrain(const std::vector<Row>& rows) {
+  return std::all_of(rows.begin(), rows.end(),
+                     [](const Row& r) { return r.has(Metric::kTimeToTrain); });
+}
+
 }  // namespace
 
 const char* RankByName(RankBy by) {
@@ -43,6 +75,51 @@ const char* RankByName(RankBy by) {
 }
 bool RankNeedsTokens(RankBy by) {
   return by == RankBy::kTimeToTrain || by == RankBy::kTimeToTrainIdeal || by == RankBy::kGoodput;
+}
+
+double PriceOf(const RankOptions& o, const Row& r) {
+  if (o.price_per_gpu_hour > 0.0) return o.price_per_gpu_hour;
+  const auto it = o.point_price.find(r.point);
+  return it != o.point_price.end() ? it->second : 0.0;
+}
+
+bool HasPrices(const RankOptions& o) {
+  return o.price_per_gpu_hour > 0.0 || !o.point_price.empty();
+}
+
+void ApplyMemoryLimit(const MemoryLimit& limit, Row* r) {
+  if (r->status != PointStatus::kOk || !r->has(Metric::kPeakMemory) ||
+      !r->has(Metric::kMemoryCapacity)) {
+    return;
+  }
+  const double peak = (*r)[Metric::kPeakMemory];
+  const double capacity = (*r)[Metric::kMemoryCapacity];
+  const double headroom = capacity - peak;
+  if (limit.min_headroom_bytes > 0.0 && headroom < limit.min_headroom_bytes) {
+    r->status = PointStatus::kNoFit;
+    r->reason = "headroom: " + FormatBytes(Bytes(headroom)) + " left of " +
+                FormatBytes(Bytes(capacity)) + " (peak " + FormatBytes(Bytes(peak)) +
+                "), below --min-headroom " + FormatBytes(Bytes(limit.min_headroom_bytes));
+  } else if (limit.max_fraction > 0.0 && peak > limit.max_fraction * capacity) {
+    r->status = PointStatus::kNoFit;
+    r->reason = "memory fraction: peak " + FormatBytes(Bytes(peak)) + " is " +
+                Percent(peak / capacity) + " of " + FormatBytes(Bytes(capacity)) +
+                ", above --max-memory-fraction " + FormatSig(limit.max_fraction, 4);
+  }
+}
+
+double VsBest(const Row& r, const Row& best, const RankOptions& o) {
+  const bool train = r.has(Metric::kTimeToTrain) && best.has(Metric::kTimeToTrain);
+  const double v = RankFigure(r, o, train), b = RankFigure(best, o, train);
+  if (!(b > 0.0) || !std::isfinite(v)) return Row::kAbsent;
+  return v / b - 1.0;
+}
+
+bool IsTie(const Row& r, const Row& best, const RankOptions& o) {
+  if (!(o.tie_fraction > 0.0)) return false;
+  const double d = VsBest(r, best, o);
+  // 1e-12: 85 / 100 - 1 is 0.15000000000000002 in doubles.
+  return std::isfinite(d) && std::fabs(d) <= o.tie_fraction + 1e-12;
 }
 
 std::string ReasonGroup(const std::string& reason) {
@@ -111,9 +188,8 @@ Result<RankOptions> ParseRankOptions(const std::string& rank_by, int64_t top_k,
         rank_by + "\"");
   }
   if (top_k < 0) return Status::Invalid("--top: must not be negative");
-  if (r.by == RankBy::kCost && !price) {
-    return Status::Invalid("--rank-by cost needs --price-per-gpu-hour");
-  }
+  // --rank-by cost without the flag takes each point's hardware.price_per_gpu_hour; Rank
+  // refuses points without one.
   return r;
 }
 
@@ -164,29 +240,18 @@ Result<std::vector<size_t>> Rank(const std::vector<Row>& rows, const RankOptions
     return Status::Invalid(std::string("--rank-by ") + RankByName(o.by) +
                            " needs training.tokens in the scenario (the tokens to train on)");
   }
-  if (o.by == RankBy::kCost && !(o.price_per_gpu_hour > 0.0)) {
-    return Status::Invalid("--rank-by cost needs --price-per-gpu-hour");
+  if (o.by == RankBy::kCost) {
+    for (const Row& r : rows) {
+      if (!(PriceOf(o, r) > 0.0)) {
+        return Status::Invalid(
+            "--rank-by cost needs --price-per-gpu-hour or hardware.price_per_gpu_hour (point " +
+            std::to_string(r.point) + "'s hardware gives no price)");
+      }
+    }
   }
   for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    switch (o.by) {
-      case RankBy::kTokensPerS:
-        key[i] = -r[Metric::kTokensPerS];
-        break;
-      case RankBy::kTimeToTrain:
-        key[i] = r[Metric::kTimeToTrain];
-        break;
-      case RankBy::kTimeToTrainIdeal:
-        key[i] = r[Metric::kTimeToTrainIdeal];
-        break;
-      case RankBy::kGoodput:
-        key[i] = -r[Metric::kGoodput];
-        break;
-      case RankBy::kCost:
-        key[i] = all_train ? CostToTrain(r, o.price_per_gpu_hour)
-                           : CostPerMillionTokens(r, o.price_per_gpu_hour);
-        break;
-    }
+    const double f = RankFigure(rows[i], o, all_train);
+    key[i] = (o.by == RankBy::kTokensPerS || o.by == RankBy::kGoodput) ? -f : f;
   }
   std::vector<size_t> order(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) order[i] = i;
@@ -208,7 +273,8 @@ Result<std::string> SweepReport(const SweepSummary& summary,
     for (size_t i : front) on_front[i] = true;
     const bool train = std::all_of(rows.begin(), rows.end(),
                                    [](const Row& r) { return r.has(Metric::kTimeToTrain); });
-    const bool cost = o.price_per_gpu_hour > 0.0;
+    const bool cost = HasPrices(o);
+    const Row& best = rows[order->front()];
     auto table = [&](const std::vector<size_t>& which, bool ranked) {
       std::vector<std::string> head = {ranked ? "#" : "", "point"};
       for (const std::string& c : columns) head.push_back(ShortName(c));
@@ -225,9 +291,11 @@ Result<std::string> SweepReport(const SweepSummary& summary,
       t.SetLeftAligned(left);
       for (size_t n = 0; n < which.size(); ++n) {
         const Row& r = rows[which[n]];
-        std::vector<std::string> cells = {
-            ranked ? std::to_string(n + 1) + (on_front[which[n]] ? "*" : "") : "",
-            std::to_string(r.point)};
+        std::vector<std::string> cells = {ranked ? std::to_string(n + 1) +
+                                                       (on_front[which[n]] ? "*" : "") +
+                                                       (n > 0 && IsTie(r, best, o) ? "~" : "")
+                                                 : "",
+                                          std::to_string(r.point)};
         for (const std::string& v : r.inputs) cells.push_back(v);
         cells.push_back(FormatSig(r[Metric::kTokensPerS], 4));
         cells.push_back(FormatSig(r[Metric::kTokensPerSPerGpu], 4));
@@ -241,8 +309,8 @@ Result<std::string> SweepReport(const SweepSummary& summary,
           cells.push_back(r.has(Metric::kGoodput) ? Percent(r[Metric::kGoodput]) : "-");
         }
         if (cost) {
-          cells.push_back(Dollars(train ? CostToTrain(r, o.price_per_gpu_hour)
-                                        : CostPerMillionTokens(r, o.price_per_gpu_hour)));
+          cells.push_back(Dollars(train ? CostToTrain(r, PriceOf(o, r))
+                                        : CostPerMillionTokens(r, PriceOf(o, r))));
         }
         t.AddRow(cells);
       }
@@ -256,8 +324,16 @@ Result<std::string> SweepReport(const SweepSummary& summary,
     std::vector<size_t> top(
         order->begin(),
         order->begin() + std::min<int64_t>(o.top_k, static_cast<int64_t>(order->size())));
+    int64_t ties = 0;
+    for (size_t i = 1; i < order->size(); ++i) ties += IsTie(rows[(*order)[i]], best, o) ? 1 : 0;
     out += "Top " + std::to_string(top.size()) + " of " + std::to_string(rows.size()) +
-           " feasible points by " + by + " (* = on the Pareto front)\n";
+           " feasible points by " + by + " (* = on the Pareto front";
+    if (o.tie_fraction > 0.0) {
+      out += "; ~ = a tie: within ±" + FormatSig(100.0 * o.tie_fraction, 2) +
+             "% of the best, shardsim's stated uncertainty; " + std::to_string(ties) +
+             (ties == 1 ? " point ties" : " points tie") + " with the best";
+    }
+    out += ")\n";
     out += table(top, true);
     // The front, fewest GPUs first, then best throughput.
     std::vector<size_t> f = front;
@@ -296,6 +372,52 @@ std::string InfeasibleReport(const SweepSummary& s) {
               "point " + std::to_string(g.example_point) + ": " + g.example_reason});
   }
   return out + t.ToString();
+}
+
+}  // namespace shardsim
+
+namespace shardsim {
+
+Result<std::string> RankedCsv(const SweepSummary& summary, const std::vector<std::string>& columns,
+                              const RankOptions& o) {
+  const std::vector<Row>& rows = summary.feasible_rows();
+  std::string out = "rank,point";
+  for (const std::string& c : columns) out += "," + CsvField(c);
+  const bool cost = HasPrices(o);
+  const bool train = AllTrain(rows);
+  out +=
+      ",tokens_per_s,tokens_per_s_per_gpu,mfu,step_time_s,peak_memory_bytes,"
+      "memory_headroom_bytes";
+  if (cost) out += train ? ",cost_to_train_usd" : ",usd_per_million_tokens";
+  out += ",vs_best,tie,pareto\n";
+  if (rows.empty()) return out;
+  Result<std::vector<size_t>> order = Rank(rows, o);
+  if (!order.ok()) return order.status();
+  std::vector<bool> on_front(rows.size(), false);
+  for (size_t i : ParetoFront(rows)) on_front[i] = true;
+  const Row& best = rows[order->front()];
+  const auto num = [](const Row& r, Metric m) {
+    return r.has(m) ? FormatNumber(r[m]) : std::string();
+  };
+  for (size_t n = 0; n < order->size(); ++n) {
+    const Row& r = rows[(*order)[n]];
+    out += std::to_string(n + 1) + "," + std::to_string(r.point);
+    for (const std::string& v : r.inputs) out += "," + CsvField(v);
+    for (Metric m : {Metric::kTokensPerS, Metric::kTokensPerSPerGpu, Metric::kMfu,
+                     Metric::kStepTime, Metric::kPeakMemory, Metric::kMemoryHeadroom}) {
+      out += "," + num(r, m);
+    }
+    if (cost) {
+      const double c =
+          train ? CostToTrain(r, PriceOf(o, r)) : CostPerMillionTokens(r, PriceOf(o, r));
+      out += "," + (std::isfinite(c) ? FormatNumber(c) : std::string());
+    }
+    const double vs = VsBest(r, best, o);
+    out += "," + (std::isfinite(vs) ? FormatNumber(vs) : std::string());
+    out += std::string(",") + (n > 0 && IsTie(r, best, o) ? "true" : "false");
+    out += std::string(",") + (on_front[(*order)[n]] ? "true" : "false") + "\n";
+  }
+  return out;
 }
 
 }  // namespace shardsim

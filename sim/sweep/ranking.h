@@ -70,8 +70,39 @@ bool RankNeedsTokens(RankBy by);
 struct RankOptions {
   RankBy by = RankBy::kTokensPerS;
   int64_t top_k = 10;
-  double price_per_gpu_hour = 0.0;  // > 0: a cost column (and required by kCost)
+  double price_per_gpu_hour = 0.0;  // > 0 (--price-per-gpu-hour): one price for every point
+  // Per point (Row::point), the price per GPU-hour its hardware file (or a sweep axis) gives:
+  // hardware.price_per_gpu_hour. Used where price_per_gpu_hour is 0 (the flag wins).
+  std::map<int64_t, double> point_price;
+  // Points whose ranking figure is within this fraction of the best are ties (marked "~"):
+  // shardsim's stated uncertainty (sim/sweep/uncertainty.h). 0: no ties marked.
+  double tie_fraction = 0.0;
 };
+
+// The price per GPU-hour of `row` under `options` (the flag, else its hardware's; 0: none).
+double PriceOf(const RankOptions& options, const Row& row);
+// Whether any cost can be shown: the flag, or some point with a price.
+bool HasPrices(const RankOptions& options);
+
+// A feasibility bound on memory (`sweep --min-headroom 8GiB`, `--max-memory-fraction 0.9`): a
+// point that fits but leaves less headroom, or uses more of the capacity, becomes no_fit with a
+// reason grouped under "headroom" or "memory fraction". 0: no bound.
+struct MemoryLimit {
+  double min_headroom_bytes = 0.0;
+  double max_fraction = 0.0;  // (0, 1]
+};
+void ApplyMemoryLimit(const MemoryLimit& limit, Row* row);
+
+// How far `row` is from the best row `best` on the ranking figure, as a signed fraction of the
+// best (-0.04: 4% fewer tokens/s; +0.04: 4% longer or dearer), and whether that is a tie.
+double VsBest(const Row& row, const Row& best, const RankOptions& options);
+bool IsTie(const Row& row, const Row& best, const RankOptions& options);
+
+// Every feasible row, best first, as CSV: rank, point, the input columns, tokens_per_s,
+// tokens_per_s_per_gpu, mfu, step_time_s, peak_memory_bytes, memory_headroom_bytes, cost (when
+// priced: to train, else per million tokens), vs_best, tie, pareto (`sweep --ranking FILE`).
+Result<std::string> RankedCsv(const SweepSummary& summary, const std::vector<std::string>& columns,
+                              const RankOptions& options);
 
 // From the command line: "tokens_per_s", "time_to_train", "cost", "time_to_train_ideal" or
 // "goodput"; rows of the table; dollars

@@ -2,8 +2,8 @@
 //
 // A row holds the point's index (its place in the unsharded enumeration), every input the sweep
 // varies, the outcome (ok, no_fit, pruned, invalid, error), every scalar output of `simulate`
-// (DESIGN.md §4 keys, flattened: breakdown_s.tp_comm -> tp_comm_s, memory.breakdown.weights ->
-// weights_bytes), the largest bottleneck and, for infeasible points, the reason. Numbers are
+// (docs/reference.md §4 keys, flattened: breakdown_s.tp_comm -> tp_comm_s, memory.breakdown.weights
+// -> weights_bytes), the largest bottleneck and, for infeasible points, the reason. Numbers are
 // written in their shortest round-trip form (std::to_chars), so a row formatted, parsed and
 // formatted again is the same bytes, and equal results give equal files at any thread count.
 // A row never contains a line break: files are read back line by line (resume, merge).

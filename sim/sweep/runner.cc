@@ -146,9 +146,12 @@ Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
                                           }
                                           return point_of(k);
                                         }) &
-            tbb::make_filter<int64_t, Row>(
-                tbb::filter_mode::parallel,
-                [&](int64_t point) { return EvaluatePoint(space, point, load); }) &
+            tbb::make_filter<int64_t, Row>(tbb::filter_mode::parallel,
+                                           [&](int64_t point) {
+                                             Row row = EvaluatePoint(space, point, load);
+                                             ApplyMemoryLimit(o.memory_limit, &row);
+                                             return row;
+                                           }) &
             tbb::make_filter<Row, void>(tbb::filter_mode::serial_in_order, [&](const Row& row) {
               if (failed.load()) return;
               for (auto& out : outputs) {

@@ -54,6 +54,9 @@ struct SweepRunOptions {
   bool resume = false;         // continue the files (they must hold this sweep's rows)
   bool overwrite = false;      // start the files again (else existing files are an error)
   bool keep_all_rows = false;  // the summary keeps every row (the HTML report), not only feasible
+  // A feasibility bound on memory applied to every evaluated row (rows resumed from a file
+  // keep what they say).
+  MemoryLimit memory_limit;
   // Called after each row is written, from one thread at a time.
   std::function<void(const SweepProgress&)> progress;
 };

@@ -38,11 +38,15 @@ bool Assigned(const std::vector<Assignment>& as, const std::string& key) {
 
 // Validation messages are about these scenario keys; a value probe ignores them when they are
 // not located at the value itself (they depend on the rest of the layout, not on the value).
+// So is a hardware on a cluster of another accelerator family (ValidateScenario's "topology:
+// X carries F GPUs (accelerator_family ...) but hardware ..."): it depends on the pair, which a
+// zipped hardware/topology axis may give point by point.
 bool IsLayoutMessage(const std::string& message) {
   for (const char* p : {"gpus:", "parallel.", "training."}) {
     if (message.rfind(p, 0) == 0) return true;
   }
-  return false;
+  return message.rfind("topology: ", 0) == 0 &&
+         message.find(" GPUs (accelerator_family") != std::string::npos;
 }
 
 // One dimension's assignments at value `i`.

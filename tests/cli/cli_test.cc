@@ -1,12 +1,13 @@
-// End-to-end tests of `shardsim budget` and `shardsim simulate`: the JSON contract of DESIGN.md
-// §4, exit codes (0 ok, 1 does not fit, 2 bad input), error messages with file:line:col, the
-// trace file, and byte-identical output from run to run.
+// End-to-end tests of `shardsim budget` and `shardsim simulate`: the JSON contract of
+// docs/reference.md §4, exit codes (0 ok, 1 does not fit, 2 bad input), error messages with
+// file:line:col, the trace file, and byte-identical output from run to run.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -174,6 +175,13 @@ TEST(Cli, UnknownCommandExitsTwo) {
             "merge, check-claim (see --help)\n");
   EXPECT_EQ(Shardsim("--library " + kSource + " bogus").code, 2);
   EXPECT_EQ(Shardsim("").code, 2);
+}
+
+// There was no --version (CLI11 said a subcommand is required): it prints the project version.
+TEST(Cli, VersionPrintsTheProjectVersion) {
+  const auto r = Shardsim("--version");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::regex_match(r.out, std::regex("shardsim [0-9]+\\.[0-9]+\\.[0-9]+\n"))) << r.out;
 }
 
 // --explain prints text: with --json it was silently dropped; now the two are refused together.

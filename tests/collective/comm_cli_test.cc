@@ -1,5 +1,5 @@
-// End-to-end tests of `shardsim comm`: output contract (DESIGN.md §4), nccl-tests table layout,
-// exit codes and error messages.
+// End-to-end tests of `shardsim comm`: output contract (docs/reference.md §4), nccl-tests table
+// layout, exit codes and error messages.
 #include <gtest/gtest.h>
 
 #include <array>

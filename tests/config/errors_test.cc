@@ -304,10 +304,18 @@ TEST(ErrorsTest, UnsupportedHfArchitecture) {
   TestLib();
   Result<ModelSpec> m = ImportHfConfig("tests/config/data/hf/t5.json");
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.status().ToString(),
-            "tests/config/data/hf/t5.json:1:20: error: architectures: unsupported 'T5ForConditionalGeneration'; supported: BloomForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM, FalconForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, Gemma2ForCausalLM, GemmaForCausalLM, LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, OPTForCausalLM, Qwen2ForCausalLM, Qwen2MoeForCausalLM, RWForCausalLM\n"
-            "    {\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512, \"model_type\": \"t5\"}\n"
-            "                       ^");
+  EXPECT_EQ(
+      m.status().ToString(),
+      "tests/config/data/hf/t5.json:1:20: error: architectures: unsupported "
+      "'T5ForConditionalGeneration'; supported: BloomForCausalLM, DeepseekV2ForCausalLM, "
+      "DeepseekV3ForCausalLM, FalconForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, "
+      "Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, GemmaForCausalLM, "
+      "GptOssForCausalLM, Llama4ForCausalLM, Llama4ForConditionalGeneration, LlamaForCausalLM, "
+      "MistralForCausalLM, MixtralForCausalLM, OPTForCausalLM, Phi3ForCausalLM, Qwen2ForCausalLM, "
+      "Qwen2MoeForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, RWForCausalLM\n"
+      "    {\"architectures\": [\"T5ForConditionalGeneration\"], \"d_model\": 512, \"model_type\": "
+      "\"t5\"}\n"
+      "                       ^");
 }
 
 TEST(ErrorsTest, EveryProblemOfAFileAtOnce) {

@@ -270,6 +270,8 @@ TEST(HfImportTest, HfConfigInAScenarioWithOverrides) {
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->model.num_layers, 4);
   EXPECT_EQ(s->model.hidden_size, 4096);
+  // Named after the file (it was "inline": the overrides made the model an inline mapping).
+  EXPECT_EQ(s->model.name, "llama2-7b");
   // A json path whose top level has `architectures` is read as an HF config too, and so is
   // "hf:PATH".
   Result<ModelSpec> direct = LoadModel(std::string(kRef) + "llama2-7b.json", TestLib());

@@ -1,6 +1,6 @@
 // A small parameter counter for the config tests: checks that a ModelSpec means the shapes its
-// source states, by summing the matrix shapes (DESIGN.md §5 "Parameters"). The real counter lives
-// in sim/model; this one only has to be right for the families the importer maps.
+// source states, by summing the matrix shapes (docs/reference.md §5 "Parameters"). The real counter
+// lives in sim/model; this one only has to be right for the families the importer maps.
 #ifndef SHARDSIM_TESTS_CONFIG_PARAM_COUNT_H_
 #define SHARDSIM_TESTS_CONFIG_PARAM_COUNT_H_
 

@@ -162,6 +162,19 @@ TEST(SimulateHtml, HeadlineValuesEqualTheJsonOutput) {
   }
 }
 
+// The bubble card said "most idle pipeline rank" over a figure taken on the busiest one
+// (SimResult::bubble_fraction, reference_device): the label now names the rank it measures.
+TEST(SimulateHtml, BubbleCardNamesTheBusiestRankItMeasures) {
+  const Simulated s = SimulateFile("scenarios/quickstart.yaml");
+  const std::string html = SimulateHtml(s.sc, s.r);
+  const std::string stage =
+      std::to_string(s.r.devices[static_cast<size_t>(s.r.reference_device)].coords.pp);
+  EXPECT_NE(
+      html.find("waiting over working time on the busiest pipeline rank (stage " + stage + ")"),
+      std::string::npos);
+  EXPECT_EQ(html.find("most idle"), std::string::npos);
+}
+
 // The memory-over-time curve of the worst device reaches exactly the simulated peak, and each
 // stage's bar adds up to its device's peak.
 TEST(SimulateHtml, MemoryChartsReachTheSimulatedPeak) {

@@ -105,6 +105,46 @@ TEST(SweepHtml, TableRowsCarryExactValuesAndReasonsAreGroupedAndEscaped) {
   EXPECT_EQ(d["reasons"][d["reason"][3].get<size_t>()], "invalid <layout>");
 }
 
+// Infeasible points are grouped by their reason's group, as the text output groups them: a
+// GPT-3 sweep listed 838 "reasons" (one per distinct detail) where the text showed 5 groups.
+TEST(SweepHtml, ReasonsAreGroupedAsTheTextGroupsThem) {
+  SweepHtmlInput r;
+  r.input_keys = {"gpus"};
+  r.points = {Point(8, 100, 10), Point(8, 1, 0, false), Point(8, 1, 0, false),
+              Point(8, 1, 0, false)};
+  r.points[1].reason = "parallel.tp: 3 does not divide model.num_heads (32)";
+  r.points[2].reason = "parallel.tp: 5 does not divide model.num_heads (32)";
+  r.points[3].reason = "simulated peak memory: 90 GiB of 80 GiB";
+  const std::string html = SweepHtml(r);
+  EXPECT_NE(html.find("<li data-reason-count=\"2\"><strong>2</strong> parallel.tp <span "
+                      "class=\"hint\">(e.g. parallel.tp: 3 does not divide model.num_heads "
+                      "(32))</span></li>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<li data-reason-count=\"1\"><strong>1</strong> simulated peak memory"),
+            std::string::npos);
+  EXPECT_EQ(html.find("data-reason-count=\"3\""), std::string::npos);
+  // The hover keeps each point's own reason.
+  const Json d = Json::parse(testing::DataBlock(html));
+  EXPECT_EQ(d["reasons"][d["reason"][2].get<size_t>()],
+            "parallel.tp: 5 does not divide model.num_heads (32)");
+}
+
+// With a tie fraction the top table says how far each point is from the best, and which tie.
+TEST(SweepHtml, TopTableMarksTiesWithinTheUncertainty) {
+  SweepHtmlInput r;
+  r.input_keys = {"gpus"};
+  r.tie_fraction = 0.15;
+  r.points = {Point(8, 100, 10), Point(8, 90, 10), Point(8, 50, 10)};
+  const std::string html = SweepHtml(r);
+  EXPECT_NE(html.find("<th class=\"num\">vs best</th>"), std::string::npos);
+  EXPECT_NE(html.find("data-tie=\"0\">best</td>"), std::string::npos);
+  EXPECT_NE(html.find("data-tie=\"1\">-10.0% tie</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("data-tie=\"0\">-50.0%</td>"), std::string::npos);
+  r.tie_fraction = 0.0;
+  EXPECT_EQ(SweepHtml(r).find("vs best"), std::string::npos);
+}
+
 TEST(SweepHtml, TextThatIsNotUtf8DoesNotThrow) {
   SweepHtmlInput r;
   r.title = "bad \xff byte";

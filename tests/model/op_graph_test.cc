@@ -41,8 +41,8 @@ TEST(OpGraph, MatmulFlopsAre2mnkPerPass) {
   EXPECT_DOUBLE_EQ(fc1.bwd_weight.flops.value(), expected);
 }
 
-// DESIGN.md §5: model FLOPs per step = 72·B·s·L·h²·(1 + s/(6h) + V/(12·h·L)) (Korthikanti 2022)
-// and with full recompute 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)) (Narayanan 2021), for
+// docs/reference.md §5: model FLOPs per step = 72·B·s·L·h²·(1 + s/(6h) + V/(12·h·L)) (Korthikanti
+// 2022) and with full recompute 96·B·s·L·h²·(1 + s/(6h) + V/(16·L·h)) (Narayanan 2021), for
 // GPT-style layers, to 1e-9 relative.
 TEST(Flops, OpLevelEqualsMegatronClosedForms) {
   struct Case {
@@ -96,7 +96,7 @@ struct ActCase {
 // Korthikanti 2022 §4 (arXiv 2205.05198), bytes per layer with 16-bit activations and dropout:
 // no parallelism s·b·h·(34 + 5·a·s/h); TP s·b·h·(10 + 24/t + 5·a·s/(h·t)); TP+SP
 // s·b·h/t·(34 + 5·a·s/h); selective recompute drops the 5·a·s/h term; full recompute keeps
-// 2·s·b·h (/t with SP). Flash attention removes the 5·a·s/h term (DESIGN.md §5).
+// 2·s·b·h (/t with SP). Flash attention removes the 5·a·s/h term (docs/reference.md §5).
 double Korthikanti(double s, double b, double h, double a, const ActCase& c) {
   const double t = static_cast<double>(c.tp);
   const double sbh = s * b * h;

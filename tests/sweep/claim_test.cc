@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "tests/sweep/sweep_test_util.h"
 
 namespace shardsim {
@@ -134,6 +138,85 @@ TEST(Claim, CeilingIsPeakOverTheLeastFlopsPerToken) {
   // 6·N counts the input embedding, which does no matmul: the minimum is below 6·N + attention.
   EXPECT_LT(c->min_flops_per_token, c->conventions[1].flops_per_token);
   EXPECT_EQ(c->peak_flops, 312e12);
+}
+
+}  // namespace
+}  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// A claim may state its sequence length; it was not read at all ("at seq 4096" did not parse).
+TEST(Claim, SequenceLengthInTheClaim) {
+  for (const auto& [text, seq] : std::vector<std::pair<std::string, int64_t>>{
+           {"1200 tokens/s/GPU at seq 4096", 4096},
+           {"1200 tokens/s/GPU, seq 8K", 8192},
+           {"45% MFU @ 8192 context", 8192},
+           {"400 TFLOP/s per GPU at 4096-token sequences", 4096},
+           {"15T tokens in 54 days, sequence length 8192", 8192},
+           {"1200 tokens/s/GPU", 0}}) {
+    Result<Claim> c = ParseClaim(text);
+    ASSERT_TRUE(c.ok()) << text << ": " << c.status().ToString();
+    EXPECT_EQ(c->seq_len, seq) << text;
+  }
+  Result<Claim> c = ParseClaim("1200 tokens/s/GPU at seq 4096");
+  EXPECT_EQ(c->kind, ClaimKind::kTokensPerSPerGpu);
+  EXPECT_DOUBLE_EQ(c->value, 1200);
+  EXPECT_FALSE(ParseClaim("1200 tokens/s/GPU at seq 0").ok());
+}
+
+// About 4M tokens per step: at 128K tokens a 512-GPU check used 512 sequences (67M tokens).
+TEST(Claim, DefaultBatchIsAboutFourMillionTokens) {
+  EXPECT_EQ(ClaimDefaultGlobalBatch(8192, 512), 512);    // 4.19M tokens
+  EXPECT_EQ(ClaimDefaultGlobalBatch(4096, 512), 1024);   // 4.19M
+  EXPECT_EQ(ClaimDefaultGlobalBatch(131072, 512), 32);   // 4.19M (was 512: 67M)
+  EXPECT_EQ(ClaimDefaultGlobalBatch(131072, 1000), 25);  // largest divisor of 1000 <= 32
+  EXPECT_EQ(ClaimDefaultGlobalBatch(2048, 1024), 2048);  // 4.19M
+  EXPECT_EQ(ClaimDefaultGlobalBatch(8192, 8), 512);
+  EXPECT_EQ(kClaimDefaultSeqLen, 8192);
+}
+
+TEST(Claim, LayoutOption) {
+  Result<std::vector<std::pair<std::string, std::string>>> l =
+      ParseLayoutOption("tp=4, pp=4,vp=5,mb=1,zero=1,sp=true");
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"parallel.tp", "4"},
+      {"parallel.pp", "4"},
+      {"parallel.virtual_stages", "5"},
+      {"training.micro_batch", "1"},
+      {"parallel.zero_stage", "1"},
+      {"parallel.sequence_parallel", "true"},
+      {"parallel.schedule", "interleaved_1f1b"}};
+  EXPECT_EQ(*l, want);
+  EXPECT_EQ(ParseLayoutOption("tp=4,tq=2").status().message(),
+            "--layout: 'tq=2' is not KEY=VALUE with KEY one of dp, tp, pp, cp, ep, vp, schedule, "
+            "zero, sp, mb, recompute (e.g. \"tp=4,pp=4,vp=5,mb=1\")");
+  EXPECT_EQ(ParseLayoutOption("tp=4,tp=8").status().message(), "--layout: tp is given twice");
+}
+
+// Sequence parallelism where tp > 1 unless the scenario says: the search ran with it off.
+TEST(Claim, SearchTurnsSequenceParallelismOnUnlessTheScenarioSaysOtherwise) {
+  const LoadOptions lib = sweep_test::Lib();
+  Result<Claim> claim = ParseClaim("900 tokens/s/GPU");
+  ASSERT_TRUE(claim.ok());
+  ClaimOptions o;
+  o.jobs = 2;
+  const std::string head =
+      "name: t\nmodel: gpt3-350m\nhardware: a100-sxm4-40gb\ntopology: dgx-a100\ngpus: 8\n"
+      "training: {seq_len: 2048, global_batch: 16}\n";
+  Result<ScenarioDocument> unsaid = ScenarioDocument::ParseText(head, "tests/sweep/data/t.yaml");
+  ASSERT_TRUE(unsaid.ok());
+  Result<ClaimCheck> on = CheckClaim(*unsaid, *claim, o, lib);
+  ASSERT_TRUE(on.ok()) << on.status().ToString();
+  EXPECT_TRUE(on->sequence_parallel);
+  EXPECT_NE(ClaimReport(*on).find("\n  sequence parallelism on where tp > 1\n"), std::string::npos);
+  Result<ScenarioDocument> off = ScenarioDocument::ParseText(
+      head + "parallel: {sequence_parallel: false}\n", "tests/sweep/data/t.yaml");
+  ASSERT_TRUE(off.ok());
+  Result<ClaimCheck> kept = CheckClaim(*off, *claim, o, lib);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_FALSE(kept->sequence_parallel);
 }
 
 }  // namespace

@@ -24,7 +24,11 @@ TEST(SweepCli, RanksAndWritesFiles) {
                         0),
             0u)
       << r.out;
-  EXPECT_NE(r.out.find("(* = on the Pareto front)"), std::string::npos);
+  // Points within the stated uncertainty of the best are marked as ties.
+  EXPECT_NE(r.out.find("(* = on the Pareto front; ~ = a tie: within ±15% of the best, shardsim's "
+                       "stated uncertainty; "),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("\nPareto front: "), std::string::npos);
   EXPECT_NE(r.out.find("invalid  parallel.schedule"), std::string::npos) << r.out;
   EXPECT_FALSE(ReadFile(dir / "s.csv").empty());
@@ -40,6 +44,56 @@ TEST(SweepCli, RanksAndWritesFiles) {
   const sweep_test::CliRun again =
       Shardsim("sweep tests/sweep/data/small.yaml -o " + dir / "s.csv");
   EXPECT_EQ(again.code, 2) << again.out;
+}
+
+// A feasibility bound on memory: the points that fit with less headroom become no_fit, grouped
+// under "headroom"; --ranking writes the ranked points with ties. Neither option existed.
+TEST(SweepCli, MinHeadroomAndRankingFile) {
+  sweep_test::TempDir dir;
+  const sweep_test::CliRun plain =
+      Shardsim("sweep tests/sweep/data/small.yaml --top 1 -j 2 --progress none", false);
+  const sweep_test::CliRun r = Shardsim(
+      "sweep tests/sweep/data/small.yaml --top 1 -j 2 --progress none --min-headroom "
+      "30GiB --ranking " +
+          dir / "ranked.csv",
+      false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(plain.out.find("headroom: "), std::string::npos) << plain.out;
+  EXPECT_NE(r.out.find("  no_fit   headroom "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("below --min-headroom 30.0 GiB"), std::string::npos) << r.out;
+  const std::string ranked = ReadFile(dir / "ranked.csv");
+  EXPECT_EQ(ranked.rfind("rank,point,", 0), 0u) << ranked.substr(0, 200);
+  EXPECT_NE(ranked.find(",vs_best,tie,pareto\n1,"), std::string::npos) << ranked.substr(0, 400);
+  const sweep_test::CliRun bad =
+      Shardsim("sweep tests/sweep/data/small.yaml --max-memory-fraction 1.5");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.out, "error: --max-memory-fraction: expected a fraction in (0, 1], got 1.5\n");
+}
+
+// The cost column without --price-per-gpu-hour: each point's hardware price (a hardware key a
+// sweep axis sets here); the flag, when given, wins. There was only the flag.
+TEST(SweepCli, CostFromEachHardwaresPriceTheFlagWins) {
+  sweep_test::TempDir dir;
+  sweep_test::WriteFile(
+      dir / "priced.yaml",
+      "name: priced\nmodel: gpt3-350m\nhardware: a100-sxm4-40gb\ntopology: dgx-a100\ngpus: 8\n"
+      "training: {seq_len: 2048, global_batch: 8}\nparallel: {dp: 8}\n"
+      "sweep:\n  hardware.price_per_gpu_hour: [1 USD, 2 USD]\n");
+  const sweep_test::CliRun r =
+      Shardsim("sweep " + dir / "priced.yaml" + " -j 1 --progress none --rank-by cost", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  // $/M tokens = GPUs x price / 3600 / tokens/s x 1e6: 8 x $1 / 3600 / 287,658 x 1e6 = $0.007725,
+  // twice that at $2; the cheaper point ranks first.
+  EXPECT_NE(r.out.find("  1*      0  1 USD "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$0.007725\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$0.01545\n"), std::string::npos) << r.out;
+  const sweep_test::CliRun flag = Shardsim(
+      "sweep " + dir / "priced.yaml" + " -j 1 --progress none --price-per-gpu-hour 3", false);
+  ASSERT_EQ(flag.code, 0) << flag.out;
+  const std::string top = flag.out.substr(0, flag.out.find("\nPareto front"));
+  const size_t at = top.find("$0.02318\n");
+  ASSERT_NE(at, std::string::npos) << flag.out;
+  EXPECT_NE(top.find("$0.02318\n", at + 1), std::string::npos) << flag.out;
 }
 
 TEST(SweepCli, BadSpecExitsTwoNamingFileLineAndKey) {
@@ -250,6 +304,67 @@ TEST(CheckClaimCli, BestLayoutNamesTheSplitKeysInEffect) {
       << r.out;
   EXPECT_NE(r.out.find(", embedding counted as a layer of the pipeline split ("), std::string::npos)
       << r.out;
+}
+
+// The sequence defaulted to the model's max_seq_len silently (131,072 for Llama 3.1): now the
+// claim's, else 8192 with a warning; sequence parallelism is on where tp > 1.
+TEST(CheckClaimCli, SequenceDefaultsTo8192WithAWarningAndSpIsOn) {
+  const sweep_test::CliRun r = Shardsim(
+      "check-claim \"3000 tokens/s/GPU\" --model llama3.1-8b --hardware h100-sxm --gpus 8 -j 2 "
+      "--progress none");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("check-claim: warning: neither the claim nor --seq-len gives the sequence "
+                       "length; assumed 8192. Write it in the claim (\"... at seq 4096\") or pass "
+                       "--seq-len\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("llama3.1-8b on 8 x h100-sxm (dgx-h100), seq 8192, global batch 512, bf16"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  sequence parallelism on where tp > 1\n"), std::string::npos);
+  const sweep_test::CliRun at = Shardsim(
+      "check-claim \"3000 tokens/s/GPU at seq 4096\" --model llama3.1-8b --hardware h100-sxm "
+      "--gpus 8 -j 2 --progress none");
+  ASSERT_EQ(at.code, 0) << at.out;
+  EXPECT_EQ(at.out.find("warning"), std::string::npos) << at.out;
+  EXPECT_NE(at.out.find(", seq 4096, global batch 1024, bf16"), std::string::npos) << at.out;
+}
+
+// --layout checks a stated recipe: simulated, and the verdict judged against it.
+TEST(CheckClaimCli, StatedLayoutIsSimulatedAndJudged) {
+  const sweep_test::CliRun r = Shardsim(
+      "check-claim \"3000 tokens/s/GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 "
+      "--layout tp=2,pp=2,mb=1 -j 2 --progress none");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\nThe stated layout (tp=2,pp=2,mb=1): "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" the stated layout (tp=2,pp=2,mb=1), "), std::string::npos) << r.out;
+  const sweep_test::CliRun bad = Shardsim(
+      "check-claim \"3000 tokens/s/GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 "
+      "--layout tp4 --progress none");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.out.rfind("error: --layout: 'tp4' is not KEY=VALUE", 0), 0u) << bad.out;
+}
+
+// The cluster comes from the hardware file's default_topology (it was an if-chain over names).
+TEST(CheckClaimCli, ClusterFromTheHardwaresDefaultTopology) {
+  sweep_test::TempDir dir;
+  sweep_test::WriteFile(dir / "gpu.yaml", "base: h100-sxm\nname: my-gpu\ndefault_topology: \"\"\n");
+  const sweep_test::CliRun none = Shardsim(
+      "check-claim \"3000 tokens/s/GPU\" --model llama3-8b "
+      "--hardware " +
+      dir / "gpu.yaml" + " --gpus 8 --progress none");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_EQ(none.out, "error: check-claim: hardware '" + dir / "gpu.yaml" +
+                          "' names no default_topology; give --topology (or add "
+                          "default_topology: NAME to its file)\n");
+  sweep_test::WriteFile(dir / "gpu.yaml",
+                        "base: h100-sxm\nname: my-gpu\ndefault_topology: hgx-h100-1node\n");
+  const sweep_test::CliRun named = Shardsim(
+      "check-claim \"3000 tokens/s/GPU\" --model llama3-8b "
+      "--hardware " +
+      dir / "gpu.yaml" + " --gpus 8 -j 2 --progress none");
+  ASSERT_EQ(named.code, 0) << named.out;
+  EXPECT_NE(named.out.find("on 8 x my-gpu (hgx-h100-1node)"), std::string::npos) << named.out;
 }
 
 TEST(CheckClaimCli, BadClaimExitsTwo) {

@@ -130,8 +130,8 @@ TEST(LayoutSpace, RestrictionsFilterCandidates) {
 }
 
 // A mixture-of-experts model also gets every expert-parallel degree: ep | dp*cp and
-// ep | num_experts (Megatron-Core's expert grid; DESIGN.md). mixtral-8x7b (8 experts) on 16 GPUs
-// with tp 2, pp 1, 1F1B: cp 1 -> dp 8, ep in {1, 2, 4, 8}; cp 2 -> dp 4, dp*cp 8, ep in
+// ep | num_experts (Megatron-Core's expert grid; docs/reference.md §3.1). mixtral-8x7b (8 experts)
+// on 16 GPUs with tp 2, pp 1, 1F1B: cp 1 -> dp 8, ep in {1, 2, 4, 8}; cp 2 -> dp 4, dp*cp 8, ep in
 // {1, 2, 4, 8}; cp 4 -> dp 2, dp*cp 8, the same four. 12 layouts; a dense model keeps ep 1.
 TEST(LayoutSpace, MixtureOfExpertsEnumeratesExpertParallelism) {
   const Scenario s = Small("mixtral-8x7b", 16, 4096, 32);

@@ -55,8 +55,17 @@ TEST(SweepRanking, CostPerMillionTokensAndToTrain) {
 }
 
 TEST(SweepRanking, OptionsFromTheCommandLine) {
-  EXPECT_EQ(ParseRankOptions("cost", 10, std::nullopt).status().message(),
-            "--rank-by cost needs --price-per-gpu-hour");
+  // Without the flag, cost takes each point's hardware price (hardware.price_per_gpu_hour);
+  // ranking refuses a point that has none.
+  EXPECT_TRUE(ParseRankOptions("cost", 10, std::nullopt).ok());
+  {
+    RankOptions o = *ParseRankOptions("cost", 10, std::nullopt);
+    EXPECT_EQ(Rank({Feasible(0, 100, 8, 1)}, o).status().message(),
+              "--rank-by cost needs --price-per-gpu-hour or hardware.price_per_gpu_hour (point 0's "
+              "hardware gives no price)");
+    o.point_price[0] = 2.0;
+    EXPECT_TRUE(Rank({Feasible(0, 100, 8, 1)}, o).ok());
+  }
   EXPECT_EQ(ParseRankOptions("speed", 10, std::nullopt).status().message(),
             "--rank-by: expected tokens_per_s, time_to_train, cost, time_to_train_ideal or "
             "goodput, got \"speed\"");
@@ -126,6 +135,81 @@ TEST(SweepRanking, SummaryKeepsEveryRowOnlyWhenAsked) {
     EXPECT_EQ(s.keeps_all_rows(), keep == SweepSummary::Keep::kAllRows);
     EXPECT_EQ(s.rows().size(), keep == SweepSummary::Keep::kAllRows ? 2u : 0u);
   }
+}
+
+}  // namespace
+}  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// Points within the stated uncertainty of the best are ties: 0.85 x best and above for tokens/s.
+// Before, nothing said that the second point (4% behind) was as likely to be the best.
+TEST(SweepRanking, PointsWithinTheUncertaintyOfTheBestAreTies) {
+  RankOptions o;
+  o.tie_fraction = 0.15;
+  const Row best = Feasible(0, 100, 8, 1);
+  EXPECT_TRUE(IsTie(Feasible(1, 96, 8, 1), best, o));
+  EXPECT_TRUE(IsTie(Feasible(2, 85, 8, 1), best, o));
+  EXPECT_FALSE(IsTie(Feasible(3, 84.9, 8, 1), best, o));
+  EXPECT_NEAR(VsBest(Feasible(1, 96, 8, 1), best, o), -0.04, 1e-12);
+  o.tie_fraction = 0.0;
+  EXPECT_FALSE(IsTie(Feasible(1, 99, 8, 1), best, o));
+
+  SweepSummary s;
+  for (const Row& r : {Feasible(0, 100, 8, 1), Feasible(1, 50, 8, 2), Feasible(2, 90, 8, 1)}) {
+    s.Add(r);
+  }
+  o.tie_fraction = 0.15;
+  Result<std::string> text = SweepReport(s, {}, o);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("~ = a tie: within ±15% of the best, shardsim's stated uncertainty; 1 "
+                       "point ties with the best"),
+            std::string::npos)
+      << *text;
+  EXPECT_NE(text->find("2~ "), std::string::npos) << *text;
+  EXPECT_EQ(text->find("3~"), std::string::npos) << *text;
+  Result<std::string> csv = RankedCsv(s, {}, o);
+  ASSERT_TRUE(csv.ok());
+  EXPECT_EQ(*csv,
+            "rank,point,tokens_per_s,tokens_per_s_per_gpu,mfu,step_time_s,peak_memory_bytes,"
+            "memory_headroom_bytes,vs_best,tie,pareto\n"
+            "1,0,100,,,,,1,0,false,true\n"
+            "2,2,90,,,,,1,-0.09999999999999998,true,false\n"
+            "3,1,50,,,,,2,-0.5,false,true\n");
+}
+
+// --min-headroom / --max-memory-fraction: a point that fits with 228 MiB to spare is not usable.
+TEST(SweepRanking, MemoryLimitTurnsTightPointsIntoNoFit) {
+  Row r = Feasible(0, 100, 8, 0);
+  r[Metric::kMemoryCapacity] = 80.0 * 1073741824.0;
+  r[Metric::kPeakMemory] = 80.0 * 1073741824.0 - 228.0 * 1048576.0;
+  Row a = r;
+  ApplyMemoryLimit(MemoryLimit{8.0 * 1073741824.0, 0.0}, &a);
+  EXPECT_EQ(a.status, PointStatus::kNoFit);
+  EXPECT_EQ(a.reason,
+            "headroom: 228 MiB left of 80.0 GiB (peak 79.8 GiB), below --min-headroom 8.00 GiB");
+  EXPECT_EQ(ReasonGroup(a.reason), "headroom");
+  Row b = r;
+  ApplyMemoryLimit(MemoryLimit{0.0, 0.9}, &b);
+  EXPECT_EQ(b.status, PointStatus::kNoFit);
+  EXPECT_EQ(ReasonGroup(b.reason), "memory fraction");
+  Row c = r;
+  ApplyMemoryLimit(MemoryLimit{100.0 * 1048576.0, 0.0}, &c);  // 228 MiB left is enough here
+  EXPECT_EQ(c.status, PointStatus::kOk);
+}
+
+// Each point takes its hardware's price unless --price-per-gpu-hour is given, which wins.
+TEST(SweepRanking, PricePerPointFromTheHardwareTheFlagWins) {
+  RankOptions o;
+  const Row r = Feasible(4, 100, 8, 1);
+  EXPECT_EQ(PriceOf(o, r), 0.0);
+  EXPECT_FALSE(HasPrices(o));
+  o.point_price[4] = 3.0;
+  EXPECT_EQ(PriceOf(o, r), 3.0);
+  EXPECT_TRUE(HasPrices(o));
+  o.price_per_gpu_hour = 2.0;
+  EXPECT_EQ(PriceOf(o, r), 2.0);
 }
 
 }  // namespace

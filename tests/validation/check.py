@@ -2,7 +2,7 @@
 """Consistency checks for tests/validation (optional; needs python3-yaml; not part of ctest).
 
 1. Every complete run of tests/reference/runs.yaml has a scenario and a published.json entry.
-2. Each scenario uses only the keys of DESIGN.md section 3 (+ parallel.tp_comm_overlap), its layout
+2. Each scenario uses only the keys of the scenario example of docs/reference.md §3.1 (+ parallel.tp_comm_overlap), its layout
    matches runs.yaml (gpus, tp, pp, dp, cp, global batch, seq len) and is self-consistent
    (gpus = dp*tp*pp*cp, global batch divisible by dp*micro_batch, layers divisible by pp*vp).
 3. The formulas of CONVENTIONS.md reproduce the published TFLOP/s / MFU from the published step
