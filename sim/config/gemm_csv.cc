@@ -168,8 +168,11 @@ Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::st
     }
     ok = ok && r.PositiveInt(1, &g.m) && r.PositiveInt(2, &g.n) && r.PositiveInt(3, &g.k) &&
          r.Tflops(4, &g.flops_per_s);
-    if (const Field* p = ok ? r.Get(5) : nullptr) ok = ParsePass(r, *p, true, &g.pass);
-    if (ok && r.Get(6) != nullptr) ok = r.PositiveInt(6, &g.groups);
+    // Optional columns; an empty field is the column's default (no pass: every pass; no groups).
+    const Field* p = ok ? r.Get(5) : nullptr;
+    if (p != nullptr && !p->text.empty()) ok = ParsePass(r, *p, true, &g.pass);
+    const Field* groups = ok ? r.Get(6) : nullptr;
+    if (groups != nullptr && !groups->text.empty()) ok = r.PositiveInt(6, &g.groups);
     if (ok) rows.push_back(g);
   });
   if (!s.ok()) return s;
