@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "sim/base/strings.h"
 #include "sim/config/readers.h"
 #include "sim/config/value_reader.h"
 #include "sim/config/yaml_source.h"
@@ -9,8 +10,8 @@
 namespace shardsim {
 namespace {
 
-const std::vector<DType> kDTypes = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16,
-                                    DType::kFp8};
+const std::vector<DType> kDTypes = {DType::kFp32, DType::kTf32,  DType::kBf16, DType::kFp16,
+                                    DType::kFp8,  DType::kMxfp8, DType::kNvfp4};
 
 void ReadPeakFlops(MapReader& r, HardwareSpec* hw) {
   MapReader peak = r.Sub("peak_flops", Need::kRequired);
@@ -21,7 +22,7 @@ void ReadPeakFlops(MapReader& r, HardwareSpec* hw) {
   }
   peak.Finish();
   if (peak.node()->size() == 0) {
-    r.ErrorAtKey("peak_flops", "give at least one of fp32, tf32, bf16, fp16, fp8");
+    r.ErrorAtKey("peak_flops", "give at least one of fp32, tf32, bf16, fp16, fp8, mxfp8, nvfp4");
   }
 }
 
@@ -68,6 +69,27 @@ void ReadPrice(MapReader& r, HardwareSpec* hw) {
     return;
   }
   hw->price_per_gpu_hour = *v;
+}
+
+// power_limit: "1000 W" or "1.2 kW" (the board power the GPU is configured for).
+void ReadPowerLimit(MapReader& r, HardwareSpec* hw) {
+  std::string text;
+  if (!r.String("power_limit", &text)) return;
+  const std::string_view t = TrimView(text);
+  double scale = 0.0;
+  std::string_view number;
+  if (t.size() > 2 && t.substr(t.size() - 2) == "kW") {
+    scale = 1000.0, number = t.substr(0, t.size() - 2);
+  } else if (t.size() > 1 && t.back() == 'W') {
+    scale = 1.0, number = t.substr(0, t.size() - 1);
+  }
+  Result<double> v = ParseNumber(std::string(TrimView(number)));
+  if (scale == 0.0 || !v.ok() || !(*v > 0.0)) {
+    r.Error(*r.node()->Find("power_limit"), "power_limit",
+            "\"" + text + "\" is not a positive power; expected e.g. \"1000 W\"");
+    return;
+  }
+  hw->power_limit = *v * scale;
 }
 
 }  // namespace
@@ -147,6 +169,8 @@ Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
   me.Fraction("softmax", &hw.mem_eff_softmax);
   me.Fraction("gather", &hw.mem_eff_gather);
   me.Fraction("optimizer", &hw.mem_eff_optimizer);
+  me.Fraction("permute", &hw.mem_eff_permute);
+  me.Fraction("cross_entropy", &hw.mem_eff_cross_entropy);
   me.Finish();
 
   r.Quantity("kernel_launch_overhead", Dimension::kTime, &hw.kernel_launch_overhead,
@@ -182,6 +206,39 @@ Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
   r.String("family", &hw.family);
   r.String("default_topology", &hw.default_topology);
   ReadPrice(r, &hw);
+  if (const ConfigNode* table = r.Get("grouped_gemm_table")) {
+    if (table->is_scalar()) {
+      std::vector<GemmMeasurement> rows;
+      Status s = ReadGemmCsv(PathRelativeTo(*table, table->text()), *table,
+                             r.MsgPath("grouped_gemm_table"), &rows);
+      for (const GemmMeasurement& g : rows) {
+        if (g.groups <= 0) {
+          s = Status::Invalid(r.MsgPath("grouped_gemm_table") +
+                                  ": every row needs a 'groups' column with the GEMMs per kernel",
+                              table->loc(), table->origin().source_line);
+          break;
+        }
+      }
+      sink.Merge(s);
+      if (s.ok()) hw.grouped_gemm_table = std::move(rows);
+    } else {
+      r.Error(*table, "grouped_gemm_table",
+              "expected a path to a CSV file (dtype, m, n, k, groups, pass, tflops), got " +
+                  table->Describe());
+    }
+  }
+  if (const ConfigNode* table = r.Get("attention_table")) {
+    if (table->is_scalar()) {
+      sink.Merge(ReadAttentionCsv(PathRelativeTo(*table, table->text()), *table,
+                                  r.MsgPath("attention_table"), &hw.attention_table));
+    } else {
+      r.Error(*table, "attention_table",
+              "expected a path to a CSV file (pass, batch_heads, seq, head_dim, v_head_dim, "
+              "tflops), got " +
+                  table->Describe());
+    }
+  }
+  ReadPowerLimit(r, &hw);
   r.AcceptFreeText(&hw.source);
   r.Finish();
   if (!sink.empty()) return sink.ToStatus();

@@ -37,9 +37,14 @@ void ReadReliability(MapReader& parent, ReliabilitySpec* out);
 // The keys `over` sets replace those of *base.
 void MergeStorage(const StorageSpec& over, StorageSpec* base);
 
-// hardware.gemm_table given as a CSV file (header with at least dtype,m,n,k,tflops).
+// hardware.gemm_table / grouped_gemm_table given as a CSV file (header with at least
+// dtype,m,n,k,tflops; optional pass, groups).
 Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::string& key,
                    std::vector<GemmMeasurement>* out);
+// hardware.attention_table: a CSV file with pass (forward|backward), batch_heads, seq, head_dim,
+// v_head_dim, tflops.
+Status ReadAttentionCsv(const std::string& path, const ConfigNode& ref, const std::string& key,
+                        std::vector<AttentionMeasurement>* out);
 
 }  // namespace shardsim
 

@@ -11,7 +11,8 @@
 namespace shardsim {
 namespace {
 
-const std::vector<DType> kPrecisions = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8};
+const std::vector<DType> kPrecisions = {DType::kFp32, DType::kFp16,  DType::kBf16,
+                                        DType::kFp8,  DType::kMxfp8, DType::kNvfp4};
 const std::vector<DType> kGradDTypes = {DType::kFp32, DType::kBf16, DType::kFp16};
 const std::vector<Optimizer> kOptimizers = {Optimizer::kAdam, Optimizer::kSgd};
 const std::vector<AttentionKernel> kAttentionKernels = {AttentionKernel::kFused,

@@ -9,6 +9,10 @@ const char* Name(DType v) {
     case DType::kBf16: return "bf16";
     case DType::kFp16: return "fp16";
     case DType::kFp8: return "fp8";
+    case DType::kMxfp8:
+      return "mxfp8";
+    case DType::kNvfp4:
+      return "nvfp4";
   }
   return "?";
 }
@@ -137,7 +141,10 @@ double BytesOf(DType v) {
     case DType::kFp16:
       return 2.0;
     case DType::kFp8:
+    case DType::kMxfp8:
       return 1.0;
+    case DType::kNvfp4:
+      return 0.5;
   }
   return 4.0;
 }

@@ -20,7 +20,16 @@
 
 namespace shardsim {
 
-enum class DType { kFp32, kTf32, kBf16, kFp16, kFp8 };
+// kMxfp8, kNvfp4: block-scaled GEMM formats (OCP MX: fp8 E4M3 with an E8M0 scale per 32
+// elements; NVFP4: fp4 E2M1 with an fp8 E4M3 scale per 16 elements and an fp32 per-tensor scale),
+// training.precision values that quantize the GEMM operands as Transformer Engine's MXFP8 and
+// NVFP4 recipes do; the rest of the model stays bf16 (sim/model/op_graph.cc).
+enum class DType { kFp32, kTf32, kBf16, kFp16, kFp8, kMxfp8, kNvfp4 };
+inline constexpr int kNumDTypes = 7;
+// fp8, mxfp8, nvfp4: the GEMMs run quantized, everything else in bf16.
+inline constexpr bool IsQuantizedGemm(DType v) {
+  return v == DType::kFp8 || v == DType::kMxfp8 || v == DType::kNvfp4;
+}
 enum class Activation { kGelu, kRelu, kSwiglu, kGeglu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionEmbedding { kRope, kLearned, kAlibi, kNone };
@@ -57,7 +66,8 @@ const char* Name(AttentionKernel v);
 const char* Name(PipelineSchedule v);
 const char* Name(LinkKind v);
 const char* Name(FabricKind v);
-// Bytes per element of a storage dtype (tf32 is stored as fp32).
+// Bytes per element of a storage dtype (tf32 is stored as fp32; mxfp8 1 and nvfp4 0.5, their block
+// scales not included).
 double BytesOf(DType v);
 
 // Where each key of a spec was written, for error messages raised after parsing.
@@ -164,16 +174,33 @@ struct ModelSpec {
 };
 
 // ---------------------------------------------------------------- hardware
-// One measured matmul throughput (a row of hardware.gemm_table).
+// Which pass a measured kernel ran (kAny: a table that does not say, used for every pass).
+enum class KernelPass { kAny, kForward, kBackwardInput, kBackwardWeight };
+
+// One measured matmul throughput (a row of hardware.gemm_table or hardware.grouped_gemm_table).
+// m, n, k are the GEMM the pass runs (sim/model/op.h: backward-input (m, k, n) and
+// backward-weight (k, n, m) of the forward (m, n, k)).
 struct GemmMeasurement {
   DType dtype = DType::kBf16;
   int64_t m = 0, n = 0, k = 0;
   double flops_per_s = 0.0;  // achieved, FLOP/s
+  KernelPass pass = KernelPass::kAny;
+  int64_t groups = 0;  // grouped GEMM (MoE experts): equal GEMMs in one kernel; 0 = a plain GEMM
+};
+
+// One measured fused-attention pass (a row of hardware.attention_table): causal, Transformer
+// Engine / cuDNN kernel. FLOP/s in shardsim's count: 4*s*s*d/2 per head forward (the kernel
+// skips masked blocks), 2.5x that backward (sim/hardware/op_cost.h).
+struct AttentionMeasurement {
+  KernelPass pass = KernelPass::kForward;  // kForward or kBackwardInput
+  int64_t batch_heads = 0, seq = 0, head_dim = 0, v_head_dim = 0;
+  double flops_per_s = 0.0;
 };
 
 struct HardwareSpec {
   std::string name;                        // name
-  std::map<DType, double> peak_flops;      // peak_flops.{fp32,tf32,bf16,fp16,fp8}: FLOP/s, dense
+  std::map<DType, double>
+      peak_flops;  // peak_flops.{fp32,tf32,bf16,fp16,fp8,mxfp8,nvfp4}: FLOP/s, dense
   double memory_capacity = 0.0;            // memory.capacity: bytes
   double memory_bandwidth = 0.0;           // memory.bandwidth: bytes/s
   int64_t sm_count = 132;                  // sm_count: streaming multiprocessors (AMD: CUs)
@@ -215,6 +242,8 @@ struct HardwareSpec {
   double mem_eff_softmax = 0.27;           // memory_efficiency.softmax
   double mem_eff_gather = 0.86;            // memory_efficiency.gather
   double mem_eff_optimizer = 0.67;         // memory_efficiency.optimizer
+  double mem_eff_permute = 0.0;            // memory_efficiency.permute: MoE permutes (0: gather's)
+  double mem_eff_cross_entropy = 0.0;  // memory_efficiency.cross_entropy: the loss (0: softmax's)
   double kernel_launch_overhead = 1.7e-6;  // kernel_launch_overhead: seconds per kernel
   // runtime memory that is not model state or activations.
   double reserve_cuda_context = 0.8 * 1073741824.0;  // runtime_reserve.cuda_context: bytes
@@ -228,6 +257,9 @@ struct HardwareSpec {
   // check-claim without --topology; resolved only when used. "" = none.
   std::string default_topology;
   double price_per_gpu_hour = 0.0;          // price_per_gpu_hour: USD per GPU-hour; 0 = not given
+  std::vector<GemmMeasurement> grouped_gemm_table;  // grouped_gemm_table: expert GEMMs (groups > 0)
+  std::vector<AttentionMeasurement> attention_table;  // attention_table: fused causal attention
+  double power_limit = 0.0;                 // power_limit: watts (board TDP); 0 = not given
   std::string source;                       // source: citations
   Origins origins;
 };

@@ -10,11 +10,16 @@
 // causal one also pays for the diagonal blocks and the tail imbalance (seq_half_causal). Fitted
 // to bench/h200/results/attention_b2b.csv by hardware/calibration/fit_h200.py.
 //
+// A causal TE/cuDNN kernel on hardware with an attention_table takes its rate from the table
+// (sim/hardware/scattered_table.h over (batch*heads, seq, head_dim, v_head_dim)), carried beyond
+// the table's shapes by this curve's ratio; the sustained fraction applies as to the curve.
+//
 // Unfused attention runs its GEMMs (scores Q.K^T and context P.V forward; dV, dP, dQ, dK
 // backward) through the matmul model, batched over heads, plus a memory-bound softmax over the
 // scores (memory_efficiency.softmax): the op's bytes beyond what its GEMMs move. Its kernels run
 // one after another, so their times add. Tested in tests/hardware/attention_cost_test.cc.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "sim/hardware/op_cost.h"
@@ -52,6 +57,18 @@ double FullFlops(const AttentionShape& s) {
 
 }  // namespace
 
+double OpCostModel::FusedCurve(const AttentionShape& s, Pass pass, double* seq_factor,
+                               double* head_dim_factor) const {
+  const double d = static_cast<double>(s.head_dim);
+  const double dh = hw_.attention_head_dim_half;
+  const double max =
+      pass == Pass::kForward ? hw_.attention_fwd_efficiency : hw_.attention_bwd_efficiency;
+  *head_dim_factor = std::min(1.0, (d / (d + dh)) / (kRefHeadDim / (kRefHeadDim + dh)));
+  const double skv = static_cast<double>(s.seq_kv);
+  *seq_factor = skv / (skv + (s.causal ? hw_.attention_seq_half_causal : hw_.attention_seq_half));
+  return max * *head_dim_factor * *seq_factor;
+}
+
 OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, Bytes bytes,
                                 MemClass softmax) const {
   OpCost c;
@@ -79,28 +96,49 @@ OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, B
   c.sustained = hw_.sustained_compute_fraction > 0.0 ? hw_.sustained_compute_fraction : 1.0;
 
   if (s.flash) {
-    c.source = CostSource::kAttentionFused;
-    const double d = static_cast<double>(s.head_dim);
-    const double dh = hw_.attention_head_dim_half;
-    c.attention_max =
-        pass == Pass::kForward ? hw_.attention_fwd_efficiency : hw_.attention_bwd_efficiency;
-    const double flash2 = pass == Pass::kForward ? hw_.attention_flash2_fwd_efficiency
-                                                 : hw_.attention_flash2_bwd_efficiency;
-    if (s.flash2 && flash2 > 0.0) c.attention_max = flash2;
-    c.attention_head_dim_factor =
-        std::min(1.0, (d / (d + dh)) / (kRefHeadDim / (kRefHeadDim + dh)));
-    const double skv = static_cast<double>(s.seq_kv);
-    c.attention_seq_factor =
-        skv / (skv + (s.causal ? hw_.attention_seq_half_causal : hw_.attention_seq_half));
-    c.efficiency =
-        c.attention_max * c.attention_head_dim_factor * c.attention_seq_factor * c.sustained;
-    c.compute = c.peak > 0.0 && c.efficiency > 0.0 ? Seconds(flops / (c.peak * c.efficiency))
-                                                   : Seconds(0.0);
     c.bandwidth_efficiency = hw_.mem_eff_elementwise;
     const double bw = hw_.memory_bandwidth * c.bandwidth_efficiency;
     c.memory = bw > 0.0 ? Seconds(traffic / bw) : Seconds(0.0);
     c.kernels = 1;
     c.overhead = Seconds(hw_.kernel_launch_overhead);
+    c.attention_max =
+        pass == Pass::kForward ? hw_.attention_fwd_efficiency : hw_.attention_bwd_efficiency;
+    const double flash2 = pass == Pass::kForward ? hw_.attention_flash2_fwd_efficiency
+                                                 : hw_.attention_flash2_bwd_efficiency;
+    if (s.flash2 && flash2 > 0.0) c.attention_max = flash2;
+    FusedCurve(s, pass, &c.attention_seq_factor, &c.attention_head_dim_factor);
+    const double curve = c.attention_max * c.attention_head_dim_factor * c.attention_seq_factor;
+    // The measured table: the causal TE/cuDNN kernel (not FlashAttention-2, not a full mask).
+    const int key = pass == Pass::kForward ? 0 : 1;
+    const int64_t dv_table = s.v_head_dim > 0 ? s.v_head_dim : s.head_dim;
+    std::optional<ScatteredTable::Lookup> at;
+    if (s.causal && !s.flash2) {
+      at = attention_.Find(key, {s.batch_heads, s.seq_kv, s.head_dim, dv_table});
+    }
+    if (at) {
+      c.source = CostSource::kAttentionTable;
+      c.table.at = *at;
+      c.table.flops_per_s = at->rate;
+      c.table_pass = pass == Pass::kForward ? KernelPass::kForward : KernelPass::kBackwardInput;
+      double rate = at->rate;
+      if (at->outside) {
+        AttentionShape e = s;
+        e.batch_heads = at->clamped[0];
+        e.seq_q = e.seq_kv = at->clamped[1];
+        e.head_dim = at->clamped[2];
+        e.v_head_dim = at->clamped[3];
+        double sf = 0.0, hf = 0.0;
+        const double edge = FusedCurve(e, pass, &sf, &hf);
+        c.curve_ratio = edge > 0.0 ? curve / edge : 1.0;
+        rate *= c.curve_ratio;
+      }
+      c.efficiency = c.peak > 0.0 ? rate * c.sustained / c.peak : 0.0;
+    } else {
+      c.source = CostSource::kAttentionFused;
+      c.efficiency = curve * c.sustained;
+    }
+    c.compute = c.peak > 0.0 && c.efficiency > 0.0 ? Seconds(flops / (c.peak * c.efficiency))
+                                                   : Seconds(0.0);
     c.memory_bound = c.memory > c.compute;
     c.time = std::max(c.compute, c.memory) + c.overhead;
     return c;
@@ -138,7 +176,8 @@ OpCost OpCostModel::CostAttention(const Op& op, Pass pass) const {
   if (c.source == CostSource::kNone || pc.flops.value() <= 0.0) return c;
   // The op's FLOPs are authoritative (e.g. MLA's separate qk/v widths, CP's local queries): keep
   // the model's efficiency and rescale the compute term to them.
-  if (c.flops.value() > 0.0 && c.source == CostSource::kAttentionFused) {
+  if (c.flops.value() > 0.0 &&
+      (c.source == CostSource::kAttentionFused || c.source == CostSource::kAttentionTable)) {
     c.compute = c.compute * (pc.flops.value() / c.flops.value());
     c.flops = pc.flops;
     c.memory_bound = c.memory > c.compute;

@@ -23,6 +23,45 @@ std::string Overhead(const OpCost& c) {
          (c.kernels == 1 ? " kernel)" : " kernels)");
 }
 
+const char* PassName(KernelPass p) {
+  switch (p) {
+    case KernelPass::kAny:
+      return "";
+    case KernelPass::kForward:
+      return "forward ";
+    case KernelPass::kBackwardInput:
+      return "backward_input ";
+    case KernelPass::kBackwardWeight:
+      return "backward_weight ";
+  }
+  return "";
+}
+
+std::string ShapeText(const ScatteredTable::Shape& s, int dims) {
+  std::string out;
+  for (int i = 0; i < dims; ++i) {
+    out += (i ? "x" : "") + std::to_string(s[static_cast<size_t>(i)]);
+  }
+  return out;
+}
+
+// Which rows of a measured table priced the op: "measured forward row 4096x8192x28672", "8
+// nearest forward rows (nearest 4096x8192x28672)", a grid cell, and the curve's ratio beyond.
+std::string TableRows(const OpCost& c, int dims, const std::string& axes) {
+  if (c.table.grid) return "measured grid, trilinear";
+  const ScatteredTable::Lookup& at = c.table.at;
+  const std::string pass = PassName(c.table_pass);
+  std::string out = at.exact
+                        ? "measured " + pass + "row " + axes + " " + ShapeText(at.nearest, dims)
+                        : std::to_string(at.rows) + " nearest " + pass + "rows, nearest " + axes +
+                              " " + ShapeText(at.nearest, dims);
+  if (at.outside) {
+    out += "; beyond the table: at its edge " + ShapeText(at.clamped, dims) + " x curve " +
+           F2(c.curve_ratio);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ExplainCost(const OpCost& c) {
@@ -48,7 +87,17 @@ std::string ExplainCost(const OpCost& c) {
              " incl. GEMM latency";
     }
     case CostSource::kGemmTable:
-      return head + "max(compute " + FormatSeconds(c.compute) + " [measured table, eff " +
+    case CostSource::kGroupedGemmTable: {
+      const bool grouped = c.source == CostSource::kGroupedGemmTable;
+      return head + "max(compute " + FormatSeconds(c.compute) + " [" +
+             (grouped ? TableRows(c, 4, "m x n x k x groups") : TableRows(c, 3, "m x n x k")) +
+             "; eff " + F2(c.efficiency) + " incl. sustained " + F2(c.sustained) + peak + "], " +
+             MemoryPart(c) + ")" + Overhead(c);
+    }
+    case CostSource::kAttentionTable:
+      return head + "max(compute " + FormatSeconds(c.compute) + " [" +
+             FormatRate(c.flops.value(), "FLOP") + "; " +
+             TableRows(c, 4, "batch*heads x seq x head_dim x v_head_dim") + "; eff " +
              F2(c.efficiency) + " incl. sustained " + F2(c.sustained) + peak + "], " +
              MemoryPart(c) + ")" + Overhead(c);
     case CostSource::kAttentionFused:
@@ -61,8 +110,8 @@ std::string ExplainCost(const OpCost& c) {
       return head + "GEMMs " + FormatSeconds(c.compute) + " [eff " + F2(c.efficiency) + peak +
              "] + softmax " + MemoryPart(c) + Overhead(c) + " incl. GEMM latency";
     case CostSource::kMemoryBound:
-      return head + "max(compute " + FormatSeconds(c.compute) + ", " + MemoryPart(c) + ")" +
-             Overhead(c);
+      return head + "max(compute " + FormatSeconds(c.compute) + ", " + MemoryPart(c) +
+             " (memory_efficiency." + c.mem_key + "))" + Overhead(c);
   }
   return head;
 }

@@ -18,44 +18,66 @@ std::pair<size_t, double> Locate(const std::vector<double>& axis, double x) {
   return {lo, (x - axis[lo]) / (axis[hi] - axis[lo])};
 }
 
+double Log2(int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(1, v))); }
+
 }  // namespace
 
-GemmTable::GemmTable(const std::vector<GemmMeasurement>& rows) {
-  // Repeated shapes are merged by the geometric mean of their rates.
-  std::array<std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<double, int>>, 5> merged;
+GemmTable::GemmTable(const std::vector<GemmMeasurement>& rows, bool grouped) : grouped_(grouped) {
+  // Pass-less plain rows: a full grid per dtype takes the trilinear path. Repeated shapes are
+  // merged by the geometric mean of their rates.
+  std::array<std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<double, int>>, kNumDTypes>
+      merged;
   for (const GemmMeasurement& r : rows) {
+    if (grouped_ || r.pass != KernelPass::kAny) continue;
     if (r.m <= 0 || r.n <= 0 || r.k <= 0 || !(r.flops_per_s > 0.0)) continue;
     auto& slot = merged[Index(r.dtype)][{r.m, r.n, r.k}];
     slot.first += std::log(r.flops_per_s);
     slot.second += 1;
   }
   for (size_t d = 0; d < merged.size(); ++d) {
-    PerDType& t = tables_[d];
     std::vector<int64_t> ms, ns, ks;
     for (const auto& [shape, acc] : merged[d]) {
-      const auto [m, n, k] = shape;
-      t.points.push_back(Point{std::log2(static_cast<double>(m)), std::log2(static_cast<double>(n)),
-                               std::log2(static_cast<double>(k)),
-                               acc.first / static_cast<double>(acc.second)});
-      ms.push_back(m);
-      ns.push_back(n);
-      ks.push_back(k);
+      ms.push_back(std::get<0>(shape));
+      ns.push_back(std::get<1>(shape));
+      ks.push_back(std::get<2>(shape));
     }
     for (auto* axis : {&ms, &ns, &ks}) {
       std::sort(axis->begin(), axis->end());
       axis->erase(std::unique(axis->begin(), axis->end()), axis->end());
     }
-    if (t.points.empty() || ms.size() * ns.size() * ks.size() != t.points.size()) continue;
+    if (merged[d].empty() || ms.size() * ns.size() * ks.size() != merged[d].size()) continue;
     // Full grid: the map iterates (m, n, k) in lexicographic order, i.e. [i_m][i_n][i_k].
-    t.grid = true;
-    for (int64_t v : ms) t.ms.push_back(std::log2(static_cast<double>(v)));
-    for (int64_t v : ns) t.ns.push_back(std::log2(static_cast<double>(v)));
-    for (int64_t v : ks) t.ks.push_back(std::log2(static_cast<double>(v)));
-    for (const Point& p : t.points) t.values.push_back(p.log_rate);
+    Grid& g = grids_[d];
+    g.grid = true;
+    for (int64_t v : ms) g.ms.push_back(Log2(v));
+    for (int64_t v : ns) g.ns.push_back(Log2(v));
+    for (int64_t v : ks) g.ks.push_back(Log2(v));
+    for (const auto& [shape, acc] : merged[d]) {
+      g.values.push_back(acc.first / static_cast<double>(acc.second));
+    }
   }
+  std::vector<ScatteredTable::Row> scattered;
+  for (const GemmMeasurement& r : rows) {
+    if (r.m <= 0 || r.n <= 0 || r.k <= 0 || !(r.flops_per_s > 0.0)) continue;
+    if (!grouped_ && r.pass == KernelPass::kAny && grids_[Index(r.dtype)].grid) continue;
+    scattered.push_back(
+        ScatteredTable::Row{Key(r.pass, r.dtype),
+                            {r.m, r.n, r.k, grouped_ ? std::max<int64_t>(1, r.groups) : 1},
+                            r.flops_per_s});
+  }
+  scattered_ = ScatteredTable(scattered);
 }
 
-double GemmTable::Grid(const PerDType& t, double lm, double ln, double lk) const {
+bool GemmTable::Has(DType dtype) const {
+  if (grids_[Index(dtype)].grid) return true;
+  for (KernelPass p : {KernelPass::kAny, KernelPass::kForward, KernelPass::kBackwardInput,
+                       KernelPass::kBackwardWeight}) {
+    if (scattered_.Has(Key(p, dtype))) return true;
+  }
+  return false;
+}
+
+double GemmTable::GridValue(const Grid& t, double lm, double ln, double lk) const {
   const auto [im, wm] = Locate(t.ms, lm);
   const auto [in, wn] = Locate(t.ns, ln);
   const auto [ik, wk] = Locate(t.ks, lk);
@@ -80,27 +102,37 @@ double GemmTable::Grid(const PerDType& t, double lm, double ln, double lk) const
   return v;
 }
 
-double GemmTable::Scattered(const PerDType& t, double lm, double ln, double lk) const {
-  double wsum = 0.0, vsum = 0.0;
-  for (const Point& p : t.points) {
-    const double d2 =
-        (p.lm - lm) * (p.lm - lm) + (p.ln - ln) * (p.ln - ln) + (p.lk - lk) * (p.lk - lk);
-    if (d2 < 1e-18) return p.log_rate;
-    const double w = 1.0 / d2;  // inverse squared distance
-    wsum += w;
-    vsum += w * p.log_rate;
+std::optional<GemmLookup> GemmTable::Find(DType dtype, int64_t m, int64_t n, int64_t k,
+                                          int64_t batch, KernelPass pass) const {
+  const int64_t b = std::max<int64_t>(1, batch);
+  const int64_t rows = grouped_ ? m : m * b;
+  for (KernelPass p : {pass, KernelPass::kAny}) {
+    if (p == KernelPass::kAny && !grouped_ && grids_[Index(dtype)].grid) {
+      GemmLookup out;
+      out.grid = true;
+      out.flops_per_s = std::exp(GridValue(grids_[Index(dtype)], Log2(rows), Log2(n), Log2(k)));
+      return out;
+    }
+    const std::optional<ScatteredTable::Lookup> at =
+        scattered_.Find(Key(p, dtype), {std::max<int64_t>(1, rows), std::max<int64_t>(1, n),
+                                        std::max<int64_t>(1, k), grouped_ ? b : 1});
+    if (at) {
+      GemmLookup out;
+      out.pass = p;
+      out.at = *at;
+      out.flops_per_s = at->rate;
+      return out;
+    }
+    if (p == KernelPass::kAny) break;
   }
-  return vsum / wsum;
+  return std::nullopt;
 }
 
 std::optional<double> GemmTable::FlopsPerSecond(DType dtype, int64_t m, int64_t n, int64_t k,
                                                 int64_t batch) const {
-  const PerDType& t = tables_[Index(dtype)];
-  if (t.empty()) return std::nullopt;
-  const double lm = std::log2(static_cast<double>(std::max<int64_t>(1, m * batch)));
-  const double ln = std::log2(static_cast<double>(std::max<int64_t>(1, n)));
-  const double lk = std::log2(static_cast<double>(std::max<int64_t>(1, k)));
-  return std::exp(t.grid ? Grid(t, lm, ln, lk) : Scattered(t, lm, ln, lk));
+  const std::optional<GemmLookup> l = Find(dtype, m, n, k, batch, KernelPass::kAny);
+  if (!l) return std::nullopt;
+  return l->flops_per_s;
 }
 
 }  // namespace shardsim

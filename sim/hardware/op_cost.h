@@ -5,11 +5,15 @@
 //   memory  = bytes / (HBM bandwidth * efficiency(kernel class))
 //   overhead = kernels * kernel_launch_overhead (+ matmul.latency per GEMM kernel)
 //
-// Matmuls use the measured gemm_table when the hardware has rows for the dtype (interpolated,
-// sim/hardware/gemm_table.h), else the physical tile curve (sim/hardware/matmul_curve.h). The
-// attention core uses its own curve (flash/fused) or, unfused, its GEMMs plus a memory-bound
-// softmax. Everything else is memory-bound by its MemClass. Compute-bound rates are scaled by
-// hardware.sustained_compute_fraction (clocks at the power limit).
+// Matmuls use the measured gemm_table when the hardware has rows for the dtype (by pass,
+// interpolated, sim/hardware/gemm_table.h), expert GEMMs the grouped_gemm_table, else the
+// physical tile curve (sim/hardware/matmul_curve.h). The causal fused attention core uses the
+// measured attention_table when there is one, else its own curve (flash/fused) or, unfused, its
+// GEMMs plus a memory-bound softmax. Beyond a scattered table's shapes, the table's rate at its
+// edge is carried by the curve: rate(shape) = table(clamped) x curve(shape) / curve(clamped).
+// Everything else is memory-bound by its MemClass (MoE permutes and the loss by their own
+// measured classes when the hardware gives them). Compute-bound rates are scaled by
+// hardware.sustained_compute_fraction (clocks at the power limit: the tables are burst loops).
 //
 // OpCostModel precomputes what a hardware needs (peaks, curve constants, the table index) once;
 // it is immutable and safe to share across threads. The free functions build one per call: use
@@ -27,6 +31,7 @@
 #include "sim/config/spec.h"
 #include "sim/hardware/gemm_table.h"
 #include "sim/hardware/matmul_curve.h"
+#include "sim/hardware/scattered_table.h"
 #include "sim/model/op.h"
 
 namespace shardsim {
@@ -36,8 +41,10 @@ enum class CostSource {
   kNone,              // no work (a pass an op does not have)
   kMatmulCurve,       // sim/hardware/matmul_curve.h
   kGemmTable,         // hardware.gemm_table, interpolated
+  kGroupedGemmTable,  // hardware.grouped_gemm_table (MoE experts), interpolated
   kAttentionFused,    // flash / cuDNN fused attention curve
   kAttentionUnfused,  // scores and context GEMMs + memory-bound softmax
+  kAttentionTable,    // hardware.attention_table (causal fused kernel), interpolated
   kMemoryBound,       // bytes at the kernel class's achieved bandwidth
 };
 const char* Name(CostSource v);
@@ -61,6 +68,12 @@ struct OpCost {
   // kAttentionFused: the factors of the efficiency.
   double attention_max = 0.0, attention_seq_factor = 0.0, attention_head_dim_factor = 0.0;
   double sustained = 1.0;  // sustained_compute_fraction applied to `compute`
+  // kGemmTable, kGroupedGemmTable, kAttentionTable: the rows used, and the curve's ratio
+  // curve(shape) / curve(clamped shape) beyond the table (1 inside it).
+  GemmLookup table;
+  KernelPass table_pass = KernelPass::kAny;
+  double curve_ratio = 1.0;
+  const char* mem_key = "";  // kMemoryBound: the memory_efficiency key used ("norm", "permute")
 };
 
 class OpCostModel {
@@ -73,6 +86,10 @@ class OpCostModel {
   // operands and output once; `bytes` > 0 overrides them.
   OpCost Matmul(int64_t m, int64_t n, int64_t k, int64_t batch, DType dtype,
                 Bytes bytes = Bytes(0.0)) const;
+  // The same GEMM as `pass` runs it (its measured rows), from the grouped table when `grouped`
+  // (MoE experts: `batch` GEMMs in one kernel) and the hardware has one.
+  OpCost Matmul(int64_t m, int64_t n, int64_t k, int64_t batch, DType dtype, Bytes bytes,
+                KernelPass pass, bool grouped) const;
   // The attention core, fused (shape.flash) or not. FLOPs: 4*s_q*s_kv*d per head forward
   // (half when causal and fused: the kernel skips masked blocks), backward 2.5x for the fused
   // kernel (it recomputes the scores; Dao 2023, FlashAttention-2 §3.2) and 2x unfused.
@@ -92,12 +109,18 @@ class OpCostModel {
 
  private:
   OpCost CostAttention(const Op& op, Pass pass) const;
-  OpCost FromTable(int64_t m, int64_t n, int64_t k, int64_t batch, DType dtype, Bytes bytes) const;
+  OpCost FromTable(const GemmLookup& at, bool grouped, int64_t m, int64_t n, int64_t k,
+                   int64_t batch, DType dtype, Bytes bytes) const;
   double MemEfficiency(MemClass cls) const;
+  // The fused-attention curve's efficiency (no sustained factor) of one pass.
+  double FusedCurve(const AttentionShape& s, Pass pass, double* seq_factor,
+                    double* head_dim_factor) const;
 
   HardwareSpec hw_;
-  std::array<MatmulCurveParams, 5> curves_;  // by DType
+  std::array<MatmulCurveParams, kNumDTypes> curves_;  // by DType
   GemmTable table_;
+  GemmTable grouped_;
+  ScatteredTable attention_;  // key: 0 forward, 1 backward
 };
 
 // A fused optimizer step on fp32 master weights: reads the weight and the fp32 gradient, writes

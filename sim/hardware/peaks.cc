@@ -18,6 +18,11 @@ std::array<DType, 4> Order(DType dtype) {
       return {DType::kTf32, DType::kFp32, DType::kFp32, DType::kFp32};
     case DType::kFp32:
       return {DType::kFp32, DType::kTf32, DType::kTf32, DType::kTf32};
+    case DType::kMxfp8:
+    case DType::kNvfp4:
+      // Block-scaled formats need their own units: no stand-in (the scenario validator rejects a
+      // precision the hardware file gives no peak for).
+      return {dtype, dtype, dtype, dtype};
   }
   return {dtype, dtype, dtype, dtype};
 }

@@ -2,7 +2,8 @@
 //
 // A dtype the hardware file gives no peak for runs on the nearest units the GPU has, as
 // frameworks do: fp8 without fp8 tensor cores (A100) is computed in bf16, fp16 and bf16 stand
-// in for each other, tf32 falls back to fp32. Tested in tests/hardware/matmul_curve_test.cc.
+// in for each other, tf32 falls back to fp32. mxfp8 and nvfp4 have no stand-in: they run at their
+// own peak_flops entry or not at all. Tested in tests/hardware/matmul_curve_test.cc.
 #ifndef SHARDSIM_HARDWARE_PEAKS_H_
 #define SHARDSIM_HARDWARE_PEAKS_H_
 

@@ -163,7 +163,7 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
   Op router = MatmulOp(c, "moe.router", TpSplit::kReplicated, c.norm_tokens, e.num_experts, h, 1,
                        e.expert_bias, input_saved ? norm_out : Bytes(0),
                        "router logits; saves the norm output and fp32 routing probabilities");
-  if (router.dtype == DType::kFp8) router.dtype = DType::kBf16;  // routers stay in high precision
+  if (IsQuantizedGemm(router.dtype)) router.dtype = DType::kBf16;  // routers stay in high precision
   router.saved = input_saved ? norm_out : Bytes(0);              // kept in bf16, as the router runs
   DropWithModule(RecomputeModule::kLayernorm, router);
   router.saved += Bytes(4.0 * D(c.norm_tokens) * D(e.num_experts));
@@ -200,7 +200,7 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
       // router, which already saved its input; the sigmoid and the product are not counted.
       Op gate = MatmulOp(c, "moe.shared_gate", TpSplit::kReplicated, c.norm_tokens, 1, h, 1,
                          false, Bytes(0), "shared-expert gate logit; input saved by the router");
-      if (gate.dtype == DType::kFp8) gate.dtype = DType::kBf16;  // as the router: high precision
+      if (IsQuantizedGemm(gate.dtype)) gate.dtype = DType::kBf16;  // as the router: high precision
       ops.push_back(gate);
     }
   }

@@ -4,15 +4,26 @@
 
 namespace shardsim::model_internal {
 
+double QuantizedBytes(DType dtype) {
+  switch (dtype) {
+    case DType::kMxfp8:
+      return 1.0 + 1.0 / 32.0;  // E4M3 + one E8M0 scale per 32 elements (TE MXFP8 docs)
+    case DType::kNvfp4:
+      return 0.5 + 1.0 / 16.0;  // E2M1 + one E4M3 scale per 16 elements (per-tensor scale: 4 B)
+    default:
+      return 1.0;  // fp8 with a per-tensor scale
+  }
+}
+
 Ctx MakeCtx(const ModelSpec& model, const GraphOptions& options) {
   const bool fp32 = options.precision == DType::kFp32 || options.precision == DType::kTf32;
-  const bool fp8 = options.precision == DType::kFp8;
+  const bool quantized = IsQuantizedGemm(options.precision);
   const int64_t tokens = options.micro_batch * options.seq_len / options.cp;
   const bool sp = options.sequence_parallel && options.tp > 1;
   return Ctx{model,
              options,
              ActivationBytes(options.precision),
-             fp32 ? 4.0 : (fp8 ? 1.0 : 2.0),
+             fp32 ? 4.0 : (quantized ? QuantizedBytes(options.precision) : 2.0),
              options.precision,
              tokens,
              sp ? tokens / options.tp : tokens,
@@ -43,8 +54,8 @@ Op MatmulOp(const Ctx& c, std::string name, TpSplit split, int64_t m, int64_t n,
   op.bwd_input.flops = f;
   op.bwd_weight.flops = f;
   // fp8 GEMMs read 1-byte operands (Transformer Engine casts inputs and caches fp8 weights)
-  // and write bf16 outputs.
-  const double in = c.matmul_dtype == DType::kFp8 ? 1.0 : c.act_bytes;
+  // and write bf16 outputs; mxfp8 and nvfp4 read their data and block scales.
+  const double in = IsQuantizedGemm(c.matmul_dtype) ? QuantizedBytes(c.matmul_dtype) : c.act_bytes;
   const double out = c.act_bytes;
   op.fwd.bytes = Bytes(b * (in * D(m) * D(k) + c.weight_bytes * D(k) * D(n) + out * D(m) * D(n)));
   op.bwd_input.bytes =
@@ -189,7 +200,9 @@ Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads
   // bandwidth for PyTorch's, against 56-63% for norms).
   op.mem_class = o.fused_kernels ? MemClass::kNorm : MemClass::kSoftmax;
   op.tp_split = TpSplit::kHeads;
-  op.dtype = o.precision == DType::kFp8 ? DType::kBf16 : o.precision;  // attention stays bf16
+  // Attention stays bf16 under fp8 / mxfp8 / nvfp4 (Transformer Engine quantizes the Linear
+  // layers' GEMMs; its dot-product attention runs in bf16 unless fp8_dpa is set).
+  op.dtype = IsQuantizedGemm(o.precision) ? DType::kBf16 : o.precision;
   const int64_t b = o.micro_batch;
   const int64_t s_q = o.seq_len / o.cp;  // local queries; with CP each device attends over all
   const int64_t s_kv = o.seq_len;        // keys, passed around the ring (Liu et al. 2023)

@@ -36,6 +36,9 @@ Ctx MakeCtx(const ModelSpec& model, const GraphOptions& options);
 // runs in `consumer` dtype: with training.fp8_saved_activations and an fp8 consumer,
 // `bytes_per_element` per element (DeepSeek-V3 §3.3.3: 1 for fp8, 1.5 for the E5M6 input of the
 // attention output projection); else `saved` unchanged.
+// Bytes per element a quantized GEMM operand occupies: fp8 1, mxfp8 1 + 1/32 (E8M0 scale per 32),
+// nvfp4 0.5 + 1/16 (E4M3 scale per 16); tested in tests/model/op_graph_test.cc.
+double QuantizedBytes(DType dtype);
 Bytes Fp8Saved(const Ctx& c, DType consumer, Bytes saved, double bytes_per_element);
 
 // Marks all of `op.saved` as dropped when selective recompute re-runs module `m`.

@@ -85,25 +85,44 @@ bool IsMoeLayer(const ModelSpec& m, int64_t i) {
 // layer quantizes its input to fp8 with a transposed copy for the weight gradient (read 2 bytes,
 // write 1 + 1) and, in backward, the incoming gradient likewise; weights are cast once per step
 // (TE's is_first_microbatch caching) and not counted. One memory-bound kernel each.
-void AddFp8Casts(const Ctx& c, std::vector<Op>& ops) {
+// MXFP8 (TE's MXFP8BlockScaling; nvidia.github.io/TransformerEngine .../mxfp8): 1x32 blocks along
+// the contraction dimension, so the rowwise copy and the columnwise one for the weight gradient
+// are quantized apart, each with its E8M0 scales (write 2 x (1 + 1/32)), in one fused kernel.
+// NVFP4 (TE's NVFP4BlockScaling; NVIDIA, arXiv 2509.25149; pytorch/ao#3293): a per-tensor fp32
+// scale needs the tensor's amax first (one kernel reading it), then 1x16 blocks with E4M3 scales,
+// rowwise and, for the weight gradient, columnwise after a 16x16 random Hadamard transform
+// (write 2 x (0.5 + 1/16)), a second kernel. All three GEMMs of a layer (forward, dgrad, wgrad)
+// run quantized, as TE's recipes do.
+void AddQuantizeCasts(const Ctx& c, std::vector<Op>& ops) {
+  const DType q = c.matmul_dtype;
+  const double written = q == DType::kFp8 ? 2.0 : 2.0 * model_internal::QuantizedBytes(q);
+  const double read = q == DType::kNvfp4 ? 2.0 * c.act_bytes : c.act_bytes;  // + the amax pass
+  const int kernels = q == DType::kNvfp4 ? 2 : 1;
+  const std::string name =
+      q == DType::kFp8 ? ".fp8_cast" : std::string(".") + Name(q) + "_quantize";
   std::vector<Op> out;
   out.reserve(ops.size() * 2);
   for (Op& op : ops) {
-    if (op.kind == OpKind::kMatmul && op.dtype == DType::kFp8) {
+    if (op.kind == OpKind::kMatmul && op.dtype == q) {
       Op cast;
-      cast.name = op.name + ".fp8_cast";
+      cast.name = op.name + name;
       cast.kind = OpKind::kCast;
       cast.mem_class = MemClass::kElementwise;
       cast.tp_split = op.tp_split;
       cast.dtype = DType::kBf16;
+      cast.kernels = kernels;
       const double b = D(op.matmul.batch);
       const double in = D(op.matmul.m) * D(op.matmul.k) * b;
       const double grad = D(op.matmul.m) * D(op.matmul.n) * b;
-      cast.fwd.bytes = Bytes((c.act_bytes + 2.0) * in);
+      cast.fwd.bytes = Bytes((read + written) * in);
       cast.fwd.flops = Flops(in);
-      cast.bwd_input.bytes = Bytes((c.act_bytes + 2.0) * grad);
+      cast.bwd_input.bytes = Bytes((read + written) * grad);
       cast.bwd_input.flops = Flops(grad);
-      cast.note = "fp8 cast + transpose of the GEMM input (forward) and gradient (backward)";
+      cast.note = q == DType::kFp8
+                      ? "fp8 cast + transpose of the GEMM input (forward) and gradient (backward)"
+                      : std::string(Name(q)) +
+                            " quantize (rowwise + columnwise, block scales) of the GEMM input "
+                            "(forward) and gradient (backward)";
       out.push_back(std::move(cast));
     }
     out.push_back(std::move(op));
@@ -144,7 +163,7 @@ LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
     }
     ops.push_back(model_internal::ResidualOp(c, "mlp.residual", c.norm_tokens, h));
   }
-  if (c.matmul_dtype == DType::kFp8) AddFp8Casts(c, ops);
+  if (IsQuantizedGemm(c.matmul_dtype)) AddQuantizeCasts(c, ops);
   if (!prefix.empty()) {
     for (Op& op : ops) op.name = prefix + op.name;
   }

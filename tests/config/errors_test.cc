@@ -341,6 +341,9 @@ TEST(ErrorsTest, OddInputsGiveErrorsNotCrashes) {
       "model: tiny-llama\nhardware: {base: test-gpu, gemm_table: nowhere.csv}\n",
       "model: tiny-llama\nhardware: {base: test-gpu, gemm_table: [1, {dtype: bf17}]}\n",
       "model: tiny-llama\nhardware: {base: test-gpu, matmul: {tile: [1]}}\n",
+      "model: tiny-llama\nhardware: {base: test-gpu, power_limit: 700}\n",
+      "model: tiny-llama\nhardware: {base: test-gpu, attention_table: nowhere.csv}\n",
+      "model: tiny-llama\nhardware: {base: test-gpu, grouped_gemm_table: [1]}\n",
       "parallel: {order: [tp, tp, dp, pp]}\n",
       "a: &x [*x]\n",
   };

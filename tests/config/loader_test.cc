@@ -250,3 +250,40 @@ TEST(LoaderTest, IntegersAcceptExponentFormButNotFractions) {
 
 }  // namespace
 }  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// Kernel tables by pass, grouped GEMMs and attention from CSV files beside the hardware file,
+// and power_limit in kW (docs/hardware.md).
+TEST(LoaderTest, KernelTablesByPassGroupedAndAttention) {
+  const LoadOptions lib = testing_util::TestLib();
+  Result<HardwareSpec> h = LoadHardware("tables-gpu", lib);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  ASSERT_EQ(h->gemm_table.size(), 2u);
+  EXPECT_EQ(h->gemm_table[0].pass, KernelPass::kForward);
+  EXPECT_EQ(h->gemm_table[0].groups, 0);
+  EXPECT_EQ(h->gemm_table[1].pass, KernelPass::kBackwardWeight);
+  ASSERT_EQ(h->grouped_gemm_table.size(), 2u);
+  EXPECT_EQ(h->grouped_gemm_table[1].pass, KernelPass::kBackwardInput);
+  EXPECT_EQ(h->grouped_gemm_table[1].groups, 8);
+  EXPECT_DOUBLE_EQ(h->grouped_gemm_table[1].flops_per_s, 550e12);
+  ASSERT_EQ(h->attention_table.size(), 2u);
+  EXPECT_EQ(h->attention_table[1].pass, KernelPass::kBackwardInput);
+  EXPECT_EQ(h->attention_table[1].batch_heads, 64);
+  EXPECT_DOUBLE_EQ(h->attention_table[0].flops_per_s, 980.4e12);
+  EXPECT_DOUBLE_EQ(h->power_limit, 1200.0);
+}
+
+TEST(LoaderTest, KernelTableWithAnUnknownPassIsALocatedError) {
+  const LoadOptions lib = testing_util::TestLib();
+  Result<HardwareSpec> h = LoadHardware("bad-pass-gpu", lib);
+  ASSERT_FALSE(h.ok());
+  const Diagnostic& d = h.status().diagnostics().front();
+  EXPECT_EQ(d.loc.ToString() + ": " + d.message,
+            "tests/config/data/lib/gemm_bad_pass.csv:2:6: pass: \"sideways\" is not one of "
+            "forward, backward_input, backward_weight, any");
+}
+
+}  // namespace
+}  // namespace shardsim

@@ -142,6 +142,11 @@ TEST(ValidateTest, PrecisionNeedsAMatmulPeak) {
             "training.precision: fp16 needs a matmul peak for it in the hardware (test-gpu has "
             "peak_flops for fp32, bf16, fp8, tests/config/data/lib/hardware/test-gpu.yaml:2:13)");
   EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 4096, global_batch: 256, precision: fp8}")), "");
+  // Block-scaled precisions have no stand-in units: without their own peak they are an error.
+  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 4096, global_batch: 256, precision: mxfp8}")),
+            "training.precision: mxfp8 needs a matmul peak for it in the hardware (test-gpu has "
+            "peak_flops for fp32, bf16, fp8, tests/config/data/lib/hardware/test-gpu.yaml:2:13)");
+  EXPECT_NE(First(Layout("1", "{}", "{seq_len: 4096, global_batch: 256, precision: nvfp4}")), "");
 }
 
 TEST(ValidateTest, StepSizeLimits) {

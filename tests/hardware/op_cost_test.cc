@@ -161,7 +161,7 @@ TEST(OpCost, ExplainMemoryBound) {
   const OpCost c = CostOf(MemoryOp(Bytes(1e9), MemClass::kNorm, 1), Pass::kForward, hw);
   EXPECT_EQ(ExplainCost(c),
             "memory-bound: 502 us = max(compute 20.0 ns, memory 500 us [954 MiB at 50% of "
-            "4.00 TB/s]) + overhead 2.00 us (1 kernel)");
+            "4.00 TB/s] (memory_efficiency.norm)) + overhead 2.00 us (1 kernel)");
 }
 
 // Unfused attention: the softmax's memory term is its own bytes at the GPU's bandwidth (it showed

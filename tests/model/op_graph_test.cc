@@ -313,3 +313,47 @@ TEST(OpGraph, RejectsSlicingThatDoesNotDivide) {
 
 }  // namespace
 }  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// Transformer Engine's block-scaled recipes, by hand on the fc1 of a GPT layer (8192 tokens,
+// h 1024, f 4096): its quantize op reads the bf16 input and writes the rowwise and columnwise
+// copies with their scales (mxfp8: 2 x (1 + 1/32) bytes per element, one kernel; nvfp4: an amax
+// pass reads it again, 2 x (0.5 + 1/16), two kernels); the GEMM reads quantized operands; the
+// attention core stays bf16 (op_graph.cc AddQuantizeCasts, docs/hardware.md).
+TEST(OpGraph, BlockScaledQuantizeKernelsByHand) {
+  const double tokens = 8192, h = 1024, f = 4096;
+  for (DType q : {DType::kMxfp8, DType::kNvfp4}) {
+    GraphOptions o;
+    o.seq_len = 2048;
+    o.micro_batch = 4;
+    o.precision = q;
+    auto g = BuildOpGraph(testing::Gpt(2, 1024, 16), o);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    const double scaled = q == DType::kMxfp8 ? 1.0 + 1.0 / 32.0 : 0.5 + 1.0 / 16.0;
+    const double read = q == DType::kMxfp8 ? 2.0 : 4.0;
+    const Op* cast = nullptr;
+    const Op* fc1 = nullptr;
+    for (const Op& op : g->layer(0).ops) {
+      if (op.name == std::string("mlp.fc1.") + Name(q) + "_quantize") cast = &op;
+      if (op.name == "mlp.fc1") fc1 = &op;
+      if (op.kind == OpKind::kAttention) {
+        EXPECT_EQ(op.dtype, DType::kBf16) << Name(q);
+      }
+    }
+    ASSERT_NE(cast, nullptr) << Name(q);
+    ASSERT_NE(fc1, nullptr) << Name(q);
+    EXPECT_EQ(fc1->dtype, q);
+    EXPECT_EQ(cast->kernels, q == DType::kMxfp8 ? 1 : 2);
+    EXPECT_DOUBLE_EQ(cast->fwd.bytes.value(), (read + 2.0 * scaled) * tokens * h) << Name(q);
+    EXPECT_DOUBLE_EQ(cast->bwd_input.bytes.value(), (read + 2.0 * scaled) * tokens * f) << Name(q);
+    // Forward GEMM: quantized input and weight, bf16 output.
+    EXPECT_DOUBLE_EQ(fc1->fwd.bytes.value(),
+                     scaled * tokens * h + scaled * h * f + 2.0 * tokens * f)
+        << Name(q);
+  }
+}
+
+}  // namespace
+}  // namespace shardsim

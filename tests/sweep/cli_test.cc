@@ -402,7 +402,7 @@ TEST(CheckClaimCli, BadOptionsExitTwoNamingTheOption) {
       // This said "no default cluster for hardware 'h100'; give --topology".
       {"--model llama3-8b --hardware h100 --gpus 8", "hardware: no hardware named 'h100' in " +
                                                          std::string(SHARDSIM_SOURCE_DIR) +
-                                                         "/hardware/; close names: b200"},
+                                                         "/hardware/; close names: b200, b300"},
       {layout + " -j -1", "--jobs must be a positive thread count, or 0 for every core; got -1"},
       // This said "implausible: no layout of 12 h100-sxm fits the model in memory".
       {"--model llama3-8b --hardware h100-sxm --gpus 12",

@@ -29,6 +29,38 @@ TEST(SweepExamples, ReadAndEnumerate) {
   EXPECT_EQ(Points("scenarios/sweeps/mixtral-8x7b-h100x64.yaml"), 526);
   // Six GPU counts of the Llama 3 405B layout (tests/sweep/goodput_sweep_test.cc runs them).
   EXPECT_EQ(Points("scenarios/sweeps/llama3-405b-gpus-goodput.yaml"), 6);
+  // 7 accelerators x 4 precisions.
+  EXPECT_EQ(Points("scenarios/sweeps/gpus-and-precisions.yaml"), 28);
+}
+
+// Every new hardware file and precision runs end to end: the 28 points simulate, and exactly
+// the pairs without a peak (h200-sxm mxfp8 / nvfp4, mi350x and mi355x nvfp4) are invalid with
+// the validator's located error.
+TEST(SweepExamples, EveryGpuAndPrecisionRuns) {
+  sweep_test::TempDir dir;
+  const sweep_test::CliRun r =
+      sweep_test::Shardsim("sweep scenarios/sweeps/gpus-and-precisions.yaml -o " + dir / "g.csv" +
+                               " --jsonl " + dir / "g.jsonl",
+                           false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string jsonl = sweep_test::ReadFile(dir / "g.jsonl");
+  int lines = 0, ok = 0, invalid = 0;
+  for (size_t start = 0; start < jsonl.size();) {
+    size_t end = jsonl.find('\n', start);
+    if (end == std::string::npos) end = jsonl.size();
+    const std::string line = jsonl.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    ++lines;
+    if (line.find("\"status\":\"ok\"") != std::string::npos) ++ok;
+    if (line.find("\"status\":\"invalid\"") != std::string::npos) {
+      ++invalid;
+      EXPECT_NE(line.find("needs a matmul peak for it in the hardware"), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(lines, 28) << jsonl.substr(0, 2000);
+  EXPECT_EQ(invalid, 4) << jsonl.substr(0, 2000);
+  EXPECT_EQ(ok, 24) << jsonl.substr(0, 2000);
 }
 
 }  // namespace
