@@ -4,6 +4,7 @@
 
 #include "sim/base/units.h"
 #include "sim/hardware/op_cost.h"
+#include "sim/memory/allocator.h"
 #include "sim/model/op_graph.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
@@ -46,6 +47,14 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
   const double cap = sc.hardware.memory_capacity;
   head.AddRow({"peak memory", FormatBytes(r.peak_memory) + " of " + FormatBytes(Bytes(cap)) +
                                   (r.fits ? " (fits)" : " (DOES NOT FIT)")});
+  if (!r.devices.empty()) {
+    const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
+    const MemoryFigures fig = DeviceMemoryFigures(
+        r.memory.stages[static_cast<size_t>(wd.coords.pp)], wd.peak_activations, sc.hardware);
+    head.AddRow(
+        {"allocated / reserved", FormatBytes(fig.allocated) + " / " + FormatBytes(fig.reserved)});
+    head.AddRow({"device (nvidia-smi)", FormatBytes(fig.device)});
+  }
   if (r.time_to_train_s) {
     head.AddRow({"time to train", FormatSeconds(Seconds(*r.time_to_train_s)) + ", " +
                                       FormatCount(*r.gpu_hours) + " GPU-hours"});
@@ -101,8 +110,12 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r) {
   j["bubble_fraction"] = r.bubble_fraction;
   const StageMemory& s = r.memory.stages[static_cast<size_t>(r.devices[static_cast<size_t>(r.worst_device)].coords.pp)];
   const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
+  const MemoryFigures fig = DeviceMemoryFigures(s, wd.peak_activations, sc.hardware);
   j["memory"] = {
       {"peak_bytes", r.peak_memory.value()},
+      {"allocated_peak_bytes", fig.allocated.value()},
+      {"reserved_peak_bytes", fig.reserved.value()},
+      {"device_peak_bytes", fig.device.value()},
       {"capacity_bytes", sc.hardware.memory_capacity},
       {"stage", wd.coords.pp},
       {"breakdown",
@@ -117,7 +130,18 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r) {
         {"cuda_context", s.cuda_context.value()},
         {"comm_buffers", s.comm_buffers.value()},
         {"fragmentation",
-         (s.Allocated(wd.peak_activations) * sc.hardware.reserve_fragmentation).value()}}}};
+         (s.Allocated(wd.peak_activations) * sc.hardware.reserve_fragmentation).value()}}},
+      {"figures",
+       {{"allocated",
+         "torch.cuda.max_memory_allocated: tensors, cuBLAS workspace, 512 B block "
+         "rounding; the loss buffers and a full-recompute rebuild never live at once"},
+        {"reserved",
+         "torch.cuda.max_memory_reserved: allocated + caching-allocator segment "
+         "rounding (2 MiB / 20 MiB pools) + fragmentation"},
+        {"device", "nvidia-smi: reserved + CUDA context + NCCL buffers"},
+        {"peak",
+         "peak_bytes (fits): allocated x (1 + fragmentation) + CUDA context + NCCL "
+         "buffers, loss and recompute buffers both counted"}}}};
   j["fits"] = r.fits;
   Json bn = Json::array();
   for (const Bottleneck& b : r.bottlenecks) {
