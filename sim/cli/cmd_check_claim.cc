@@ -168,6 +168,12 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
     ClaimOptions o;
     o.jobs = ThreadsToUse(args->jobs);
     o.simulate_given_layout = !args->scenario.empty();
+    Result<std::optional<ResidualSet>> residuals = LibraryResiduals(load);
+    if (!residuals.ok()) {
+      ctx.exit_code = ReportStatus(residuals.status());
+      return;
+    }
+    o.residuals = std::move(*residuals);
     StderrProgress progress(*style, "layout search");
     o.progress = progress.Callback();
     Result<ClaimCheck> check = CheckClaim(*base, *claim, o, load);

@@ -63,7 +63,13 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(written);
       return;
     }
-    std::string text = args->json ? SimulateJson(*sc, *r) : SimulateText(*sc, *r);
+    Result<PredictionInterval> interval = LibraryInterval(*sc, ctx.load_options());
+    if (!interval.ok()) {
+      ctx.exit_code = ReportStatus(interval.status());
+      return;
+    }
+    std::string text =
+        args->json ? SimulateJson(*sc, *r, &*interval) : SimulateText(*sc, *r, &*interval);
     if (args->explain) text += "\n" + ExplainStep(*sc, *r);
     std::fputs(text.c_str(), stdout);
     // Ran, but the layout does not fit in memory: exit 1 (DESIGN.md §4).

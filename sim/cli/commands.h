@@ -3,10 +3,12 @@
 #ifndef SHARDSIM_CLI_COMMANDS_H_
 #define SHARDSIM_CLI_COMMANDS_H_
 
+#include <optional>
 #include <string>
 
 #include "sim/base/status.h"
 #include "sim/config/loader.h"
+#include "sim/report/interval.h"
 
 namespace CLI {
 class App;
@@ -36,6 +38,12 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx);
 void AddSweepCommand(CLI::App& app, CliContext& ctx);
 void AddMergeCommand(CLI::App& app, CliContext& ctx);
 void AddCheckClaimCommand(CLI::App& app, CliContext& ctx);
+void AddCalibrateCommand(CLI::App& app, CliContext& ctx);
+// The step-time prediction interval for `scenario` from the validation residuals of the first
+// library folder holding kResidualsPath (cli/residuals.cc); not available (with a note) when
+// none does. A residuals file that does not read is an error.
+Result<PredictionInterval> LibraryInterval(const Scenario& scenario, const LoadOptions& load);
+Result<std::optional<ResidualSet>> LibraryResiduals(const LoadOptions& load);
 // Allocator settings for processes that run thousands of simulations (cmd_sweep.cc).
 void TuneAllocatorForManySimulations();
 

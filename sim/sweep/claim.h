@@ -21,14 +21,15 @@
 
 #include "sim/base/status.h"
 #include "sim/config/loader.h"
+#include "sim/report/interval.h"
 #include "sim/sweep/rows.h"
 #include "sim/sweep/runner.h"
 
 namespace shardsim {
 
-// The accuracy shardsim states for its throughput predictions: the validation table of
-// tests/validation/ (predicted vs published step time of every reference run) is where the lead
-// publishes the median and worst error; 15% until that table's figures replace it.
+// The accuracy shardsim states for its throughput predictions when no validation residuals are
+// given (ClaimOptions::residuals): ±15%. With them, the prediction interval of the scenario's
+// group of validation runs (sim/report/interval.h) takes its place.
 inline constexpr double kStatedUncertainty = 0.15;
 inline constexpr const char* kUncertaintySource =
     "the validation table of tests/validation/ (predicted vs published runs)";
@@ -85,6 +86,8 @@ struct ClaimCheck {
   std::optional<Row> best;  // the best layout found
   std::vector<std::string> best_columns;
   std::optional<Row> given;  // the scenario's own layout (when a scenario was given)
+  // The step-time prediction interval the verdict used (available false: ±kStatedUncertainty).
+  PredictionInterval interval;
   Verdict verdict = Verdict::kPlausible;
   std::vector<std::string> reasons;
   std::vector<std::string> assumptions;  // what would have to hold for the claim to be true
@@ -94,6 +97,9 @@ struct ClaimOptions {
   int jobs = 1;
   bool simulate_given_layout = false;  // also simulate the scenario's own layout
   std::function<void(const SweepProgress&)> progress;
+  // The validation residuals (hardware/calibration/residuals.json): the verdict then uses the
+  // interval of the scenario's group instead of ±kStatedUncertainty.
+  std::optional<ResidualSet> residuals;
 };
 
 // `base`: the scenario (model, hardware, topology, gpus, training); its layout is replaced by the
