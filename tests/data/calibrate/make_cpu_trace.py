@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # Makes tests/data/calibrate/cpu_step.trace.json: a PyTorch profiler (Kineto) Chrome trace of
-# two training steps of a small transformer block on the CPU, recorded with
+# one training step of a small transformer block on the CPU, recorded with
 # record_shapes=True. The format is the one torch.profiler writes on GPUs too (there, kernel
 # events are added beside these cpu_op events); the op names here are aten ops.
 #
@@ -26,7 +26,7 @@ from torch.profiler import ProfilerActivity, profile
 torch.manual_seed(0)
 torch.set_num_threads(1)
 
-B, S, H, HEADS, FFN = 2, 128, 256, 4, 1024
+B, S, H, HEADS, FFN = 4, 256, 256, 4, 1024
 D = H // HEADS
 
 
@@ -64,7 +64,7 @@ for _ in range(2):  # warm-up, not recorded
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpu_step.trace.json")
 with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-    for _ in range(2):
+    for _ in range(1):
         loss = model(x).pow(2).mean()
         loss.backward()
         opt.step()
