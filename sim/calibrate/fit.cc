@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
@@ -234,8 +235,52 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
         "NCCL kernels are reported, not fitted: collective bandwidths are topology "
         "keys (intra_node / inter_node efficiency), not hardware ones");
   }
+  // The base's measured GEMM table for the dtypes the inputs did not measure (the overlay's
+  // gemm_table replaces the base's whole).
+  std::set<DType> measured;
+  for (const GemmMeasurement& g : c.gemm_rows) measured.insert(g.dtype);
+  const double s = base.sustained_compute_fraction;
+  const bool fold = clocks == Clocks::kProfiled && s < 1.0;
+  if (!c.gemm_rows.empty()) {
+    for (GemmMeasurement g : base.gemm_table) {
+      if (measured.count(g.dtype) != 0) continue;
+      if (fold) g.flops_per_s *= s;  // its burst rate at the clocks the overlay now assumes
+      c.gemm_rows.push_back(g);
+    }
+  }
+  // Profiled clocks set sustained_compute_fraction to 1: the compute factors the inputs did not
+  // measure carry the base's clocks in themselves (base x sustained), so they price as before.
+  if (fold) {
+    std::set<std::string> fitted;
+    for (const ClassFit& f : c.fits) fitted.insert(f.key);
+    auto carry = [&](const std::string& key, const std::string& cls, double& value) {
+      if (fitted.count(key) != 0 || value <= 0.0) return;
+      ClassFit f;
+      f.cls = cls + " (not measured: base x sustained " + Num(s) + ")";
+      f.key = key;
+      f.base = value;
+      value *= s;
+      f.fitted = value;
+      c.fits.push_back(f);
+    };
+    carry("matmul.max_efficiency", "gemm bf16", c.hardware.matmul_max_efficiency);
+    for (auto& [d, v] : c.hardware.matmul_max_efficiency_by_dtype) {
+      if (base.matmul_max_efficiency_by_dtype.count(d) == 0) continue;
+      carry(std::string("matmul.max_efficiency_by_dtype.") + Name(d),
+            std::string("gemm ") + Name(d), v);
+    }
+    carry("attention.fwd_efficiency", "attention fwd (cudnn fused)",
+          c.hardware.attention_fwd_efficiency);
+    carry("attention.bwd_efficiency", "attention bwd (cudnn fused)",
+          c.hardware.attention_bwd_efficiency);
+    carry("attention.flash2.fwd_efficiency", "attention fwd (flash)",
+          c.hardware.attention_flash2_fwd_efficiency);
+    carry("attention.flash2.bwd_efficiency", "attention bwd (flash)",
+          c.hardware.attention_flash2_bwd_efficiency);
+  }
   if (clocks == Clocks::kProfiled) c.hardware.sustained_compute_fraction = 1.0;
-  if (c.fits.empty()) {
+  if (c.fits.empty() ||
+      std::all_of(c.fits.begin(), c.fits.end(), [](const ClassFit& f) { return f.samples == 0; })) {
     return Status::Invalid(
         "calibrate: nothing to fit: no GEMM, attention, norm, softmax or "
         "elementwise kernel with shapes among " +
@@ -257,6 +302,7 @@ std::string OverlayYaml(const Calibration& c, const std::string& base_name,
   std::map<std::string, std::vector<const ClassFit*>> by_block;
   for (const ClassFit& f : c.fits) by_block[f.key.substr(0, f.key.find('.'))].push_back(&f);
   auto comment = [](const ClassFit& f) {
+    if (f.samples == 0) return "  # " + f.cls;
     return "  # " + f.cls + ": " + std::to_string(f.samples) + " kernels, base " + Num(f.base) +
            ", residual median " + Num(100.0 * f.median_abs_residual) + "%, max " +
            Num(100.0 * f.max_abs_residual) + "%" + (f.capped ? ", capped at 1" : "");
@@ -288,7 +334,8 @@ std::string OverlayYaml(const Calibration& c, const std::string& base_name,
   }
   if (!c.gemm_rows.empty()) {
     out += "gemm_table: " + gemm_csv_name + "  # " + std::to_string(c.gemm_rows.size()) +
-           " measured GEMM shapes (median rate of each)\n";
+           " GEMM shapes: the measured ones (median rate of each), and the base's table for "
+           "the dtypes not measured\n";
   }
   for (const std::string& n : c.notes) out += "# note: " + n + "\n";
   return out;

@@ -173,6 +173,13 @@ TEST(Calibrate, ProfiledClocksAreAbsorbed) {
                   (truth.matmul_max_efficiency * truth.sustained_compute_fraction),
               1.0, 0.02);
   EXPECT_EQ(c->hardware.sustained_compute_fraction, 1.0);
+  // What the trace did not measure (cuDNN fused attention, the fp8 GEMM curve) keeps its
+  // pricing: the base's factor with the base's clocks folded in.
+  EXPECT_DOUBLE_EQ(c->hardware.attention_fwd_efficiency,
+                   truth.attention_fwd_efficiency * truth.sustained_compute_fraction);
+  EXPECT_DOUBLE_EQ(
+      c->hardware.matmul_max_efficiency_by_dtype.at(DType::kFp8),
+      truth.matmul_max_efficiency_by_dtype.at(DType::kFp8) * truth.sustained_compute_fraction);
   const OpCost a = OpCostModel(truth).Matmul(8192, 8192, 8192, 1, DType::kBf16);
   HardwareSpec curve = c->hardware;
   curve.gemm_table.clear();
