@@ -22,6 +22,7 @@
 #include "sim/program/simulate.h"
 #include "sim/report/budget_report.h"
 #include "sim/report/comm_report.h"
+#include "sim/report/library_residuals.h"
 #include "sim/report/step_report.h"
 #include "sim/sweep/claim.h"
 #include "sim/sweep/claim_base.h"
@@ -88,13 +89,16 @@ std::string SimulateJsonOf(const std::string& path, const std::optional<std::str
     out = [&]() -> Result<std::string> {
       Result<ScenarioDocument> doc = Document(path, text);
       if (!doc.ok()) return doc.status();
-      Result<Scenario> sc = doc->Build(Load(library));
+      const LoadOptions load = Load(library);
+      Result<Scenario> sc = doc->Build(load);
       if (!sc.ok()) return sc.status();
       SimOptions opts;
       opts.every_rank = every_rank;
       Result<SimResult> r = Simulate(*sc, opts);
       if (!r.ok()) return r.status();
-      return SimulateJson(*sc, *r);
+      Result<PredictionInterval> interval = LibraryInterval(*sc, load);
+      if (!interval.ok()) return interval.status();
+      return SimulateJson(*sc, *r, &*interval);
     }();
   }
   return Take(std::move(out));
@@ -262,6 +266,9 @@ std::string CheckClaimJsonOf(const std::string& claim_text, const std::string& p
                                                      : ClaimBaseScenario(with_claim, load, &warning);
       if (!base.ok()) return base.status();
       ClaimOptions o;
+      Result<std::optional<ResidualSet>> residuals = LibraryResiduals(load);
+      if (!residuals.ok()) return residuals.status();
+      o.residuals = std::move(*residuals);
       o.jobs = threads;
       o.simulate_given_layout = given_scenario;
       o.progress = callback.Callback();

@@ -36,6 +36,7 @@ int RunCli(int argc, char** argv) {
   AddSweepCommand(app, ctx);
   AddMergeCommand(app, ctx);
   AddCheckClaimCommand(app, ctx);
+  AddCalibrateCommand(app, ctx);
   // The first word that is not an option (or --library's value) must be a command: CLI11 would
   // only say that one is required.
   for (int i = 1; i < argc; ++i) {

@@ -12,6 +12,7 @@
 
 #include "sim/base/strings.h"
 #include "sim/cli/commands.h"
+#include "sim/report/library_residuals.h"
 #include "sim/cli/sweep_cli.h"
 #include "sim/config/loader.h"
 #include "sim/sweep/claim.h"
@@ -171,6 +172,12 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
     }
     o.jobs = ThreadsToUse(args->jobs);
     o.simulate_given_layout = !args->scenario.empty();
+    Result<std::optional<ResidualSet>> residuals = LibraryResiduals(load);
+    if (!residuals.ok()) {
+      ctx.exit_code = ReportStatus(residuals.status());
+      return;
+    }
+    o.residuals = std::move(*residuals);
     StderrProgress progress(*style, "layout search");
     o.progress = progress.Callback();
     Result<ClaimCheck> check = CheckClaim(*base, *claim, o, load);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/cli/commands.h"
+#include "sim/report/library_residuals.h"
 #include "sim/config/loader.h"
 #include "sim/program/simulate.h"
 #include "sim/report/html_report.h"
@@ -63,7 +64,13 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
       ctx.exit_code = ReportStatus(written);
       return;
     }
-    std::string text = args->json ? SimulateJson(*sc, *r) : SimulateText(*sc, *r);
+    Result<PredictionInterval> interval = LibraryInterval(*sc, ctx.load_options());
+    if (!interval.ok()) {
+      ctx.exit_code = ReportStatus(interval.status());
+      return;
+    }
+    std::string text =
+        args->json ? SimulateJson(*sc, *r, &*interval) : SimulateText(*sc, *r, &*interval);
     if (args->explain) text += "\n" + ExplainStep(*sc, *r);
     if (args->explain && r->goodput) {
       text += "\n" + ExplainGoodput(*sc, *r->goodput, *r->time_to_train_ideal_s);

@@ -3,10 +3,12 @@
 #ifndef SHARDSIM_CLI_COMMANDS_H_
 #define SHARDSIM_CLI_COMMANDS_H_
 
+#include <optional>
 #include <string>
 
 #include "sim/base/status.h"
 #include "sim/config/loader.h"
+#include "sim/report/interval.h"
 
 namespace CLI {
 class App;
@@ -36,6 +38,7 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx);
 void AddSweepCommand(CLI::App& app, CliContext& ctx);
 void AddMergeCommand(CLI::App& app, CliContext& ctx);
 void AddCheckClaimCommand(CLI::App& app, CliContext& ctx);
+void AddCalibrateCommand(CLI::App& app, CliContext& ctx);
 // Allocator settings for processes that run thousands of simulations (cmd_sweep.cc).
 void TuneAllocatorForManySimulations();
 

@@ -112,6 +112,35 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
   b.expert_zero_shards = std::max<int64_t>(1, b.zero_shards / parallel.ep);
   const int64_t world = parallel.dp * parallel.tp * parallel.pp * parallel.cp;
 
+  // One block per model-state tensor of `ops` (sim/memory/allocator.h), ZeRO-sharded over
+  // `shards` as ZeroModelStates shards the totals.
+  const double state_elem = BytesOf(training.optimizer_state_dtype);
+  const int moments = training.optimizer == Optimizer::kAdam ? 2 : 1;
+  const bool master = b.weight_bytes_per_param < 4.0;
+  auto add_state_blocks = [&](const std::vector<Op>& ops, StageMemory& s) {
+    for (const Op& op : ops) {
+      if (op.params <= 0) continue;
+      const double n = static_cast<double>(op.params);
+      const double shards = static_cast<double>(
+          op.tp_split == TpSplit::kExperts ? b.expert_zero_shards : b.zero_shards);
+      const int z = parallel.zero_stage;
+      s.state_blocks[n * b.weight_bytes_per_param / (z >= 3 ? shards : 1.0)] += 1.0;
+      s.state_blocks[n * b.grad_bytes_per_param / (z >= 2 ? shards : 1.0)] += 1.0;
+      s.state_blocks[n * state_elem / (z >= 1 ? shards : 1.0)] += moments;
+      if (master) s.state_blocks[n * 4.0 / (z >= 1 ? shards : 1.0)] += 1.0;
+    }
+  };
+  auto add_activation_blocks = [](const std::vector<Op>& ops, Bytes kept, StageMemory& s) {
+    if (kept.value() <= 0.0) return;
+    if (Sum(ops).saved == kept) {
+      for (const Op& op : ops) {
+        if (op.saved.value() > 0.0) s.activation_blocks[op.saved.value()] += 1.0;
+      }
+    } else {
+      s.activation_blocks[kept.value()] += 1.0;
+    }
+  };
+
   for (const PipelineRank& rank : *ranks) {
     StageMemory s;
     s.stage = rank.rank;
@@ -131,6 +160,8 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
         p.expert += lp.expert;
         largest_layer_params = std::max(largest_layer_params, lp.dense + lp.expert);
         const Bytes acts = LayerActivationBytes(layer, training);
+        add_state_blocks(layer.ops, s);
+        add_activation_blocks(layer.ops, acts, s);
         layer_acts += acts;
         in_chunk += acts;
         rebuilt = std::max(rebuilt, Sum(layer.ops).saved);
@@ -148,6 +179,8 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
       p.dense += ep.dense;
       embedding_acts = Sum(g.embedding).saved;
       edge_acts += embedding_acts;
+      add_state_blocks(g.embedding, s);
+      add_activation_blocks(g.embedding, embedding_acts, s);
     }
     if (rank.has_head) {
       for (const std::vector<Op>* ops : {&g.head, &g.mtp}) {
@@ -155,6 +188,8 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
         p.dense += hp.dense;
         p.expert += hp.expert;
         edge_acts += Sum(*ops).saved;
+        add_state_blocks(*ops, s);
+        add_activation_blocks(*ops, Sum(*ops).saved, s);
         for (const Op& op : *ops) {
           if (op.kind == OpKind::kLoss) s.loss_buffers = std::max(s.loss_buffers, op.output);
         }

@@ -13,6 +13,7 @@
 #define SHARDSIM_MEMORY_BUDGET_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ struct StageMemory {
   Bytes cuda_context;
   Bytes comm_buffers;
   Bytes fragmentation;
+  // The requests the caching allocator serves (bytes -> count; sim/memory/allocator.h): one per
+  // model-state tensor of each op (weight, gradient, each optimizer state, as ZeRO shards them),
+  // and one micro-batch's saved activations (one per op's saved tensors; one per layer when
+  // recompute keeps other bytes than the ops save).
+  std::map<double, double> state_blocks;
+  std::map<double, double> activation_blocks;
 
   Bytes model_states() const { return weights + gradients + optimizer; }
   // What the allocator hands out with `live_activations` held: all but the runtime reserve.

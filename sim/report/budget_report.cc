@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/units.h"
+#include "sim/memory/allocator.h"
 #include "sim/model/recompute.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
@@ -127,6 +128,10 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
   const Bytes total = s.total();
   t.AddRow({"total", B(total), "capacity " + B(Bytes(cap)) + (BudgetFits(sc, r) ? ": fits" : ": DOES NOT FIT")});
   out += t.ToString();
+  const MemoryFigures fig = DeviceMemoryFigures(s, s.activations, sc.hardware);
+  out += "  as profilers print it: allocated " + B(fig.allocated) +
+         " (torch.cuda.max_memory_allocated), reserved " + B(fig.reserved) +
+         " (max_memory_reserved), device " + B(fig.device) + " (nvidia-smi)\n";
   if (m.stages.size() > 1) {
     out += "  per stage:";
     for (const StageMemory& st : m.stages) out += " " + B(st.total());
@@ -193,6 +198,9 @@ std::string BudgetJson(const Scenario& sc, const BudgetReport& r) {
                                          {"tied_head", g.tied_head * tokens},
                                          {"norms_and_biases", g.norms_and_biases * tokens},
                                          {"mtp", g.mtp * tokens}}}};
+  auto fig_of = [&](const StageMemory& st) {
+    return DeviceMemoryFigures(st, st.activations, sc.hardware);
+  };
   auto stage_json = [&](const StageMemory& st) {
     return Json{{"stage", st.stage},
                 {"layers", st.layers},
@@ -207,14 +215,21 @@ std::string BudgetJson(const Scenario& sc, const BudgetReport& r) {
                 {"recompute_buffer", st.recompute_buffer.value()},
                 {"loss_buffers", st.loss_buffers.value()},
                 {"moe_buffers", st.moe_buffers.value()},
-                {"reserve", {{"cuda_context", st.cuda_context.value()},
-                             {"comm_buffers", st.comm_buffers.value()},
-                             {"fragmentation", st.fragmentation.value()}}},
-                {"total", st.total().value()}};
+                {"reserve",
+                 {{"cuda_context", st.cuda_context.value()},
+                  {"comm_buffers", st.comm_buffers.value()},
+                  {"fragmentation", st.fragmentation.value()}}},
+                {"total", st.total().value()},
+                {"allocated_peak_bytes", fig_of(st).allocated.value()},
+                {"reserved_peak_bytes", fig_of(st).reserved.value()},
+                {"device_peak_bytes", fig_of(st).device.value()}};
   };
   j["memory"] = {{"per_device", stage_json(s)},
                  {"capacity", sc.hardware.memory_capacity},
-                 {"fits", BudgetFits(sc, r)}};
+                 {"fits", BudgetFits(sc, r)},
+                 {"allocated_peak_bytes", fig_of(s).allocated.value()},
+                 {"reserved_peak_bytes", fig_of(s).reserved.value()},
+                 {"device_peak_bytes", fig_of(s).device.value()}};
   Json stages = Json::array();
   for (const StageMemory& st : m.stages) stages.push_back(stage_json(st));
   j["memory"]["stages"] = stages;

@@ -4,6 +4,7 @@
 
 #include "sim/base/units.h"
 #include "sim/hardware/op_cost.h"
+#include "sim/memory/allocator.h"
 #include "sim/model/op_graph.h"
 #include "sim/report/goodput_report.h"
 #include "sim/report/summary.h"
@@ -17,6 +18,34 @@ namespace {
 
 std::string Sec(Seconds s) { return FormatSeconds(s); }
 
+// "interval: 80% nominal, from 17 validation runs (h100): errors -7.5% to +23.5%, median
+// +10.8% (hardware/calibration/residuals.json)".
+std::string IntervalText(const PredictionInterval& p) {
+  if (!p.available) return "interval: none (" + p.note + ")";
+  auto pct = [](double e) { return (e >= 0 ? "+" : "") + FormatSig(100.0 * e, 3) + "%"; };
+  return "interval: " + FormatSig(100.0 * p.coverage, 3) + "% nominal, from " + p.note +
+         ": published/predicted step " + pct(p.error_low) + " to " + pct(p.error_high) +
+         ", median " + pct(p.median_error);
+}
+
+Json IntervalBasisJson(const PredictionInterval& p) {
+  Json b = {{"available", p.available}, {"note", p.note}};
+  if (p.available) {
+    b["runs"] = p.runs;
+    b["group"] = p.group;
+    b["hardware_validated"] = p.hardware_validated;
+    b["error_low"] = p.error_low;
+    b["error_high"] = p.error_high;
+    b["median_error"] = p.median_error;
+    b["spread"] = 0.5 * (p.error_high - p.error_low);
+    b["coverage"] = p.coverage;
+    b["method"] =
+        "split-conformal order statistics of the group's errors (published step / predicted - 1)";
+  }
+  b["source"] = p.source;
+  return b;
+}
+
 void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
   for (const Breakdown::Part& p : b.Parts()) {
     if (p.seconds.value() > 0.0) {
@@ -27,7 +56,8 @@ void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
 
 }  // namespace
 
-std::string SimulateText(const Scenario& sc, const SimResult& r) {
+std::string SimulateText(const Scenario& sc, const SimResult& r,
+                         const PredictionInterval* interval) {
   std::string out = "shardsim simulate: " + sc.name + "\n  " + sc.model.name + " on " +
                     std::to_string(sc.gpus) + " x " + sc.hardware.name + " (" + sc.topology.name +
                     "), " + LayoutSummary(sc) + "\n  seq " + std::to_string(sc.training.seq_len) +
@@ -37,16 +67,33 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
                     Name(sc.training.precision) + ", recompute " + RecomputeText(sc.training) +
                     "\n\n";
   TextTable head({"", ""});
-  head.AddRow({"step time", Sec(r.step_time)});
+  const bool ranged = interval != nullptr && interval->available;
+  const double step_s = r.step_time.value();
+  head.AddRow({"step time",
+               Sec(r.step_time) + (ranged ? " [" + Sec(Seconds(interval->StepLow(step_s))) + ", " +
+                                                Sec(Seconds(interval->StepHigh(step_s))) + "]"
+                                          : "")});
   head.AddRow({"tokens/s", FormatSig(r.tokens_per_s, 4) + " (" + FormatSig(r.tokens_per_s_per_gpu, 4) + " per GPU)"});
   head.AddRow({"model TFLOP/s per GPU", FormatSig(r.tflops_per_gpu, 4)});
   head.AddRow({"MFU / HFU", Percent(r.mfu) + " / " + Percent(r.hfu) + " of " +
                                 FormatRate(r.peak_flops_per_gpu, "FLOP/s") + " " +
                                 Name(sc.training.precision)});
+  if (ranged) {
+    head.AddRow({"MFU interval", Percent(r.mfu / (1.0 + interval->error_high)) + " to " +
+                                     Percent(r.mfu / (1.0 + interval->error_low))});
+  }
   head.AddRow({"pipeline bubble", Percent(r.bubble_fraction) + " of busy time"});
   const double cap = sc.hardware.memory_capacity;
   head.AddRow({"peak memory", FormatBytes(r.peak_memory) + " of " + FormatBytes(Bytes(cap)) +
                                   (r.fits ? " (fits)" : " (DOES NOT FIT)")});
+  if (!r.devices.empty()) {
+    const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
+    const MemoryFigures fig = DeviceMemoryFigures(
+        r.memory.stages[static_cast<size_t>(wd.coords.pp)], wd.peak_activations, sc.hardware);
+    head.AddRow(
+        {"allocated / reserved", FormatBytes(fig.allocated) + " / " + FormatBytes(fig.reserved)});
+    head.AddRow({"device (nvidia-smi)", FormatBytes(fig.device)});
+  }
   if (r.time_to_train_s) {
     head.AddRow({"time to train", FormatSeconds(Seconds(*r.time_to_train_s)) + " booked (ideal " +
                                       FormatSeconds(Seconds(*r.time_to_train_ideal_s)) + ")"});
@@ -56,6 +103,7 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
     for (const auto& [label, text] : GoodputRows(*r.goodput)) head.AddRow({label, text});
   }
   out += head.ToString();
+  if (interval != nullptr) out += "  " + IntervalText(*interval) + "\n";
   out += "\nWhere the step goes (critical path of pipeline rank " +
          std::to_string(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) + ")\n";
   TextTable t({"", "time", "share"});
@@ -77,7 +125,8 @@ std::string SimulateText(const Scenario& sc, const SimResult& r) {
   return out;
 }
 
-std::string SimulateJson(const Scenario& sc, const SimResult& r) {
+std::string SimulateJson(const Scenario& sc, const SimResult& r,
+                         const PredictionInterval* interval) {
   Json j;
   j["scenario"] = sc.name;
   j["model"] = sc.model.name;
@@ -99,6 +148,15 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r) {
   j["tflops_per_gpu"] = r.tflops_per_gpu;
   j["mfu"] = r.mfu;
   j["hfu"] = r.hfu;
+  if (interval != nullptr) {
+    const double t = r.step_time.value();
+    if (interval->available) {
+      j["step_time_interval_s"] = {interval->StepLow(t), interval->StepHigh(t)};
+      j["mfu_interval"] = {r.mfu / (1.0 + interval->error_high),
+                           r.mfu / (1.0 + interval->error_low)};
+    }
+    j["step_time_interval_basis"] = IntervalBasisJson(*interval);
+  }
   j["peak_flops_per_gpu"] = r.peak_flops_per_gpu;
   j["flops_convention"] =
       "model FLOPs: matmuls with attention as the full s x s square, backward 2x forward, no "
@@ -106,8 +164,12 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r) {
   j["bubble_fraction"] = r.bubble_fraction;
   const StageMemory& s = r.memory.stages[static_cast<size_t>(r.devices[static_cast<size_t>(r.worst_device)].coords.pp)];
   const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
+  const MemoryFigures fig = DeviceMemoryFigures(s, wd.peak_activations, sc.hardware);
   j["memory"] = {
       {"peak_bytes", r.peak_memory.value()},
+      {"allocated_peak_bytes", fig.allocated.value()},
+      {"reserved_peak_bytes", fig.reserved.value()},
+      {"device_peak_bytes", fig.device.value()},
       {"capacity_bytes", sc.hardware.memory_capacity},
       {"stage", wd.coords.pp},
       {"breakdown",
@@ -122,7 +184,18 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r) {
         {"cuda_context", s.cuda_context.value()},
         {"comm_buffers", s.comm_buffers.value()},
         {"fragmentation",
-         (s.Allocated(wd.peak_activations) * sc.hardware.reserve_fragmentation).value()}}}};
+         (s.Allocated(wd.peak_activations) * sc.hardware.reserve_fragmentation).value()}}},
+      {"figures",
+       {{"allocated",
+         "torch.cuda.max_memory_allocated: tensors, cuBLAS workspace, 512 B block "
+         "rounding; the loss buffers and a full-recompute rebuild never live at once"},
+        {"reserved",
+         "torch.cuda.max_memory_reserved: allocated + caching-allocator segment "
+         "rounding (2 MiB / 20 MiB pools) + fragmentation"},
+        {"device", "nvidia-smi: reserved + CUDA context + NCCL buffers"},
+        {"peak",
+         "peak_bytes (fits): allocated x (1 + fragmentation) + CUDA context + NCCL "
+         "buffers, loss and recompute buffers both counted"}}}};
   j["fits"] = r.fits;
   Json bn = Json::array();
   for (const Bottleneck& b : r.bottlenecks) {

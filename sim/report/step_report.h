@@ -8,11 +8,17 @@
 
 #include "sim/config/spec.h"
 #include "sim/program/simulate.h"
+#include "sim/report/interval.h"
 
 namespace shardsim {
 
-std::string SimulateText(const Scenario& scenario, const SimResult& result);
-std::string SimulateJson(const Scenario& scenario, const SimResult& result);
+// `interval` (optional): the step time's prediction interval (sim/report/interval.h), printed
+// beside the step time and MFU, and in JSON as step_time_interval_s, mfu_interval and
+// step_time_interval_basis.
+std::string SimulateText(const Scenario& scenario, const SimResult& result,
+                         const PredictionInterval* interval = nullptr);
+std::string SimulateJson(const Scenario& scenario, const SimResult& result,
+                         const PredictionInterval* interval = nullptr);
 // Chrome trace event format (JSON object with "traceEvents"); opens in chrome://tracing and
 // ui.perfetto.dev. Times in microseconds.
 std::string ChromeTrace(const Scenario& scenario, const SimResult& result);

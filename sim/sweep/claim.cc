@@ -50,8 +50,18 @@ SweepSpec SearchSpec(const ScenarioDocument& base, const Scenario& probe) {
 std::string Tok(double v) { return FormatSig(v, 4); }
 
 void Judge(ClaimCheck& c) {
-  const double u = kStatedUncertainty;
-  const std::string unc = "±" + FormatSig(u * 100.0, 2) + "%";
+  // The actual throughput of the best layout lies in [best x low, best x high]: ±15%, or, from
+  // the validation residuals, best / (1 + e_high) to best / (1 + e_low) (actual step time =
+  // predicted x (1 + e)).
+  const PredictionInterval& pi = c.interval;
+  const double low = pi.available ? 1.0 / (1.0 + pi.error_high) : 1.0 - kStatedUncertainty;
+  const double high = pi.available ? 1.0 / (1.0 + pi.error_low) : 1.0 + kStatedUncertainty;
+  const std::string range = pi.available ? "prediction interval (x" + FormatSig(low, 3) + " to x" +
+                                               FormatSig(high, 3) + " of its throughput, from " +
+                                               pi.note + ")"
+                                         : "±" + FormatSig(kStatedUncertainty * 100.0, 2) + "%";
+  const std::string unc = pi.available ? range : "stated uncertainty of " + range;
+  const std::string within_unc = pi.available ? "the " + range : range;
   const bool flops_claim = c.claim.kind == ClaimKind::kFlopsPerGpu ||
                            c.claim.kind == ClaimKind::kFlopsTotal ||
                            c.claim.kind == ClaimKind::kMfu;
@@ -104,13 +114,13 @@ void Judge(ClaimCheck& c) {
   const double best = b[Metric::kTokensPerSPerGpu];
   const std::string best_text =
       Tok(best) + " tokens/s per GPU (MFU " + FormatSig(100.0 * b[Metric::kMfu], 3) + "%)";
-  if (c.claimed_low > best * (1.0 + u)) {
+  if (c.claimed_low > best * high) {
     c.verdict = Verdict::kImplausible;
     c.reasons.push_back("the claim (" + Tok(c.claimed_low) +
                         (c.claimed_high > c.claimed_low ? " to " + Tok(c.claimed_high) : "") +
                         " tokens/s per GPU) is " +
                         FormatSig(100.0 * (c.claimed_low / best - 1.0), 3) + "% above " + ref +
-                        ", " + best_text + ", beyond its stated uncertainty of " + unc);
+                        ", " + best_text + ", beyond its " + unc);
     const double tokens_per_step = b[Metric::kTokensPerStep];
     const double step_needed = tokens_per_step / (c.claimed_low * static_cast<double>(c.gpus));
     const double compute = b[Metric::kCompute] + b[Metric::kRecompute];
@@ -143,11 +153,10 @@ void Judge(ClaimCheck& c) {
                             std::to_string(c.global_batch) + " (a smaller pipeline bubble)");
     return;
   }
-  if (c.claimed_high < best * (1.0 - u)) {
+  if (c.claimed_high < best * low) {
     c.verdict = Verdict::kConservative;
     c.reasons.push_back("the claim is " + FormatSig(100.0 * (1.0 - c.claimed_high / best), 3) +
-                        "% below " + ref + ", " + best_text +
-                        ", by more than its stated uncertainty of " + unc);
+                        "% below " + ref + ", " + best_text + ", by more than its " + unc);
     c.assumptions.push_back(
         c.judged_against_given
             ? "nothing unusual: a less tuned batch or software stack than the one modeled for "
@@ -168,17 +177,18 @@ void Judge(ClaimCheck& c) {
         std::find(outside.begin(), outside.end(), text) != outside.end()) {
       continue;
     }
-    (std::fabs(gap) <= u ? within : outside).push_back(text);
+    const double ratio = k.tokens_per_s_per_gpu / best;
+    (ratio >= low && ratio <= high ? within : outside).push_back(text);
   }
   std::string reason;
   if (within.empty()) {
     // Above the best layout under one convention, below it under another, within the
     // uncertainty under none of them.
-    reason = "no FLOPs convention listed reads the claim within " + unc + " of " + ref + ", " +
-             best_text + ": " + Join(outside, ", ") +
+    reason = "no FLOPs convention listed reads the claim within " + within_unc + " of " + ref +
+             ", " + best_text + ": " + Join(outside, ", ") +
              "; it is plausible only under a FLOPs count between those conventions";
   } else {
-    reason = "the claim is within " + unc + " of " + ref + ", " + best_text;
+    reason = "the claim is within " + within_unc + " of " + ref + ", " + best_text;
     if (!outside.empty()) {
       reason += ", read under " + Join(within, ", ") + "; not under " + Join(outside, ", ");
     }
@@ -233,6 +243,7 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& given_base, const Claim& c
 
   ClaimCheck c;
   c.claim = claim;
+  if (options.residuals) c.interval = IntervalFor(*options.residuals, IntervalKeyOf(s));
   c.model = s.model.name;
   c.hardware = s.hardware.name;
   c.topology = s.topology.name;

@@ -23,6 +23,7 @@
 
 #include "sim/base/status.h"
 #include "sim/config/loader.h"
+#include "sim/report/interval.h"
 #include "sim/sweep/rows.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/uncertainty.h"
@@ -92,6 +93,8 @@ struct ClaimCheck {
   // Sequence parallelism in the searched layouts (on where tp > 1): the scenario's
   // parallel.sequence_parallel, or on when it does not say (as NeMo and torchtitan default).
   bool sequence_parallel = false;
+  // The step-time prediction interval the verdict used (available false: ±kStatedUncertainty).
+  PredictionInterval interval;
   Verdict verdict = Verdict::kPlausible;
   std::vector<std::string> reasons;
   std::vector<std::string> assumptions;  // what would have to hold for the claim to be true
@@ -105,6 +108,9 @@ struct ClaimOptions {
   std::vector<std::pair<std::string, std::string>> layout;  // dotted scenario key, YAML value
   std::string layout_text;                                  // as written
   std::function<void(const SweepProgress&)> progress;
+  // The validation residuals (hardware/calibration/residuals.json): the verdict then uses the
+  // interval of the scenario's group instead of ±kStatedUncertainty.
+  std::optional<ResidualSet> residuals;
 };
 
 // The sequence check-claim assumes when neither the claim nor --seq-len gives one: Llama 3's

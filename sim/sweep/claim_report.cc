@@ -99,8 +99,17 @@ std::string ClaimReport(const ClaimCheck& c) {
              ? "For the claim to be true, it would need:\n"
              : "Assumptions behind this verdict:\n";
   for (const std::string& a : c.assumptions) out += "  - " + a + "\n";
-  out += "Stated uncertainty: ±" + FormatSig(kStatedUncertainty * 100.0, 2) + "%, from " +
-         kUncertaintySource + "\n";
+  if (c.interval.available) {
+    const PredictionInterval& p = c.interval;
+    auto pct = [](double e) { return (e >= 0 ? "+" : "") + FormatSig(100.0 * e, 3) + "%"; };
+    out += "Uncertainty: published/predicted step time " + pct(p.error_low) + " to " +
+           pct(p.error_high) + " (" + FormatSig(100.0 * p.coverage, 3) + "% nominal), from " +
+           p.note + " in " + kResidualsPath + "\n";
+  } else {
+    out += "Stated uncertainty: ±" + FormatSig(kStatedUncertainty * 100.0, 2) + "%, from " +
+           kUncertaintySource + (c.interval.note.empty() ? "" : " (" + c.interval.note + ")") +
+           "\n";
+  }
   return out;
 }
 

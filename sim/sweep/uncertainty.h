@@ -5,9 +5,9 @@
 
 namespace shardsim {
 
-// The validation table of tests/validation/ (predicted vs published step time of every
-// reference run) is where the lead publishes the median and worst error; 15% until that
-// table's figures replace it.
+// The fallback when no validation residuals are given: ±15%, between the validation table's
+// median and worst held error. With residuals (hardware/calibration/residuals.json), check-claim
+// uses the prediction interval of the scenario's group of runs (sim/report/interval.h) instead.
 inline constexpr double kStatedUncertainty = 0.15;
 inline constexpr const char* kUncertaintySource =
     "the validation table of tests/validation/ (predicted vs published runs)";

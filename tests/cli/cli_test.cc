@@ -172,7 +172,7 @@ TEST(Cli, UnknownCommandExitsTwo) {
   EXPECT_EQ(typo.code, 2);
   EXPECT_EQ(typo.out,
             "error: unknown command 'simulat'; the commands are budget, comm, simulate, sweep, "
-            "merge, check-claim (see --help)\n");
+            "merge, check-claim, calibrate (see --help)\n");
   EXPECT_EQ(Shardsim("--library " + kSource + " bogus").code, 2);
   EXPECT_EQ(Shardsim("").code, 2);
 }

@@ -1,0 +1,155 @@
+#include "sim/report/interval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "sim/base/strings.h"
+#include "sim/config/yaml_source.h"
+#include "sim/report/json_location.h"
+
+namespace shardsim {
+
+using Json = nlohmann::ordered_json;
+
+std::string HardwareFamily(const std::string& hardware_name) {
+  return hardware_name.substr(0, hardware_name.find('-'));
+}
+
+std::string PrecisionClass(DType precision) {
+  switch (precision) {
+    case DType::kBf16:
+    case DType::kFp16:
+      return "bf16/fp16";
+    default:
+      return Name(precision);
+  }
+}
+
+std::string ScenarioFramework(const Scenario&) { return "megatron"; }
+
+IntervalKey IntervalKeyOf(const Scenario& sc) {
+  return IntervalKey{HardwareFamily(sc.hardware.name), PrecisionClass(sc.training.precision),
+                     ScenarioFramework(sc)};
+}
+
+PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
+                               const std::string& exclude_id) {
+  PredictionInterval p;
+  p.source = set.file;
+  struct Level {
+    bool family, precision, framework;
+  };
+  const Level levels[] = {
+      {true, true, true}, {true, true, false}, {true, false, false}, {false, false, false}};
+  bool family_seen = false;
+  for (const ResidualRow& r : set.rows) {
+    family_seen = family_seen || (r.id != exclude_id && r.hardware_family == key.hardware_family);
+  }
+  for (const Level& l : levels) {
+    std::vector<double> e;
+    for (const ResidualRow& r : set.rows) {
+      if (r.id == exclude_id) continue;
+      if (l.family && r.hardware_family != key.hardware_family) continue;
+      if (l.precision && r.precision != key.precision) continue;
+      if (l.framework && r.framework != key.framework) continue;
+      e.push_back(r.error);
+    }
+    const bool last = !l.family;
+    if (static_cast<int>(e.size()) < kMinGroupRuns && !(last && !e.empty())) continue;
+    std::sort(e.begin(), e.end());
+    const int n = static_cast<int>(e.size());
+    const int k =
+        std::max(1, static_cast<int>(std::floor((n + 1) * (1.0 - kIntervalCoverage) / 2.0 + 1e-9)));
+    p.available = true;
+    p.runs = n;
+    p.error_low = e[static_cast<size_t>(k - 1)];
+    p.error_high = e[static_cast<size_t>(n - k)];
+    p.median_error =
+        n % 2 ? e[static_cast<size_t>(n / 2)]
+              : 0.5 * (e[static_cast<size_t>(n / 2 - 1)] + e[static_cast<size_t>(n / 2)]);
+    p.coverage = static_cast<double>(n + 1 - 2 * k) / static_cast<double>(n + 1);
+    p.hardware_validated = l.family;
+    if (l.framework) {
+      p.group = key.hardware_family + " " + key.precision + " " + key.framework;
+    } else if (l.precision) {
+      p.group = key.hardware_family + " " + key.precision;
+    } else if (l.family) {
+      p.group = key.hardware_family;
+    } else {
+      p.group = "all runs";
+    }
+    p.note = std::to_string(n) + " validation runs (" + p.group + ")";
+    if (!l.family) {
+      p.note = std::string(family_seen ? "too few validation runs on " : "no validation runs on ") +
+               key.hardware_family + " hardware" + ": wider interval from all " +
+               std::to_string(n) + " validation runs";
+    }
+    return p;
+  }
+  p.note = "no validation residuals";
+  return p;
+}
+
+Result<ResidualSet> ParseResiduals(const std::string& text, const std::string& file) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    return JsonError(text, file, e.byte, std::string("residuals: not JSON: ") + e.what());
+  }
+  ResidualSet set;
+  set.file = file;
+  if (!j.is_object() || !j.contains("runs") || !j["runs"].is_array()) {
+    return Status::Invalid("runs: expected {\"runs\": [...]} of validation residuals",
+                           SourceLoc{file, 1, 1});
+  }
+  size_t i = 0;
+  for (const Json& r : j["runs"]) {
+    const std::string where = "runs[" + std::to_string(i++) + "]";
+    const bool ok = r.is_object() && r.contains("id") && r["id"].is_string() &&
+                    r.contains("hardware_family") && r["hardware_family"].is_string() &&
+                    r.contains("precision") && r["precision"].is_string() &&
+                    r.contains("framework") && r["framework"].is_string() && r.contains("error") &&
+                    r["error"].is_number();
+    if (!ok) {
+      return Status::Invalid(where +
+                                 ": expected {id, hardware_family, precision, framework, "
+                                 "error (number)}",
+                             SourceLoc{file, 1, 1});
+    }
+    set.rows.push_back(ResidualRow{r["id"], r["hardware_family"], r["precision"], r["framework"],
+                                   r["error"].get<double>()});
+  }
+  return set;
+}
+
+Result<ResidualSet> ReadResiduals(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return ParseResiduals(*text, path);
+}
+
+std::string ResidualsJson(const std::vector<ResidualRow>& rows) {
+  std::string out =
+      "{\n  \"about\": \"Validation residuals: error = published step time / predicted - 1 of "
+      "every held run of tests/validation/reference_runs_test.cc (known outliers left out). "
+      "Written by Residuals.FileIsCurrent of tests/validation/residuals_test.cc (SHARDSIM_UPDATE_RESIDUALS=1); do not "
+      "edit. Read by simulate and check-claim for their prediction intervals "
+      "(sim/report/interval.h).\",\n  \"runs\": [\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ResidualRow& r = rows[i];
+    char err[32];
+    std::snprintf(err, sizeof(err), "%.6f", r.error);
+    out += "    {\"id\": " + Json(r.id).dump() +
+           ", \"hardware_family\": " + Json(r.hardware_family).dump() +
+           ", \"precision\": " + Json(r.precision).dump() +
+           ", \"framework\": " + Json(r.framework).dump() + ", \"error\": " + err + "}" +
+           (i + 1 < rows.size() ? ",\n" : "\n");
+  }
+  out += "  ]\n}\n";
+  return out;
+}
+
+}  // namespace shardsim

@@ -1,0 +1,66 @@
+// simulate prints the step time's prediction interval with its basis, and the three memory
+// figures beside memory.peak_bytes (sim/report/interval.h, sim/memory/allocator.h).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli/run_cli.h"
+
+namespace shardsim {
+namespace {
+
+using Json = nlohmann::json;
+
+TEST(SimulateInterval, JsonCarriesTheIntervalAndItsBasis) {
+  const testing::CliRun r = testing::Shardsim("simulate scenarios/quickstart.yaml --json", false);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const Json j = Json::parse(r.out);
+  const double t = j["step_time_s"];
+  const Json& iv = j["step_time_interval_s"];
+  ASSERT_EQ(iv.size(), 2u);
+  EXPECT_LT(iv[0].get<double>(), iv[1].get<double>());
+  const Json& b = j["step_time_interval_basis"];
+  EXPECT_EQ(b["group"], "h100");
+  EXPECT_TRUE(b["hardware_validated"]);
+  EXPECT_GE(b["runs"].get<int>(), 5);
+  EXPECT_NEAR(iv[0].get<double>(), t * (1.0 + b["error_low"].get<double>()), 1e-9 * t);
+  EXPECT_NEAR(iv[1].get<double>(), t * (1.0 + b["error_high"].get<double>()), 1e-9 * t);
+  const double mfu = j["mfu"];
+  EXPECT_NEAR(j["mfu_interval"][0].get<double>(), mfu / (1.0 + b["error_high"].get<double>()),
+              1e-12);
+  // Memory: allocated <= reserved <= device; peak_bytes is the figure fits is judged on.
+  const Json& m = j["memory"];
+  EXPECT_LE(m["allocated_peak_bytes"].get<double>(), m["reserved_peak_bytes"].get<double>());
+  EXPECT_LE(m["reserved_peak_bytes"].get<double>(), m["device_peak_bytes"].get<double>());
+  EXPECT_EQ(j["fits"], m["peak_bytes"].get<double>() <= m["capacity_bytes"].get<double>());
+}
+
+TEST(SimulateInterval, HardwareWithoutValidationRunsSaysSo) {
+  // B200: no validation run; the interval of every run, labelled.
+  testing::WriteFile(
+      "/tmp/shardsim_interval_b200.yaml",
+      "base: " + std::string(SHARDSIM_SOURCE_DIR) + "/scenarios/quickstart.yaml\nhardware: b200\n");
+  const testing::CliRun b = testing::Shardsim("simulate /tmp/shardsim_interval_b200.yaml");
+  EXPECT_NE(b.out.find("no validation runs on b200 hardware: wider interval from all"),
+            std::string::npos)
+      << b.out;
+  // A library without the residuals file: no interval, and the text says why.
+  namespace fs = std::filesystem;
+  const fs::path src(SHARDSIM_SOURCE_DIR);
+  const fs::path lib = fs::temp_directory_path() / "shardsim_interval_library";
+  fs::remove_all(lib);
+  fs::create_directories(lib / "hardware");
+  fs::create_directory_symlink(src / "models", lib / "models");
+  fs::create_directory_symlink(src / "topologies", lib / "topologies");
+  fs::create_symlink(src / "hardware/h100-sxm.yaml", lib / "hardware/h100-sxm.yaml");
+  const testing::CliRun none =
+      testing::Shardsim("simulate scenarios/quickstart.yaml --library " + lib.string());
+  EXPECT_NE(none.out.find("interval: none (no hardware/calibration/residuals.json in the library"),
+            std::string::npos)
+      << none.out;
+}
+
+}  // namespace
+}  // namespace shardsim
