@@ -28,7 +28,8 @@ struct Share {
 // not shared. Efficiencies: intra_node.efficiency (or nvls_efficiency for NVLS traffic) on NVLink,
 // inter_node.efficiency on NICs and uplinks (measurements in topologies/PUBLISHED.md).
 std::array<Share, kNumLinkClasses> Shares(const Cluster& cluster, const GroupShape& s,
-                                          int64_t concurrent, bool nvls) {
+                                          int64_t concurrent, const TrafficPhase& phase) {
+  const bool nvls = phase.nvls;
   const TopologySpec& spec = cluster.spec();
   const ClusterLevels& lv = cluster.levels();
   std::array<Share, kNumLinkClasses> out{};
@@ -43,10 +44,12 @@ std::array<Share, kNumLinkClasses> Shares(const Cluster& cluster, const GroupSha
   const double nic_rate = spec.nic_bandwidth * spec.inter_efficiency;
   Share& nic = out[static_cast<size_t>(LinkClass::kNic)];
   nic.sharing = std::min(concurrent, std::max<int64_t>(1, lv.gpus_per_node / s.ranks_per_node));
-  const double reachable = std::min(k, std::max(1.0, g * k / gpn));
+  // One GPU pair's transfer runs on one NIC path (TrafficPhase::single_nic_path).
+  const double reachable =
+      phase.single_nic_path ? 1.0 : std::min(k, std::max(1.0, g * k / gpn));
   nic.capacity = k * nic_rate;
   nic.effective = std::min(reachable, k / D(nic.sharing)) * nic_rate;
-  nic.ranks = s.ranks_per_node;
+  nic.ranks = phase.single_nic_path ? 1 : s.ranks_per_node;  // ranks whose bytes cross the NICs
 
   auto domain = [&](LinkClass c, int64_t domain_nodes, int64_t group_nodes) {
     Share& d = out[static_cast<size_t>(c)];
@@ -77,7 +80,7 @@ Evaluation Evaluate(const Cluster& cluster, const GroupShape& s, const Plan& pla
                     int64_t concurrent, bool rated = false) {
   Evaluation e;
   for (const TrafficPhase& phase : plan.phases) {
-    const auto shares = Shares(cluster, s, concurrent, phase.nvls);
+    const auto shares = Shares(cluster, s, concurrent, phase);
     double slowest = 0.0;
     size_t which = static_cast<size_t>(LinkClass::kNvlink);
     for (size_t c = 0; c < kNumLinkClasses; ++c) {

@@ -159,7 +159,12 @@ TrafficPhase AllToAllPhase(const Ctx& c) {
 
 // Send/receive: every rank sends S to the next rank of the group (a shift; with 2 ranks, one
 // exchange, as nccl-tests' sendrecv_perf). t = a + S/B (Thakur, Rabenseifner & Gropp 2005,
-// "Optimization of collective communication operations in MPICH", IJHPCA 19(1)).
+// "Optimization of collective communication operations in MPICH", IJHPCA 19(1)). A shift over a
+// group ordered node by node crosses each node boundary on one GPU pair (rank g-1 of a node to
+// rank 0 of the next), and a GPU pair's transfer leaves through the sending GPU's own NIC: B is
+// one NIC path whether the group holds 2 ranks or 16 on those nodes (single_nic_path; NCCL's
+// p2p channels take the NIC local to the GPU, ncclTopoGetLocalNet in src/graph/search.cc). The
+// ranks inside a node shift over NVLink at the same time, S per port.
 TrafficPhase SendRecvPhase(const Ctx& c) {
   const GroupShape& s = c.s;
   TrafficPhase p;
@@ -167,6 +172,7 @@ TrafficPhase SendRecvPhase(const Ctx& c) {
   if (s.nodes > 1) p.bytes[kNic] = c.size;
   if (s.leaves > 1) p.bytes[kLeaf] = c.size;
   if (s.pods > 1) p.bytes[kPod] = c.size;
+  p.single_nic_path = true;
   p.latency = s.nodes > 1 ? c.a_inter() : c.a_intra();
   return p;
 }

@@ -82,6 +82,29 @@ TEST(ClosedForm, TwoRankSendReceive) {
   EXPECT_EQ(inter.algo, Algorithm::kDirect);
 }
 
+// A cross-node point-to-point runs on the one NIC path of its GPU pair: alpha + S / B_nic, the
+// same whether the group holds 2 ranks or 16 on those 2 nodes (a shift over 16 ranks crosses
+// the node boundary on one pair; the 7 NVLink hops per node run alongside). Before the fix the
+// 16-rank shift spread S over all 8 NICs of the node (alpha + S / 8 B_nic).
+TEST(ClosedForm, CrossNodeSendReceiveUsesOneNicPath) {
+  const Cluster c = Make(Uniform(8, 100e9, 8, 10e9), 16);
+  const CollectiveCost pair = Cost(c, *Group::Strided(7, {{2, 1}}), CollectiveOp::kSendRecv, kS);
+  const CollectiveCost sixteen = Cost(c, Range(0, 16), CollectiveOp::kSendRecv, kS);
+  EXPECT_DOUBLE_EQ(pair.time.value(), kAInter + kS / 10e9);
+  EXPECT_DOUBLE_EQ(sixteen.time.value(), kAInter + kS / 10e9);
+  EXPECT_EQ(sixteen.bottleneck, "nic (inter-node)");
+  // The NIC row reports the one sending rank's bytes on one NIC's capacity.
+  for (const LinkLoad& l : sixteen.loads) {
+    if (l.link_class != LinkClass::kNic) continue;
+    EXPECT_DOUBLE_EQ(l.bytes_per_rank, kS);
+    EXPECT_DOUBLE_EQ(l.effective_bandwidth.value(), 10e9);
+  }
+  // The pipeline's pairs of a TP-8 layout: 8 pairs per node, each on its own GPU's NIC.
+  const CollectiveCost pp = Cost(c, *Group::Strided(3, {{2, 8}}), CollectiveOp::kSendRecv, kS,
+                                 Algorithm::kAuto, 8);
+  EXPECT_DOUBLE_EQ(pp.time.value(), kAInter + kS / 10e9);
+}
+
 TEST(ClosedForm, NvlsAllReduce) {
   TopologySpec t = Uniform(8, 100e9, 8, 10e9);
   t.nvls = true;
