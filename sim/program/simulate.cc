@@ -211,7 +211,15 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
     return c.ok() ? c->bottleneck_class : LinkClass::kNvlink;
   };
   if (r.breakdown.tp.value() > 0) by_link[link_of(CommGroup::kTp, CollectiveOp::kAllReduce)] += r.breakdown.tp;
-  if (r.breakdown.cp.value() > 0) by_link[link_of(CommGroup::kCp, CollectiveOp::kSendRecv)] += r.breakdown.cp;
+  // Ring attention: the link of the ring's slowest hop, as priced (StepCosts, CpHop).
+  LinkClass cp_link = LinkClass::kNvlink;
+  for (const BlockCost& k : r.costs.layer_kinds) {
+    if (k.cp_hop.rounds > 0) {
+      cp_link = k.cp_hop.link;
+      break;
+    }
+  }
+  if (r.breakdown.cp.value() > 0) by_link[cp_link] += r.breakdown.cp;
   if (r.breakdown.ep.value() > 0) by_link[r.costs.ep.bottleneck] += r.breakdown.ep;
   for (const auto& [cls, s] : by_link) r.exposed_by_link.push_back({Name(cls), s});
 
@@ -222,7 +230,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
     r.bottlenecks.push_back(Bottleneck{kind, coll, res, s, t > 0 ? s.value() / t : 0.0});
   };
   add("communication", CollectiveName("tp", sp), Name(link_of(CommGroup::kTp, CollectiveOp::kAllReduce)), b.tp);
-  add("communication", "cp send_recv (ring attention)", Name(link_of(CommGroup::kCp, CollectiveOp::kSendRecv)), b.cp);
+  add("communication", "cp send_recv (ring attention)", Name(cp_link), b.cp);
   add("communication", "ep all_to_all", Name(r.costs.ep.bottleneck), b.ep);
   add("communication", "pp send_recv",
       r.costs.pp_send.empty() ? "" : Name(r.costs.pp_send.front().bottleneck), b.pp);
