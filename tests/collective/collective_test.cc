@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "sim/config/loader.h"
 #include "sim/topology/cluster.h"
 #include "sim/topology/group.h"
 #include "sim/topology/placement.h"
@@ -240,6 +241,56 @@ TEST(Sharing, OversubscribedSpineSlowsAllToAllAcrossLeaves) {
   const Cluster thinner = Make(Uniform(8, 100e9, 8, 10e9, 4, 8.0), 64);
   EXPECT_EQ(Cost(thinner, Range(0, 64), CollectiveOp::kAllReduce, kS, Algorithm::kRing).bottleneck,
             "leaf uplink (spine)");
+}
+
+// The shipped 2:1 fat tree (topologies/h100-fat-tree-2to1.yaml: 16 nodes per leaf, 8 NDR NICs
+// per node) against its non-blocking twin, 512 GPUs in 4 leaf domains. All-to-all sends
+// 128 * 384/512 * S of each leaf domain across the spine: that term doubles at 2:1 and binds
+// (it is below the NICs' at 1:1). A ring enters and leaves each leaf domain once (factor * S
+// against the domain's uplinks), and the 8 rail-aligned DP rings of a TP-8 layout each leave a
+// node through their own GPU's NIC: neither slows. The double binary tree crosses a leaf
+// boundary on one subtree edge per tree (S per domain): not slowed either, unlike the
+// all-to-all's every-pair traffic.
+TEST(Sharing, ShippedFatTreeSlowsOnlySpineBoundTraffic) {
+  Result<TopologySpec> spec = LoadTopology("h100-fat-tree-2to1", LoadOptions{});
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->oversubscription, 2.0);
+  TopologySpec flat_spec = *spec;
+  flat_spec.oversubscription = 1.0;
+  const Cluster thin = Make(*spec, 512);
+  const Cluster flat = Make(flat_spec, 512);
+  const double nic = 50e9 * 0.94;               // one NDR NIC through NCCL
+  const double uplinks = 16 * 8 * nic;          // a leaf domain's uplinks at 1:1
+  const double spine = 128.0 * 384 / 512 * kS;  // what a leaf domain sends across the spine
+  const double node = 8.0 * 504 / 512 * kS;     // what a node sends through its 8 NICs
+  const CollectiveCost a2a_thin = Cost(thin, Range(0, 512), CollectiveOp::kAllToAll, kS);
+  const CollectiveCost a2a_flat = Cost(flat, Range(0, 512), CollectiveOp::kAllToAll, kS);
+  EXPECT_EQ(a2a_flat.bottleneck, "nic (inter-node)");
+  EXPECT_DOUBLE_EQ(a2a_flat.bandwidth_part.value(), node / (8 * nic));
+  EXPECT_EQ(a2a_thin.bottleneck, "leaf uplink (spine)");
+  EXPECT_DOUBLE_EQ(a2a_thin.bandwidth_part.value(), spine / (uplinks / 2));
+  for (const LinkLoad& l : a2a_thin.loads) {
+    if (l.link_class == LinkClass::kLeafUplink) {
+      EXPECT_DOUBLE_EQ(l.time.value(), spine / (uplinks / 2));
+    }
+  }
+  for (const LinkLoad& l : a2a_flat.loads) {
+    if (l.link_class == LinkClass::kLeafUplink) {
+      EXPECT_DOUBLE_EQ(l.time.value(), spine / uplinks);
+    }
+  }
+  // Rings and trees across the same leaves: unchanged by the over-subscription.
+  for (Algorithm algo : {Algorithm::kRing, Algorithm::kTree}) {
+    EXPECT_DOUBLE_EQ(Cost(thin, Range(0, 512), CollectiveOp::kAllReduce, kS, algo).time.value(),
+                     Cost(flat, Range(0, 512), CollectiveOp::kAllReduce, kS, algo).time.value());
+  }
+  const Group rail = *Group::Strided(0, {{64, 8}});  // a DP ring of TP 8: one GPU per node
+  const CollectiveCost ring_thin =
+      Cost(thin, rail, CollectiveOp::kAllReduce, kS, Algorithm::kRing, 8);
+  EXPECT_DOUBLE_EQ(ring_thin.time.value(),
+                   Cost(flat, rail, CollectiveOp::kAllReduce, kS, Algorithm::kRing, 8).time.value());
+  EXPECT_EQ(ring_thin.bottleneck, "nic (inter-node)");
+  EXPECT_DOUBLE_EQ(ring_thin.bandwidth_part.value(), 2.0 * 63 / 64 * kS / nic);
 }
 
 // ---------------------------------------------------------------- properties
