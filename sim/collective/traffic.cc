@@ -120,6 +120,24 @@ TrafficPhase NvlsPhase(const Ctx& c) {
   return p;
 }
 
+// NVLink SHARP reduce-scatter and all-gather inside one NVSwitch domain (NCCL runs both on NVLS:
+// NVIDIA/nccl src/graph/tuning.cc, 2.20.3, admits NCCL_ALGO_NVLS for ncclFuncReduceScatter and
+// ncclFuncAllGather, single node unless CollNet). Reduce-scatter: each GPU multimem.ld_reduces
+// its slice, so the switch reads all n slices of every GPU (sends S, receives S/n); all-gather:
+// each GPU multimem.st's its slice once and the switch multicasts it (sends S/n, receives S).
+// S. Jeaugey (NVIDIA/nccl#1083, #1506): "NVLS: Send S, Receive S/N ... Ring: Send (N-1)*S/N,
+// Receive (N-1)*S/N ... the total operation time will be limited by the largest size which is
+// higher with NVLS"; measured on 8 H100 at 1 GB: NVLS all-gather ~300 GB/s busbw against the
+// ring's ~350 (#1506). So the heavier direction carries S, at intra_node.nvls_efficiency, with
+// the NVLS latency: kAuto keeps the ring unless NVLS is faster (it is not on NVLink 4 at 0.686).
+TrafficPhase NvlsRsAgPhase(const Ctx& c) {
+  TrafficPhase p;
+  p.bytes[kNv] = c.size;
+  p.nvls = true;
+  p.latency = c.cluster.spec().nvls_latency;
+  return p;
+}
+
 // NCCL's NVLS tree all-reduce across nodes: inside each node an NVLS reduce-scatter and all-gather
 // ((g+1)/g * S per NVLink port at intra_node.nvls_efficiency, as NvlsPhase with n = g), across
 // nodes the double binary tree of TreePhase over the g slices (a node's NICs carry 2S, S with two
@@ -200,6 +218,7 @@ std::vector<Algorithm> CandidateAlgorithms(const Cluster& cluster, const GroupSh
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
       if (s.nodes > 1 && s.ranks_per_node > 1) return {Algorithm::kRing, Algorithm::kHierarchical};
+      if (cluster.spec().nvls && s.nodes == 1) return {Algorithm::kRing, Algorithm::kNvls};
       return {Algorithm::kRing};
     case CollectiveOp::kBroadcast:
       return {Algorithm::kRing};
@@ -253,7 +272,10 @@ Result<Plan> PlanCollective(const Cluster& cluster, const GroupShape& s, Collect
       return plan;
     }
     case Algorithm::kNvls:
-      if (!all_reduce) return NotFor(algo, op, "NVLink SHARP is modeled for all_reduce only");
+      if (!all_reduce && !rs_ag) {
+        return NotFor(algo, op,
+                      "NCCL runs NVLink SHARP for all_reduce, reduce_scatter and all_gather only");
+      }
       if (!cluster.spec().nvls) {
         return NotFor(algo, op,
                       "topology '" + cluster.spec().name +
@@ -264,7 +286,7 @@ Result<Plan> PlanCollective(const Cluster& cluster, const GroupShape& s, Collect
                       "NVLS runs inside one NVSwitch domain and the group spans " +
                           std::to_string(nodes) + " nodes");
       }
-      plan.phases.push_back(NvlsPhase(c));
+      plan.phases.push_back(all_reduce ? NvlsPhase(c) : NvlsRsAgPhase(c));
       return plan;
     case Algorithm::kNvlsTree:
       if (!all_reduce) return NotFor(algo, op, "NVLink SHARP is modeled for all_reduce only");

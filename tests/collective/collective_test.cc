@@ -116,6 +116,34 @@ TEST(ClosedForm, NvlsAllReduce) {
   EXPECT_DOUBLE_EQ(r.time.value(), 20e-6 + 9.0 / 8 * kS / 50e9);
 }
 
+// NVLS reduce-scatter and all-gather (NCCL 2.20 tuning.cc; nccl#1083): the heavier direction
+// of each GPU's port carries S (RS sends S, receives S/n; AG sends S/n, receives S), at the NVLS
+// efficiency with the NVLS latency. Slower than the ring's (n-1)/n * S at the ring efficiency on
+// NVLink 4's figures, so kAuto keeps the ring; with NVLS as efficient as the ring it still is
+// (S > (n-1)/n * S): NCCL's NVLS saves SMs, not time, for these two.
+TEST(ClosedForm, NvlsReduceScatterAndAllGather) {
+  TopologySpec t = Uniform(8, 100e9, 8, 10e9);
+  t.nvls = true;
+  t.nvls_efficiency = 0.5;
+  t.nvls_latency = 20e-6;
+  const Cluster c = Make(t, 8);
+  for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
+    const CollectiveCost nvls = Cost(c, Range(0, 8), op, kS, Algorithm::kNvls);
+    EXPECT_EQ(nvls.algo, Algorithm::kNvls);
+    EXPECT_DOUBLE_EQ(nvls.time.value(), 20e-6 + kS / 50e9);
+    const CollectiveCost best = Cost(c, Range(0, 8), op, kS);
+    EXPECT_EQ(best.algo, Algorithm::kRing);
+    EXPECT_DOUBLE_EQ(best.time.value(), 7 * kA + 7.0 / 8 * kS / 100e9);
+  }
+  // NVLS stays inside one NVSwitch domain: refused across nodes, as NCCL's tuner disables it.
+  const Cluster two = Make(t, 16);
+  CollectiveOptions o;
+  o.algorithm = Algorithm::kNvls;
+  EXPECT_FALSE(
+      CostCollective(two, Range(0, 16), CollectiveOp::kAllGather, Bytes(kS), o).ok());
+  EXPECT_FALSE(CostCollective(c, Range(0, 8), CollectiveOp::kBroadcast, Bytes(kS), o).ok());
+}
+
 // ---------------------------------------------------------------- closed forms across nodes
 
 TEST(ClosedForm, MultiNodeRingIsBoundByTheSlowerOfNvlinkAndTheNics) {
