@@ -195,6 +195,28 @@ TrafficPhase SendRecvPhase(const Ctx& c) {
   return p;
 }
 
+Result<Plan> PlanPhases(const Cluster& cluster, const GroupShape& s, CollectiveOp op,
+                        double size, Algorithm algo);
+
+// Links of a full mesh (intra_node.links = gpus_per_node - 1, no switch: AMD Infinity Fabric)
+// that a group of g ranks per node drives at once. Only the g - 1 links to the group's own
+// members carry its traffic. All-to-all and the other direct patterns send each peer its share
+// over that peer's own link: all g - 1 (send/receive: the one link of the pair). A ring uses one
+// link per hop; NCCL/RCCL run several rings (channels), at most one per arc-disjoint directed
+// Hamiltonian cycle of the group's complete sub-mesh: g - 1 of them for every g except 4 and 6
+// (Tillson 1980, "A Hamiltonian decomposition of K*_2m, 2m >= 8", J. Combin. Theory B 29), where
+// the most are 2 and 4. Trees and hierarchical steps inside the node run as such rings.
+int64_t MeshLinks(const Ctx& c, bool direct, bool pair) {
+  if (c.cluster.spec().intra_links <= 0) return 0;
+  const int64_t g = c.s.ranks_per_node;
+  if (g < 2) return 0;
+  if (pair) return 1;
+  if (direct) return g - 1;
+  if (g == 4) return 2;
+  if (g == 6) return 4;
+  return g - 1;
+}
+
 Status NotFor(Algorithm a, CollectiveOp op, const std::string& why) {
   return Status::Invalid(std::string("algorithm '") + Name(a) + "' does not apply to " + Name(op) +
                          ": " + why);
@@ -231,6 +253,19 @@ std::vector<Algorithm> CandidateAlgorithms(const Cluster& cluster, const GroupSh
 
 Result<Plan> PlanCollective(const Cluster& cluster, const GroupShape& s, CollectiveOp op,
                             double size, Algorithm algo) {
+  Result<Plan> plan = PlanPhases(cluster, s, op, size, algo);
+  if (!plan.ok()) return plan;
+  const Ctx c{cluster, s, size};
+  const bool direct = algo == Algorithm::kDirect;
+  const bool pair = direct && op == CollectiveOp::kSendRecv;
+  for (TrafficPhase& p : plan->phases) p.mesh_links = MeshLinks(c, direct, pair);
+  return plan;
+}
+
+namespace {
+
+Result<Plan> PlanPhases(const Cluster& cluster, const GroupShape& s, CollectiveOp op,
+                        double size, Algorithm algo) {
   const Ctx c{cluster, s, size};
   const int64_t n = s.ranks;
   const int64_t nodes = s.nodes;
@@ -307,5 +342,7 @@ Result<Plan> PlanCollective(const Cluster& cluster, const GroupShape& s, Collect
   }
   return Status::Internal("unknown algorithm");
 }
+
+}  // namespace
 
 }  // namespace shardsim

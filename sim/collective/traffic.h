@@ -31,6 +31,9 @@ struct TrafficPhase {
   // spread over the NICs its group reaches: a point-to-point transfer between one GPU pair runs
   // on the one NIC path that pair uses (traffic.cc, SendRecvPhase).
   bool single_nic_path = false;
+  // On a switchless full mesh (intra_node.links): how many of a GPU's direct links the phase's
+  // NVLink-class bytes spread over (traffic.cc, MeshLinks); 0 on a switch.
+  int64_t mesh_links = 0;
 };
 
 struct Plan {
