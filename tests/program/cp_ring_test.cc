@@ -4,6 +4,7 @@
 // was priced on the representative rank's own neighbour, which sits in the same node whenever
 // TP x (a few CP ranks) fill a node: a Llama-3-70B / 512-H100 sweep scored TP2 with CP4 in-node
 // and CP8 / CP16 across 2-4 nodes alike (621,750 tokens/s, 0 s exposed CP).
+// Also: the bottleneck rows name the link their exposed tasks ran on (Bottlenecks test below).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -138,6 +139,26 @@ TEST(CpRing, SweepRanksCpInsideANodeFirst) {
   ASSERT_EQ(tokens.size(), 3u);
   EXPECT_GT(tokens[0], tokens[1]);  // CP4 in a node over CP8 across 2 nodes
   EXPECT_GT(tokens[1], tokens[2]);  // over CP16 across 4
+}
+
+// Bottleneck rows name the engine link the exposed tasks ran on, not a probe of the dense DP
+// group: DeepSeek-V3 on 2,048 H800 exposes 43 ms of gradient reduction, the expert-data-parallel
+// reduce-scatter across nodes, which the old 1e8-byte probe of the dense dp x cp group (128
+// consecutive GPUs, whose ring is bound by NVLink on h800-deepseek) named nvlink.
+TEST(Bottlenecks, DpRowNamesTheLinkItsExposedTasksRanOn) {
+  std::filesystem::current_path(SHARDSIM_SOURCE_DIR);
+  Result<Scenario> sc = LoadScenario("scenarios/deepseek-v3-h800x2048.yaml", LoadOptions{});
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  Result<SimResult> r = Simulate(*sc);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  bool found = false;
+  for (const Bottleneck& b : r->bottlenecks) {
+    if (b.collective != "dp reduce_scatter") continue;
+    found = true;
+    EXPECT_EQ(b.resource, "nic (inter-node)");
+    EXPECT_GT(b.exposed.value(), 0.0);
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace
