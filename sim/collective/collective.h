@@ -13,8 +13,8 @@
 //
 // Algorithms: ring; NCCL's double binary tree (all-reduce); hierarchical (intra-node ring
 // reduce-scatter, inter-node ring all-reduce over the g rings of same-local-index GPUs, intra-node
-// all-gather); NVLS (NVLink SHARP all-reduce inside one NVSwitch domain); NVLS tree (NVLS inside
-// each node, double binary tree across nodes, pipelined); direct (all-to-all and send/receive as
+// all-gather); NVLS (NVLink SHARP all-reduce, reduce-scatter and all-gather inside one NVSwitch
+// domain); NVLS tree (NVLS inside each node, double binary tree across nodes, pipelined); direct (all-to-all and send/receive as
 // concurrent point-to-point transfers). kAuto chooses between ring and tree as NCCL's tuner
 // does from its own cost model (NVIDIA/nccl src/graph/tuning.cc), which rates the double binary
 // tree at 2S per node even on two nodes (traffic.cc, TreePhase); that winner and the other plans
@@ -99,8 +99,8 @@ struct CollectiveCost {
 
 // Errors (kInvalidInput): a group of fewer than 2 ranks, a negative size, concurrent_groups < 1,
 // an algorithm that does not exist for the op or the topology (tree is all-reduce only; nvls needs
-// intra_node.nvls and a group inside one node, nvls_tree intra_node.nvls and several nodes;
-// all-to-all and send/recv are direct only).
+// intra_node.nvls, a group inside one node and all-reduce, reduce-scatter or all-gather;
+// nvls_tree intra_node.nvls and several nodes; all-to-all and send/recv are direct only).
 Result<CollectiveCost> CostCollective(const Cluster& cluster, const Group& group, CollectiveOp op,
                                       Bytes size, const CollectiveOptions& options);
 // Same, for a group already analyzed (the engine costs many collectives of one group).

@@ -28,7 +28,8 @@ struct Share {
 // not shared. Efficiencies: intra_node.efficiency (or nvls_efficiency for NVLS traffic) on NVLink,
 // inter_node.efficiency on NICs and uplinks (measurements in topologies/PUBLISHED.md).
 std::array<Share, kNumLinkClasses> Shares(const Cluster& cluster, const GroupShape& s,
-                                          int64_t concurrent, bool nvls) {
+                                          int64_t concurrent, const TrafficPhase& phase) {
+  const bool nvls = phase.nvls;
   const TopologySpec& spec = cluster.spec();
   const ClusterLevels& lv = cluster.levels();
   std::array<Share, kNumLinkClasses> out{};
@@ -37,16 +38,21 @@ std::array<Share, kNumLinkClasses> Shares(const Cluster& cluster, const GroupSha
 
   Share& nv = out[static_cast<size_t>(LinkClass::kNvlink)];
   nv.capacity = spec.intra_bandwidth * (nvls ? spec.nvls_efficiency : spec.intra_efficiency);
+  // A full mesh: the phase drives phase.mesh_links of the GPU's intra_links direct links
+  // (traffic.cc, MeshLinks), each intra_bandwidth / intra_links.
+  if (spec.intra_links > 0) nv.capacity *= D(phase.mesh_links) / D(spec.intra_links);
   nv.effective = nv.capacity;
 
   const double k = D(spec.nics_per_node);
   const double nic_rate = spec.nic_bandwidth * spec.inter_efficiency;
   Share& nic = out[static_cast<size_t>(LinkClass::kNic)];
   nic.sharing = std::min(concurrent, std::max<int64_t>(1, lv.gpus_per_node / s.ranks_per_node));
-  const double reachable = std::min(k, std::max(1.0, g * k / gpn));
+  // One GPU pair's transfer runs on one NIC path (TrafficPhase::single_nic_path).
+  const double reachable =
+      phase.single_nic_path ? 1.0 : std::min(k, std::max(1.0, g * k / gpn));
   nic.capacity = k * nic_rate;
   nic.effective = std::min(reachable, k / D(nic.sharing)) * nic_rate;
-  nic.ranks = s.ranks_per_node;
+  nic.ranks = phase.single_nic_path ? 1 : s.ranks_per_node;  // ranks whose bytes cross the NICs
 
   auto domain = [&](LinkClass c, int64_t domain_nodes, int64_t group_nodes) {
     Share& d = out[static_cast<size_t>(c)];
@@ -77,7 +83,7 @@ Evaluation Evaluate(const Cluster& cluster, const GroupShape& s, const Plan& pla
                     int64_t concurrent, bool rated = false) {
   Evaluation e;
   for (const TrafficPhase& phase : plan.phases) {
-    const auto shares = Shares(cluster, s, concurrent, phase.nvls);
+    const auto shares = Shares(cluster, s, concurrent, phase);
     double slowest = 0.0;
     size_t which = static_cast<size_t>(LinkClass::kNvlink);
     for (size_t c = 0; c < kNumLinkClasses; ++c) {
@@ -106,6 +112,20 @@ LinkClass Bottleneck(const Evaluation& e) {
     if (e.bottleneck_time[c] > e.bottleneck_time[best]) best = c;
   }
   return static_cast<LinkClass>(best);
+}
+
+// The measured fit of `op` inside one node (TopologySpec::CollectiveFit), or null.
+const CollectiveFit* FitOf(const TopologySpec& t, CollectiveOp op) {
+  const CollectiveFit* f = nullptr;
+  switch (op) {
+    case CollectiveOp::kAllReduce: f = &t.fit_all_reduce; break;
+    case CollectiveOp::kAllGather: f = &t.fit_all_gather; break;
+    case CollectiveOp::kReduceScatter: f = &t.fit_reduce_scatter; break;
+    case CollectiveOp::kAllToAll: f = &t.fit_all_to_all; break;
+    case CollectiveOp::kBroadcast:
+    case CollectiveOp::kSendRecv: break;
+  }
+  return f != nullptr && f->efficiency > 0.0 ? f : nullptr;
 }
 
 }  // namespace
@@ -202,6 +222,34 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
     load.effective_bandwidth = BytesPerSec(sh.effective);
     load.time = Seconds(best.time[c]);
     cost.loads.push_back(load);
+  }
+  // A group inside one node on a topology with a measured fit of this op (intra_node.collectives,
+  // e.g. kernel-level NCCL timings on a B200 node): time = latency + factor * S / (efficiency *
+  // bandwidth), factor the ring's bytes per rank, whatever algorithm NCCL ran (the fit covers it).
+  const CollectiveFit* fit = FitOf(cluster.spec(), op);
+  if (fit != nullptr && shape.nodes == 1 && options.algorithm == Algorithm::kAuto) {
+    const double n = D(shape.ranks);
+    const double factor = op == CollectiveOp::kAllReduce ? 2.0 * (n - 1) / n : (n - 1) / n;
+    const double rate = fit->efficiency * cluster.spec().intra_bandwidth;
+    cost.latency_part = Seconds(fit->latency);
+    cost.bandwidth_part = Seconds(factor * bytes / rate);
+    cost.time = cost.latency_part + cost.bandwidth_part;
+    cost.algbw = cost.time.value() > 0.0 ? bytes / cost.time.value() : 0.0;
+    cost.busbw = cost.algbw * BusBandwidthFactor(op, shape.ranks);
+    cost.bottleneck_class = LinkClass::kNvlink;
+    cost.bottleneck = Name(LinkClass::kNvlink);
+    cost.choice = std::string("measured fit intra_node.collectives.") + Name(op) + " of '" +
+                  cluster.spec().name + "' (efficiency " + FormatSig(fit->efficiency) +
+                  ", latency " + FormatSeconds(Seconds(fit->latency)) + ")";
+    LinkLoad load;
+    load.link_class = LinkClass::kNvlink;
+    load.bytes_per_unit = factor * bytes;
+    load.ranks_per_unit = 1;
+    load.bytes_per_rank = factor * bytes;
+    load.capacity = BytesPerSec(rate);
+    load.effective_bandwidth = BytesPerSec(rate);
+    load.time = cost.bandwidth_part;
+    cost.loads = {load};
   }
   return cost;
 }

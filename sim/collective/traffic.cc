@@ -120,6 +120,24 @@ TrafficPhase NvlsPhase(const Ctx& c) {
   return p;
 }
 
+// NVLink SHARP reduce-scatter and all-gather inside one NVSwitch domain (NCCL runs both on NVLS:
+// NVIDIA/nccl src/graph/tuning.cc, 2.20.3, admits NCCL_ALGO_NVLS for ncclFuncReduceScatter and
+// ncclFuncAllGather, single node unless CollNet). Reduce-scatter: each GPU multimem.ld_reduces
+// its slice, so the switch reads all n slices of every GPU (sends S, receives S/n); all-gather:
+// each GPU multimem.st's its slice once and the switch multicasts it (sends S/n, receives S).
+// S. Jeaugey (NVIDIA/nccl#1083, #1506): "NVLS: Send S, Receive S/N ... Ring: Send (N-1)*S/N,
+// Receive (N-1)*S/N ... the total operation time will be limited by the largest size which is
+// higher with NVLS"; measured on 8 H100 at 1 GB: NVLS all-gather ~300 GB/s busbw against the
+// ring's ~350 (#1506). So the heavier direction carries S, at intra_node.nvls_efficiency, with
+// the NVLS latency: kAuto keeps the ring unless NVLS is faster (it is not on NVLink 4 at 0.686).
+TrafficPhase NvlsRsAgPhase(const Ctx& c) {
+  TrafficPhase p;
+  p.bytes[kNv] = c.size;
+  p.nvls = true;
+  p.latency = c.cluster.spec().nvls_latency;
+  return p;
+}
+
 // NCCL's NVLS tree all-reduce across nodes: inside each node an NVLS reduce-scatter and all-gather
 // ((g+1)/g * S per NVLink port at intra_node.nvls_efficiency, as NvlsPhase with n = g), across
 // nodes the double binary tree of TreePhase over the g slices (a node's NICs carry 2S, S with two
@@ -159,7 +177,12 @@ TrafficPhase AllToAllPhase(const Ctx& c) {
 
 // Send/receive: every rank sends S to the next rank of the group (a shift; with 2 ranks, one
 // exchange, as nccl-tests' sendrecv_perf). t = a + S/B (Thakur, Rabenseifner & Gropp 2005,
-// "Optimization of collective communication operations in MPICH", IJHPCA 19(1)).
+// "Optimization of collective communication operations in MPICH", IJHPCA 19(1)). A shift over a
+// group ordered node by node crosses each node boundary on one GPU pair (rank g-1 of a node to
+// rank 0 of the next), and a GPU pair's transfer leaves through the sending GPU's own NIC: B is
+// one NIC path whether the group holds 2 ranks or 16 on those nodes (single_nic_path; NCCL's
+// p2p channels take the NIC local to the GPU, ncclTopoGetLocalNet in src/graph/search.cc). The
+// ranks inside a node shift over NVLink at the same time, S per port.
 TrafficPhase SendRecvPhase(const Ctx& c) {
   const GroupShape& s = c.s;
   TrafficPhase p;
@@ -167,8 +190,31 @@ TrafficPhase SendRecvPhase(const Ctx& c) {
   if (s.nodes > 1) p.bytes[kNic] = c.size;
   if (s.leaves > 1) p.bytes[kLeaf] = c.size;
   if (s.pods > 1) p.bytes[kPod] = c.size;
+  p.single_nic_path = true;
   p.latency = s.nodes > 1 ? c.a_inter() : c.a_intra();
   return p;
+}
+
+Result<Plan> PlanPhases(const Cluster& cluster, const GroupShape& s, CollectiveOp op,
+                        double size, Algorithm algo);
+
+// Links of a full mesh (intra_node.links = gpus_per_node - 1, no switch: AMD Infinity Fabric)
+// that a group of g ranks per node drives at once. Only the g - 1 links to the group's own
+// members carry its traffic. All-to-all and the other direct patterns send each peer its share
+// over that peer's own link: all g - 1 (send/receive: the one link of the pair). A ring uses one
+// link per hop; NCCL/RCCL run several rings (channels), at most one per arc-disjoint directed
+// Hamiltonian cycle of the group's complete sub-mesh: g - 1 of them for every g except 4 and 6
+// (Tillson 1980, "A Hamiltonian decomposition of K*_2m, 2m >= 8", J. Combin. Theory B 29), where
+// the most are 2 and 4. Trees and hierarchical steps inside the node run as such rings.
+int64_t MeshLinks(const Ctx& c, bool direct, bool pair) {
+  if (c.cluster.spec().intra_links <= 0) return 0;
+  const int64_t g = c.s.ranks_per_node;
+  if (g < 2) return 0;
+  if (pair) return 1;
+  if (direct) return g - 1;
+  if (g == 4) return 2;
+  if (g == 6) return 4;
+  return g - 1;
 }
 
 Status NotFor(Algorithm a, CollectiveOp op, const std::string& why) {
@@ -194,6 +240,7 @@ std::vector<Algorithm> CandidateAlgorithms(const Cluster& cluster, const GroupSh
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllGather:
       if (s.nodes > 1 && s.ranks_per_node > 1) return {Algorithm::kRing, Algorithm::kHierarchical};
+      if (cluster.spec().nvls && s.nodes == 1) return {Algorithm::kRing, Algorithm::kNvls};
       return {Algorithm::kRing};
     case CollectiveOp::kBroadcast:
       return {Algorithm::kRing};
@@ -206,6 +253,19 @@ std::vector<Algorithm> CandidateAlgorithms(const Cluster& cluster, const GroupSh
 
 Result<Plan> PlanCollective(const Cluster& cluster, const GroupShape& s, CollectiveOp op,
                             double size, Algorithm algo) {
+  Result<Plan> plan = PlanPhases(cluster, s, op, size, algo);
+  if (!plan.ok()) return plan;
+  const Ctx c{cluster, s, size};
+  const bool direct = algo == Algorithm::kDirect;
+  const bool pair = direct && op == CollectiveOp::kSendRecv;
+  for (TrafficPhase& p : plan->phases) p.mesh_links = MeshLinks(c, direct, pair);
+  return plan;
+}
+
+namespace {
+
+Result<Plan> PlanPhases(const Cluster& cluster, const GroupShape& s, CollectiveOp op,
+                        double size, Algorithm algo) {
   const Ctx c{cluster, s, size};
   const int64_t n = s.ranks;
   const int64_t nodes = s.nodes;
@@ -247,7 +307,10 @@ Result<Plan> PlanCollective(const Cluster& cluster, const GroupShape& s, Collect
       return plan;
     }
     case Algorithm::kNvls:
-      if (!all_reduce) return NotFor(algo, op, "NVLink SHARP is modeled for all_reduce only");
+      if (!all_reduce && !rs_ag) {
+        return NotFor(algo, op,
+                      "NCCL runs NVLink SHARP for all_reduce, reduce_scatter and all_gather only");
+      }
       if (!cluster.spec().nvls) {
         return NotFor(algo, op,
                       "topology '" + cluster.spec().name +
@@ -258,7 +321,7 @@ Result<Plan> PlanCollective(const Cluster& cluster, const GroupShape& s, Collect
                       "NVLS runs inside one NVSwitch domain and the group spans " +
                           std::to_string(nodes) + " nodes");
       }
-      plan.phases.push_back(NvlsPhase(c));
+      plan.phases.push_back(all_reduce ? NvlsPhase(c) : NvlsRsAgPhase(c));
       return plan;
     case Algorithm::kNvlsTree:
       if (!all_reduce) return NotFor(algo, op, "NVLink SHARP is modeled for all_reduce only");
@@ -279,5 +342,7 @@ Result<Plan> PlanCollective(const Cluster& cluster, const GroupShape& s, Collect
   }
   return Status::Internal("unknown algorithm");
 }
+
+}  // namespace
 
 }  // namespace shardsim

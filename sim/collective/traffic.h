@@ -27,6 +27,13 @@ struct TrafficPhase {
   // they are (1: as they are). kAuto compares candidates at rated bytes and reports the chosen
   // one at its real bytes: NCCL runs what its own model prefers, at the speed physics allows.
   double nic_rating = 1.0;
+  // The phase's inter-node bytes leave a node through one GPU's own NIC (rail) rather than
+  // spread over the NICs its group reaches: a point-to-point transfer between one GPU pair runs
+  // on the one NIC path that pair uses (traffic.cc, SendRecvPhase).
+  bool single_nic_path = false;
+  // On a switchless full mesh (intra_node.links): how many of a GPU's direct links the phase's
+  // NVLink-class bytes spread over (traffic.cc, MeshLinks); 0 on a switch.
+  int64_t mesh_links = 0;
 };
 
 struct Plan {

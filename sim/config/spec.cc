@@ -118,6 +118,7 @@ const char* Name(LinkKind v) {
     case LinkKind::kInfiniBand: return "infiniband";
     case LinkKind::kRoce: return "roce";
     case LinkKind::kEthernet: return "ethernet";
+    case LinkKind::kInfinityFabric: return "infinity_fabric";
   }
   return "?";
 }

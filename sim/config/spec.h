@@ -45,7 +45,7 @@ inline constexpr unsigned ModuleBit(RecomputeModule m) { return 1u << static_cas
 // Hopper), or FlashAttention-2 (PyTorch SDPA's flash backend). Unfused attention: flash_attention false.
 enum class AttentionKernel { kFused, kFlash2 };
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
-enum class LinkKind { kNvSwitch, kNvLink, kPcie, kInfiniBand, kRoce, kEthernet };
+enum class LinkKind { kNvSwitch, kNvLink, kPcie, kInfiniBand, kRoce, kEthernet, kInfinityFabric };
 enum class FabricKind { kNone, kFatTree, kRailOptimized, kClos };
 
 // Names as written in YAML and printed in reports ("bf16", "swiglu", "interleaved_1f1b").
@@ -302,6 +302,14 @@ inline constexpr int64_t kMaxGpus = int64_t{1} << 24;
 // so this bounds a run, or each thread of a sweep, near 800 MB.
 inline constexpr int64_t kMaxSimulatedPasses = int64_t{1} << 20;
 
+// A measured fit of one NCCL collective inside one node (topology intra_node.collectives.OP):
+// time = latency + factor * S / (efficiency * intra_node.bandwidth), factor the ring's bytes per
+// rank ((n-1)/n, 2(n-1)/n for all-reduce). efficiency 0 = no fit: the algorithms' model applies.
+struct CollectiveFit {
+  double efficiency = 0.0;  // fraction of intra_node.bandwidth
+  double latency = 0.0;     // seconds, the whole fixed part of one call
+};
+
 struct TopologySpec {
   std::string name;                 // name
   int64_t gpus_per_node = 8;        // gpus_per_node
@@ -312,6 +320,12 @@ struct TopologySpec {
   bool nvls = false;                // intra_node.nvls: the switch reduces in-network (NVLink SHARP)
   double nvls_efficiency = 0.686;   // intra_node.nvls_efficiency: fraction of bandwidth NVLS reaches
   double nvls_latency = 25e-6;      // intra_node.nvls_latency: seconds per NVLS all-reduce
+  // intra_node.links: direct GPU-to-GPU links per GPU of a switchless full mesh (AMD Infinity
+  // Fabric: 7 on an 8-GPU node); 0 = a switch (NVSwitch). intra_bandwidth is their sum.
+  int64_t intra_links = 0;
+  // intra_node.collectives: measured fits inside one node (all_reduce, all_gather,
+  // reduce_scatter, all_to_all), used for groups inside one node instead of the algorithms.
+  CollectiveFit fit_all_reduce, fit_all_gather, fit_reduce_scatter, fit_all_to_all;
   bool has_inter_node = true;       // false when the file has no inter_node block
   LinkKind inter_kind = LinkKind::kInfiniBand;  // inter_node.kind
   int64_t nics_per_node = 8;        // inter_node.nics_per_node

@@ -11,7 +11,8 @@ namespace {
 
 const std::vector<LinkKind> kLinks = {LinkKind::kNvSwitch, LinkKind::kNvLink,
                                       LinkKind::kPcie,     LinkKind::kInfiniBand,
-                                      LinkKind::kRoce,     LinkKind::kEthernet};
+                                      LinkKind::kRoce,     LinkKind::kEthernet,
+                                      LinkKind::kInfinityFabric};
 const std::vector<FabricKind> kFabrics = {FabricKind::kNone, FabricKind::kFatTree,
                                           FabricKind::kRailOptimized, FabricKind::kClos};
 
@@ -36,6 +37,22 @@ Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
   intra.Bool("nvls", &t.nvls);
   intra.Fraction("nvls_efficiency", &t.nvls_efficiency);
   intra.Quantity("nvls_latency", Dimension::kTime, &t.nvls_latency, Need::kOptional, true);
+  intra.NonNegativeInt("links", &t.intra_links);
+  MapReader fits = intra.Sub("collectives");
+  if (fits.present()) {
+    for (const auto& [key, fit] : {std::pair<const char*, CollectiveFit*>{"all_reduce",
+                                                                          &t.fit_all_reduce},
+                                   {"all_gather", &t.fit_all_gather},
+                                   {"reduce_scatter", &t.fit_reduce_scatter},
+                                   {"all_to_all", &t.fit_all_to_all}}) {
+      MapReader f = fits.Sub(key);
+      if (!f.present()) continue;
+      f.Fraction("efficiency", &fit->efficiency, Need::kRequired);
+      f.Quantity("latency", Dimension::kTime, &fit->latency, Need::kRequired, true);
+      f.Finish();
+    }
+    fits.Finish();
+  }
   intra.Finish();
 
   MapReader inter = r.Sub("inter_node");

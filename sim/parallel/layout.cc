@@ -49,6 +49,29 @@ int64_t Layout::Concurrent(CommGroup g) const {
   return std::max<int64_t>(1, world / std::max<int64_t>(1, size));
 }
 
+RankCoords Layout::SlowestCpHop(const RankCoords& at) const {
+  const int64_t cp = placement_.Size(ParallelDim::kCp);
+  RankCoords best = at;
+  int best_level = 0;  // 0 same node, 1 another node, 2 another leaf domain, 3 another pod
+  for (int64_t c = 0; c < cp && cp > 1; ++c) {
+    RankCoords from = at;
+    from.cp = c;
+    RankCoords to = at;
+    to.cp = (c + 1) % cp;
+    const int64_t a = cluster_.NodeOf(placement_.GpuOf(from));
+    const int64_t b = cluster_.NodeOf(placement_.GpuOf(to));
+    const int level = cluster_.PodOf(a) != cluster_.PodOf(b)     ? 3
+                      : cluster_.LeafOf(a) != cluster_.LeafOf(b) ? 2
+                      : a != b                                   ? 1
+                                                                 : 0;
+    if (level > best_level) {
+      best_level = level;
+      best = from;
+    }
+  }
+  return best;
+}
+
 Result<Group> Layout::GroupAt(CommGroup g, const RankCoords& at) const {
   const Placement& pl = placement_;
   auto pair = [&](ParallelDim d, int64_t other) -> Result<Group> {

@@ -47,6 +47,12 @@ class Layout {
   int64_t GroupSize(CommGroup g) const;
   // The GPUs of group `g` seen from the rank at `at`. Precondition: GroupSize(g) > 1.
   Result<Group> GroupAt(CommGroup g, const RankCoords& at) const;
+  // The context-parallel rank of `at`'s ring whose hop to its successor crosses the most levels
+  // of the hierarchy (pod, then leaf domain, then node; the first in ring order), as coordinates
+  // sharing `at`'s dp, tp and pp; `at` itself when the ring stays inside a node or cp = 1. Ring
+  // attention passes K/V every round and each rank waits for its predecessor's block, so the
+  // slowest hop paces every round (step_costs.cc, LayerCp). O(cp).
+  RankCoords SlowestCpHop(const RankCoords& at) const;
   // Groups of kind `g` that run at once across the cluster.
   int64_t Concurrent(CommGroup g) const;
   // Cost of `op` over `size` bytes (nccl-tests' convention) in the group `g` of the rank at `at`.

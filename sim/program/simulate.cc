@@ -1,6 +1,7 @@
 #include "sim/program/simulate.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 
 #include "sim/hardware/op_cost.h"
@@ -15,8 +16,11 @@ namespace {
 // tasks goes to what released that task — a transfer (up to its duration; the rest of the wait
 // is the pipeline) or another rank's compute (pipeline bubble); the tail after its last task
 // follows the critical path. The parts sum to the step time.
+// `by_kind` gets the exposed seconds of each communication category on each engine link class
+// its tasks ran on (what the bottleneck rows name).
 Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device& ref,
-                    std::map<LinkClass, Seconds>& by_link) {
+                    std::map<LinkClass, Seconds>& by_link,
+                    std::map<TaskCategory, std::map<LinkClass, Seconds>>& by_kind) {
   Breakdown b;
   const auto info = [&](TaskId t) -> const TaskInfo& {
     return (*prog.tasks)[static_cast<size_t>(prog.engine.label(t))];
@@ -31,6 +35,7 @@ Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device&
       default: return false;
     }
     by_link[t.link] += d;
+    by_kind[t.category][t.link] += d;
     return true;
   };
   // A wait released by task `t`: a pipeline transfer accounts for (at most) its own duration,
@@ -192,7 +197,10 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   r.fits = r.peak_memory.value() <= sc.hardware.memory_capacity;
 
   std::map<LinkClass, Seconds> by_link;
-  r.breakdown = Attribute(*program, *result, program->devices[static_cast<size_t>(r.reference_device)], by_link);
+  std::map<TaskCategory, std::map<LinkClass, Seconds>> by_kind;
+  r.breakdown = Attribute(*program, *result,
+                          program->devices[static_cast<size_t>(r.reference_device)], by_link,
+                          by_kind);
   // The pipeline bubble as Narayanan 2021 §2.2 defines it: the time the busiest rank waits on
   // the pipeline (warm-up and flush) over the time it works, (p-1)/m for 1F1B and (p-1)/(v·m)
   // interleaved when communication is free. Both come from the step as that rank lived it
@@ -203,34 +211,61 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
     const Seconds work = b.compute + b.recompute + b.tp + b.cp + b.ep;
     if (work.value() > 0.0) r.bubble_fraction = b.bubble.value() / work.value();
   }
-  // In-layer communication: the link class its group's collective is bound by.
-  const RankCoords at{};
-  const Bytes probe(1e8);
-  auto link_of = [&](CommGroup g, CollectiveOp op) {
-    Result<CollectiveCost> c = layout->Cost(g, op, probe, at);
-    return c.ok() ? c->bottleneck_class : LinkClass::kNvlink;
+  // In-layer TP communication: the link class that bounds the layer's TP collective at the size
+  // it was priced at (one micro-batch's activation, pp_message * tp).
+  const bool sp = sc.parallel.sequence_parallel && sc.parallel.tp > 1;
+  LinkClass tp_link = LinkClass::kNvlink;
+  if (sc.parallel.tp > 1) {
+    Result<CollectiveCost> c =
+        layout->Cost(CommGroup::kTp, sp ? CollectiveOp::kAllGather : CollectiveOp::kAllReduce,
+                     r.costs.pp_message * static_cast<double>(sc.parallel.tp), RankCoords{});
+    if (c.ok()) tp_link = c->bottleneck_class;
+  }
+  // DP, gather and PP transfers: the engine link their exposed tasks ran on (most seconds).
+  auto ran_on = [&](std::initializer_list<TaskCategory> kinds) {
+    std::map<LinkClass, Seconds> sum;
+    for (TaskCategory k : kinds) {
+      const auto it = by_kind.find(k);
+      if (it == by_kind.end()) continue;
+      for (const auto& [cls, sec] : it->second) sum[cls] += sec;
+    }
+    LinkClass best = LinkClass::kNvlink;
+    Seconds most(-1.0);
+    for (const auto& [cls, sec] : sum) {
+      if (sec > most) {
+        most = sec;
+        best = cls;
+      }
+    }
+    return best;
   };
-  if (r.breakdown.tp.value() > 0) by_link[link_of(CommGroup::kTp, CollectiveOp::kAllReduce)] += r.breakdown.tp;
-  if (r.breakdown.cp.value() > 0) by_link[link_of(CommGroup::kCp, CollectiveOp::kSendRecv)] += r.breakdown.cp;
+  if (r.breakdown.tp.value() > 0) by_link[tp_link] += r.breakdown.tp;
+  // Ring attention: the link of the ring's slowest hop, as priced (StepCosts, CpHop).
+  LinkClass cp_link = LinkClass::kNvlink;
+  for (const BlockCost& k : r.costs.layer_kinds) {
+    if (k.cp_hop.rounds > 0) {
+      cp_link = k.cp_hop.link;
+      break;
+    }
+  }
+  if (r.breakdown.cp.value() > 0) by_link[cp_link] += r.breakdown.cp;
   if (r.breakdown.ep.value() > 0) by_link[r.costs.ep.bottleneck] += r.breakdown.ep;
   for (const auto& [cls, s] : by_link) r.exposed_by_link.push_back({Name(cls), s});
 
-  const bool sp = sc.parallel.sequence_parallel && sc.parallel.tp > 1;
   const Breakdown& b = r.breakdown;
   auto add = [&](const std::string& kind, const std::string& coll, const std::string& res, Seconds s) {
     if (s.value() <= 0.0) return;
     r.bottlenecks.push_back(Bottleneck{kind, coll, res, s, t > 0 ? s.value() / t : 0.0});
   };
-  add("communication", CollectiveName("tp", sp), Name(link_of(CommGroup::kTp, CollectiveOp::kAllReduce)), b.tp);
-  add("communication", "cp send_recv (ring attention)", Name(link_of(CommGroup::kCp, CollectiveOp::kSendRecv)), b.cp);
+  add("communication", CollectiveName("tp", sp), Name(tp_link), b.tp);
+  add("communication", "cp send_recv (ring attention)", Name(cp_link), b.cp);
   add("communication", "ep all_to_all", Name(r.costs.ep.bottleneck), b.ep);
-  add("communication", "pp send_recv",
-      r.costs.pp_send.empty() ? "" : Name(r.costs.pp_send.front().bottleneck), b.pp);
+  add("communication", "pp send_recv", Name(ran_on({TaskCategory::kPpSend})), b.pp);
   add("communication",
       std::string("dp ") + (sc.parallel.zero_stage == 0 ? "all_reduce" : "reduce_scatter"),
-      Name(link_of(CommGroup::kGrad, CollectiveOp::kReduceScatter)), b.dp);
+      Name(ran_on({TaskCategory::kGradReduce, TaskCategory::kEmbeddingSync})), b.dp);
   add("communication", sc.parallel.zero_stage == 3 ? "zero3 all_gather" : "dp all_gather (parameters)",
-      Name(link_of(CommGroup::kGrad, CollectiveOp::kAllGather)), b.gather);
+      Name(ran_on({TaskCategory::kParamGather, TaskCategory::kZero3Gather})), b.gather);
   add("pipeline_bubble", "", "pipeline", b.bubble);
   add("recompute", "", "compute", b.recompute);
   add("optimizer", "", "hbm", b.optimizer);

@@ -56,6 +56,7 @@ struct Pricer {
   const Layout& layout;
   const OpCostModel& hw;
   RankCoords at;       // the representative rank
+  RankCoords cp_at;    // the CP rank of its ring whose hop is the slowest (Layout::SlowestCpHop)
   Bytes act;           // one full activation tensor of the micro-batch: T x h
   bool sp;
   int64_t tp;
@@ -117,7 +118,11 @@ struct Pricer {
 
   // Ring attention (Liu et al. 2023; Megatron-Core context parallelism): cp - 1 rounds, each
   // passing the local K and V (backward: also their gradients) to the next rank while the
-  // current block is computed; only what a transfer takes beyond its block is exposed.
+  // current block is computed; only what a transfer takes beyond its block is exposed. Every
+  // rank waits each round for its predecessor's block, so the ring's slowest hop (the one that
+  // leaves the node, or the leaf domain, when the ring spans several; Layout::SlowestCpHop)
+  // paces all ranks: the hop is priced on that pair's path, a single GPU-to-GPU transfer on one
+  // NIC when it crosses nodes (sim/collective, SendRecvPhase).
   Status LayerCp(const std::vector<Op>& ops, BlockCost& b) const {
     const int64_t cp = sc.parallel.cp;
     if (cp <= 1) return Status::Ok();
@@ -129,16 +134,30 @@ struct Pricer {
                                      : (m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1);
       const double bytes_per = act.value() / static_cast<double>(m.hidden_size);  // per channel
       const Bytes kv(bytes_per * static_cast<double>(kv_heads * (a.head_dim + a.v_head_dim)));
-      Result<Seconds> fwd = Coll(CommGroup::kCp, CollectiveOp::kSendRecv, kv);
-      Result<Seconds> bwd = Coll(CommGroup::kCp, CollectiveOp::kSendRecv, kv * 2.0);
+      Result<CollectiveCost> fwd = layout.Cost(CommGroup::kCp, CollectiveOp::kSendRecv, kv, cp_at);
       if (!fwd.ok()) return fwd.status();
+      Result<CollectiveCost> bwd =
+          layout.Cost(CommGroup::kCp, CollectiveOp::kSendRecv, kv * 2.0, cp_at);
       if (!bwd.ok()) return bwd.status();
       const double rounds = static_cast<double>(cp - 1);
       const double per = 1.0 / static_cast<double>(cp);
       const Seconds block_fwd = hw.Cost(op, Pass::kForward).time * per;
       const Seconds block_bwd = hw.Cost(op, Pass::kBackwardInput).time * per;
-      b.fwd.cp += std::max(Seconds(0), *fwd - block_fwd) * rounds;
-      b.bwd.cp += std::max(Seconds(0), *bwd - block_bwd) * rounds;
+      b.fwd.cp += std::max(Seconds(0), fwd->time - block_fwd) * rounds;
+      b.bwd.cp += std::max(Seconds(0), bwd->time - block_bwd) * rounds;
+      if (b.cp_hop.rounds == 0) {
+        CpHop& h = b.cp_hop;
+        h.from_cp = cp_at.cp;
+        h.to_cp = (cp_at.cp + 1) % cp;
+        h.fwd_bytes = kv;
+        h.bwd_bytes = kv * 2.0;
+        h.fwd = fwd->time;
+        h.bwd = bwd->time;
+        h.block_fwd = block_fwd;
+        h.block_bwd = block_bwd;
+        h.link = fwd->bottleneck_class;
+        h.rounds = cp - 1;
+      }
     }
     return Status::Ok();
   }
@@ -348,8 +367,16 @@ Result<StepCosts> PriceStep(const Scenario& sc, const OpGraph& g, const Layout& 
     out.ep_dispatch = *fp8;
   }
   const bool sp = sc.parallel.sequence_parallel && sc.parallel.tp > 1;
-  Pricer p{
-      sc, g, layout, hw, RankCoords{}, act, sp, sc.parallel.tp, out.ep_dispatch.time + out.ep.time};
+  Pricer p{sc,
+           g,
+           layout,
+           hw,
+           RankCoords{},
+           layout.SlowestCpHop(RankCoords{}),
+           act,
+           sp,
+           sc.parallel.tp,
+           out.ep_dispatch.time + out.ep.time};
   for (const LayerOps& layer : g.layer_kinds) {
     Result<BlockCost> b = p.Layer(layer);
     if (!b.ok()) return b.status();

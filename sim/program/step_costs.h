@@ -33,6 +33,22 @@ struct PassTime {
   PassTime operator*(double f) const;
 };
 
+// One ring-attention hop of a layer (context parallelism): what passes between two neighbouring
+// CP ranks each round, on the ring's slowest hop (Layout::SlowestCpHop), against the attention
+// block it can hide behind. rounds = 0 when the layer has no CP communication.
+struct CpHop {
+  int64_t from_cp = 0;  // the hop from CP rank from_cp to to_cp
+  int64_t to_cp = 0;
+  Bytes fwd_bytes;                       // K and V of the local block
+  Bytes bwd_bytes;                       // K, V and their gradients
+  Seconds fwd;                           // one round's transfer forward
+  Seconds bwd;                           // and backward
+  Seconds block_fwd;                     // one round's attention block forward
+  Seconds block_bwd;                     // and backward (input gradients)
+  LinkClass link = LinkClass::kNvlink;   // the class that bounds the transfer
+  int64_t rounds = 0;                    // cp - 1 per pass
+};
+
 // A layer (or the embedding / the head) for one micro-batch. `bwd` includes the recompute
 // forward, which is also given on its own in `recompute`.
 struct BlockCost {
@@ -40,6 +56,7 @@ struct BlockCost {
   PassTime bwd;
   PassTime recompute;
   Seconds tp_comm_total;  // all TP communication of fwd + bwd, exposed or not (for reports)
+  CpHop cp_hop;           // the layer's ring-attention hop (rounds = 0 without CP)
 };
 
 // A collective's time, split as the engine needs it.

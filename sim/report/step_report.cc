@@ -324,6 +324,21 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
            Sec(r.costs.pp_send.front().total()) + " (" + Name(r.costs.pp_send.front().algo) + ", " +
            Name(r.costs.pp_send.front().bottleneck) + ")\n";
   }
+  // Context parallelism: each layer kind's ring-attention hop, on the ring's slowest pair.
+  for (size_t k = 0; k < r.costs.layer_kinds.size(); ++k) {
+    const CpHop& h = r.costs.layer_kinds[k].cp_hop;
+    if (layers_of[k] == 0 || h.rounds == 0) continue;
+    const auto exposed = [&](Seconds x, Seconds block) {
+      return Sec(std::max(Seconds(0), x - block) * static_cast<double>(h.rounds));
+    };
+    out += "  cp ring hop (" + kind_name(k) + "): cp rank " + std::to_string(h.from_cp) + " -> " +
+           std::to_string(h.to_cp) + " on " + Name(h.link) + "; per round fwd " +
+           FormatBytes(h.fwd_bytes) + " K/V in " + Sec(h.fwd) + " against a " + Sec(h.block_fwd) +
+           " attention block, bwd " + FormatBytes(h.bwd_bytes) + " in " + Sec(h.bwd) +
+           " against " + Sec(h.block_bwd) + "; " + std::to_string(h.rounds) +
+           " rounds: exposed " + exposed(h.fwd, h.block_fwd) + " fwd, " +
+           exposed(h.bwd, h.block_bwd) + " bwd per layer\n";
+  }
   out += "\nPer-op costs (" + sc.hardware.name + ")\n";
   auto ops = [&](const std::string& section, const std::vector<Op>& list) {
     out += "  " + section + "\n";

@@ -65,6 +65,14 @@ Status CheckSpec(const TopologySpec& s) {
   c.Positive("intra_node.bandwidth", s.intra_bandwidth, "450 GB/s");
   if (s.intra_latency < 0.0) c.Fail("intra_node.latency", "must not be negative");
   c.Fraction("intra_node.efficiency", s.intra_efficiency);
+  if (s.intra_links < 0 || (s.intra_links > 0 && s.intra_links != s.gpus_per_node - 1)) {
+    c.Fail("intra_node.links", "must be gpus_per_node - 1 (" + std::to_string(s.gpus_per_node - 1) +
+                                   ": every GPU linked to every other, no switch), got " +
+                                   std::to_string(s.intra_links) + "; leave it out for a switch");
+  }
+  if (s.intra_links > 0 && s.nvls) {
+    c.Fail("intra_node.nvls", "needs an NVSwitch; a mesh (intra_node.links) has no switch to reduce in");
+  }
   if (s.nvls) {
     c.Fraction("intra_node.nvls_efficiency", s.nvls_efficiency);
     if (s.nvls_latency < 0.0) c.Fail("intra_node.nvls_latency", "must not be negative");

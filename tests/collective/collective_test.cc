@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "sim/config/loader.h"
 #include "sim/topology/cluster.h"
 #include "sim/topology/group.h"
 #include "sim/topology/placement.h"
@@ -82,6 +83,29 @@ TEST(ClosedForm, TwoRankSendReceive) {
   EXPECT_EQ(inter.algo, Algorithm::kDirect);
 }
 
+// A cross-node point-to-point runs on the one NIC path of its GPU pair: alpha + S / B_nic, the
+// same whether the group holds 2 ranks or 16 on those 2 nodes (a shift over 16 ranks crosses
+// the node boundary on one pair; the 7 NVLink hops per node run alongside). Before the fix the
+// 16-rank shift spread S over all 8 NICs of the node (alpha + S / 8 B_nic).
+TEST(ClosedForm, CrossNodeSendReceiveUsesOneNicPath) {
+  const Cluster c = Make(Uniform(8, 100e9, 8, 10e9), 16);
+  const CollectiveCost pair = Cost(c, *Group::Strided(7, {{2, 1}}), CollectiveOp::kSendRecv, kS);
+  const CollectiveCost sixteen = Cost(c, Range(0, 16), CollectiveOp::kSendRecv, kS);
+  EXPECT_DOUBLE_EQ(pair.time.value(), kAInter + kS / 10e9);
+  EXPECT_DOUBLE_EQ(sixteen.time.value(), kAInter + kS / 10e9);
+  EXPECT_EQ(sixteen.bottleneck, "nic (inter-node)");
+  // The NIC row reports the one sending rank's bytes on one NIC's capacity.
+  for (const LinkLoad& l : sixteen.loads) {
+    if (l.link_class != LinkClass::kNic) continue;
+    EXPECT_DOUBLE_EQ(l.bytes_per_rank, kS);
+    EXPECT_DOUBLE_EQ(l.effective_bandwidth.value(), 10e9);
+  }
+  // The pipeline's pairs of a TP-8 layout: 8 pairs per node, each on its own GPU's NIC.
+  const CollectiveCost pp = Cost(c, *Group::Strided(3, {{2, 8}}), CollectiveOp::kSendRecv, kS,
+                                 Algorithm::kAuto, 8);
+  EXPECT_DOUBLE_EQ(pp.time.value(), kAInter + kS / 10e9);
+}
+
 TEST(ClosedForm, NvlsAllReduce) {
   TopologySpec t = Uniform(8, 100e9, 8, 10e9);
   t.nvls = true;
@@ -90,6 +114,34 @@ TEST(ClosedForm, NvlsAllReduce) {
   const Cluster c = Make(t, 8);
   const CollectiveCost r = Cost(c, Range(0, 8), CollectiveOp::kAllReduce, kS, Algorithm::kNvls);
   EXPECT_DOUBLE_EQ(r.time.value(), 20e-6 + 9.0 / 8 * kS / 50e9);
+}
+
+// NVLS reduce-scatter and all-gather (NCCL 2.20 tuning.cc; nccl#1083): the heavier direction
+// of each GPU's port carries S (RS sends S, receives S/n; AG sends S/n, receives S), at the NVLS
+// efficiency with the NVLS latency. Slower than the ring's (n-1)/n * S at the ring efficiency on
+// NVLink 4's figures, so kAuto keeps the ring; with NVLS as efficient as the ring it still is
+// (S > (n-1)/n * S): NCCL's NVLS saves SMs, not time, for these two.
+TEST(ClosedForm, NvlsReduceScatterAndAllGather) {
+  TopologySpec t = Uniform(8, 100e9, 8, 10e9);
+  t.nvls = true;
+  t.nvls_efficiency = 0.5;
+  t.nvls_latency = 20e-6;
+  const Cluster c = Make(t, 8);
+  for (CollectiveOp op : {CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
+    const CollectiveCost nvls = Cost(c, Range(0, 8), op, kS, Algorithm::kNvls);
+    EXPECT_EQ(nvls.algo, Algorithm::kNvls);
+    EXPECT_DOUBLE_EQ(nvls.time.value(), 20e-6 + kS / 50e9);
+    const CollectiveCost best = Cost(c, Range(0, 8), op, kS);
+    EXPECT_EQ(best.algo, Algorithm::kRing);
+    EXPECT_DOUBLE_EQ(best.time.value(), 7 * kA + 7.0 / 8 * kS / 100e9);
+  }
+  // NVLS stays inside one NVSwitch domain: refused across nodes, as NCCL's tuner disables it.
+  const Cluster two = Make(t, 16);
+  CollectiveOptions o;
+  o.algorithm = Algorithm::kNvls;
+  EXPECT_FALSE(
+      CostCollective(two, Range(0, 16), CollectiveOp::kAllGather, Bytes(kS), o).ok());
+  EXPECT_FALSE(CostCollective(c, Range(0, 8), CollectiveOp::kBroadcast, Bytes(kS), o).ok());
 }
 
 // ---------------------------------------------------------------- closed forms across nodes
@@ -217,6 +269,56 @@ TEST(Sharing, OversubscribedSpineSlowsAllToAllAcrossLeaves) {
   const Cluster thinner = Make(Uniform(8, 100e9, 8, 10e9, 4, 8.0), 64);
   EXPECT_EQ(Cost(thinner, Range(0, 64), CollectiveOp::kAllReduce, kS, Algorithm::kRing).bottleneck,
             "leaf uplink (spine)");
+}
+
+// The shipped 2:1 fat tree (topologies/h100-fat-tree-2to1.yaml: 16 nodes per leaf, 8 NDR NICs
+// per node) against its non-blocking twin, 512 GPUs in 4 leaf domains. All-to-all sends
+// 128 * 384/512 * S of each leaf domain across the spine: that term doubles at 2:1 and binds
+// (it is below the NICs' at 1:1). A ring enters and leaves each leaf domain once (factor * S
+// against the domain's uplinks), and the 8 rail-aligned DP rings of a TP-8 layout each leave a
+// node through their own GPU's NIC: neither slows. The double binary tree crosses a leaf
+// boundary on one subtree edge per tree (S per domain): not slowed either, unlike the
+// all-to-all's every-pair traffic.
+TEST(Sharing, ShippedFatTreeSlowsOnlySpineBoundTraffic) {
+  Result<TopologySpec> spec = LoadTopology("h100-fat-tree-2to1", LoadOptions{});
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->oversubscription, 2.0);
+  TopologySpec flat_spec = *spec;
+  flat_spec.oversubscription = 1.0;
+  const Cluster thin = Make(*spec, 512);
+  const Cluster flat = Make(flat_spec, 512);
+  const double nic = 50e9 * 0.94;               // one NDR NIC through NCCL
+  const double uplinks = 16 * 8 * nic;          // a leaf domain's uplinks at 1:1
+  const double spine = 128.0 * 384 / 512 * kS;  // what a leaf domain sends across the spine
+  const double node = 8.0 * 504 / 512 * kS;     // what a node sends through its 8 NICs
+  const CollectiveCost a2a_thin = Cost(thin, Range(0, 512), CollectiveOp::kAllToAll, kS);
+  const CollectiveCost a2a_flat = Cost(flat, Range(0, 512), CollectiveOp::kAllToAll, kS);
+  EXPECT_EQ(a2a_flat.bottleneck, "nic (inter-node)");
+  EXPECT_DOUBLE_EQ(a2a_flat.bandwidth_part.value(), node / (8 * nic));
+  EXPECT_EQ(a2a_thin.bottleneck, "leaf uplink (spine)");
+  EXPECT_DOUBLE_EQ(a2a_thin.bandwidth_part.value(), spine / (uplinks / 2));
+  for (const LinkLoad& l : a2a_thin.loads) {
+    if (l.link_class == LinkClass::kLeafUplink) {
+      EXPECT_DOUBLE_EQ(l.time.value(), spine / (uplinks / 2));
+    }
+  }
+  for (const LinkLoad& l : a2a_flat.loads) {
+    if (l.link_class == LinkClass::kLeafUplink) {
+      EXPECT_DOUBLE_EQ(l.time.value(), spine / uplinks);
+    }
+  }
+  // Rings and trees across the same leaves: unchanged by the over-subscription.
+  for (Algorithm algo : {Algorithm::kRing, Algorithm::kTree}) {
+    EXPECT_DOUBLE_EQ(Cost(thin, Range(0, 512), CollectiveOp::kAllReduce, kS, algo).time.value(),
+                     Cost(flat, Range(0, 512), CollectiveOp::kAllReduce, kS, algo).time.value());
+  }
+  const Group rail = *Group::Strided(0, {{64, 8}});  // a DP ring of TP 8: one GPU per node
+  const CollectiveCost ring_thin =
+      Cost(thin, rail, CollectiveOp::kAllReduce, kS, Algorithm::kRing, 8);
+  EXPECT_DOUBLE_EQ(ring_thin.time.value(),
+                   Cost(flat, rail, CollectiveOp::kAllReduce, kS, Algorithm::kRing, 8).time.value());
+  EXPECT_EQ(ring_thin.bottleneck, "nic (inter-node)");
+  EXPECT_DOUBLE_EQ(ring_thin.bandwidth_part.value(), 2.0 * 63 / 64 * kS / nic);
 }
 
 // ---------------------------------------------------------------- properties

@@ -144,7 +144,10 @@ TEST(TopologyFiles, LoadToTheTestSpecs) {
   int files = 0;
   for (const TopologySpec& t :
        {testing::DgxA100(), testing::DgxH100(), testing::HgxH100OneNode(), testing::DgxH200(),
-        testing::Llama3Roce(), testing::H800DeepSeek(), testing::H100FatTree2To1()}) {
+        testing::Llama3Roce(), testing::H800DeepSeek(), testing::H100FatTree2To1(),
+        testing::DgxB200(), testing::DgxB300(), testing::Nvl72("gb200-nvl72", 400e9 / 8),
+        testing::Nvl72("gb300-nvl72", 800e9 / 8), testing::AmdMesh("mi300x-8gpu", 448e9),
+        testing::AmdMesh("mi350x-8gpu", 537.6e9), testing::AmdMesh("mi355x-8gpu", 537.6e9)}) {
     Result<TopologySpec> b = LoadTopology(t.name, options);
     ASSERT_TRUE(b.ok()) << b.status().ToString();
     ++files;
@@ -157,6 +160,14 @@ TEST(TopologyFiles, LoadToTheTestSpecs) {
     EXPECT_EQ(b->nvls, t.nvls) << t.name;
     EXPECT_DOUBLE_EQ(b->nvls_efficiency, t.nvls_efficiency) << t.name;
     EXPECT_DOUBLE_EQ(b->nvls_latency, t.nvls_latency) << t.name;
+    EXPECT_EQ(b->intra_kind, t.intra_kind) << t.name;
+    EXPECT_EQ(b->intra_links, t.intra_links) << t.name;
+    for (const auto& [got, want] :
+         {std::pair{b->fit_all_reduce, t.fit_all_reduce}, {b->fit_all_gather, t.fit_all_gather},
+          {b->fit_reduce_scatter, t.fit_reduce_scatter}, {b->fit_all_to_all, t.fit_all_to_all}}) {
+      EXPECT_DOUBLE_EQ(got.efficiency, want.efficiency) << t.name;
+      EXPECT_DOUBLE_EQ(got.latency, want.latency) << t.name;
+    }
     EXPECT_EQ(b->has_inter_node, t.has_inter_node) << t.name;
     if (!t.has_inter_node) continue;
     EXPECT_EQ(b->inter_kind, t.inter_kind) << t.name;

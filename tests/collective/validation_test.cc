@@ -73,6 +73,13 @@ std::vector<Row> Rows() {
        CollectiveOp::kAllReduce, 8 * kGiB, Algorithm::kAuto, Metric::kBusbw, 365.84});
   add({"2x HGX H100 8xNDR all_reduce", "nccl-tests#309 (470 GB/s)", DgxH100(), 16,
        CollectiveOp::kAllReduce, 8 * kGiB, Algorithm::kAuto, Metric::kBusbw, 470});
+  add({"H100 8-GPU all_gather ring", "nccl#1506 (~350 GB/s @1 GB)", DgxH100(), 8,
+       CollectiveOp::kAllGather, 1e9, Algorithm::kRing, Metric::kBusbw, 350});
+  add({"H100 8-GPU reduce_scatter ring", "nccl#1047 (362.16 GB/s @8 GiB)", DgxH100(), 8,
+       CollectiveOp::kReduceScatter, 8 * kGiB, Algorithm::kRing, Metric::kBusbw, 362.16});
+  add({"H100 8-GPU all_gather NVLS", "nccl#1506 (~300 GB/s @1 GB)", DgxH100(), 8,
+       CollectiveOp::kAllGather, 1e9, Algorithm::kNvls, Metric::kBusbw, 300,
+       /*asserted=*/false});
   add({"A100 8-GPU sendrecv (ring shift)", "li-plus/playground cuda/nccl.md (195 GB/s)", DgxA100(),
        8, CollectiveOp::kSendRecv, kGiB, Algorithm::kAuto, Metric::kBusbw, 195,
        /*asserted=*/false});

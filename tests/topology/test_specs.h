@@ -94,6 +94,51 @@ inline TopologySpec H100FatTree2To1() {
   return t;
 }
 
+// Booked systems (topologies/dgx-b200.yaml ... mi355x-8gpu.yaml).
+inline TopologySpec DgxB200() {
+  TopologySpec t = DgxH100();
+  t.name = "dgx-b200";
+  t.intra_bandwidth = 900e9;
+  t.intra_efficiency = 0.673;
+  t.fit_all_reduce = {0.7424, 27.75e-6};
+  t.fit_all_gather = {0.6735, 32.288e-6};
+  t.fit_reduce_scatter = {0.6731, 33.593e-6};
+  t.fit_all_to_all = {0.5968, 7.3039e-6};
+  return t;
+}
+
+inline TopologySpec DgxB300() {
+  TopologySpec t = DgxH100();
+  t.name = "dgx-b300";
+  t.intra_bandwidth = 900e9;
+  t.intra_efficiency = 0.673;
+  t.nic_bandwidth = 800e9 / 8;
+  return t;
+}
+
+inline TopologySpec Nvl72(const char* name, double nic) {
+  TopologySpec t = DgxH100();
+  t.name = name;
+  t.gpus_per_node = 72;
+  t.intra_bandwidth = 900e9;
+  t.intra_efficiency = 0.673;
+  t.nics_per_node = 72;
+  t.nic_bandwidth = nic;
+  t.nodes_per_leaf = 8;
+  return t;
+}
+
+inline TopologySpec AmdMesh(const char* name, double intra) {
+  TopologySpec t = DgxH100();
+  t.name = name;
+  t.intra_kind = LinkKind::kInfinityFabric;
+  t.intra_bandwidth = intra;
+  t.intra_links = 7;
+  t.nvls = false;
+  t.inter_kind = LinkKind::kRoce;
+  return t;
+}
+
 // A small uniform test fabric: `gpn` GPUs per node at `intra` bytes/s, `nics` NICs of `nic`
 // bytes/s, efficiencies 1, latencies 1 us / 5 us, fat tree with `per_leaf` nodes per leaf.
 inline TopologySpec Uniform(int64_t gpn, double intra, int64_t nics, double nic,
