@@ -1,5 +1,7 @@
 // hardware.gemm_table as a CSV file: a header naming at least dtype, m, n, k, tflops (any order,
 // extra columns ignored), then one measured GEMM per line, e.g. bench/h200/results/gemm.csv.
+#include <charconv>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,8 +34,26 @@ std::vector<Field> SplitCsvLine(std::string_view line) {
 
 }  // namespace
 
+namespace {
+// Shortest text that reads back as `v` ("2500", "989.4").
+std::string Shortest(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+}  // namespace
+
+std::string GemmRateProblem(DType dtype, double flops_per_s, const std::map<DType, double>& peaks) {
+  const auto it = peaks.find(dtype);
+  if (it == peaks.end() || !(flops_per_s > it->second * (1.0 + 1e-9))) return "";
+  return "tflops: " + Shortest(flops_per_s / kTera) + " is above the " + Name(dtype) +
+         " peak (peak_flops." + Name(dtype) + ": " + Shortest(it->second / kTera) +
+         " TFLOP/s); a measured rate cannot beat the peak (a wrong dtype, or a rate in another "
+         "unit?)";
+}
+
 Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::string& key,
-                   std::vector<GemmMeasurement>* out) {
+                   const std::map<DType, double>& peaks, std::vector<GemmMeasurement>* out) {
   Result<std::string> text = ReadTextFile(path);
   if (!text.ok()) {
     return Status::Invalid(key + ": " + text.status().message(), ref.loc(),
@@ -122,6 +142,10 @@ Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::st
         sink.Add(SourceLoc{path, line_no, d->col},
                  "tflops: " + (v.ok() ? "must be positive, got " + d->text : v.status().message()),
                  lines[i]);
+        ok = false;
+      } else if (const std::string bad = GemmRateProblem(g.dtype, *v * kTera, peaks);
+                 !bad.empty()) {
+        sink.Add(SourceLoc{path, line_no, d->col}, bad, lines[i]);
         ok = false;
       } else {
         g.flops_per_s = *v * kTera;

@@ -29,9 +29,14 @@ Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
 // The scenario's own keys; model/hardware/topology are resolved through `resolver`.
 Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out);
 
-// hardware.gemm_table given as a CSV file (header with at least dtype,m,n,k,tflops).
+// hardware.gemm_table given as a CSV file (header with at least dtype,m,n,k,tflops). A rate above
+// `peaks`' entry for its dtype (when the hardware gives one) is an error at its field: a
+// measurement cannot beat the peak, and the cost model would otherwise run it as given.
 Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::string& key,
-                   std::vector<GemmMeasurement>* out);
+                   const std::map<DType, double>& peaks, std::vector<GemmMeasurement>* out);
+
+// "" or why `flops_per_s` of `dtype` cannot be a measured rate of hardware with `peaks`.
+std::string GemmRateProblem(DType dtype, double flops_per_s, const std::map<DType, double>& peaks);
 
 }  // namespace shardsim
 
