@@ -247,6 +247,24 @@ Status RunComm(const CommArgs& a, const CliContext& ctx) {
     if (!c.ok()) return c.status();
     costs.push_back(*c);
   }
+  // Groups share a unit (a node's NICs, a leaf's uplinks) only as far as they fit on it; past
+  // that the model uses the most that fit. Asking for more is refused rather than capped silently.
+  if (a.concurrent_groups > 1) {
+    int64_t most = 1;
+    for (const LinkLoad& l : costs.front().loads) most = std::max(most, l.groups_sharing);
+    if (a.concurrent_groups > most) {
+      return Status::Invalid(
+          "--concurrent-groups " + std::to_string(a.concurrent_groups) + ": at most " +
+          std::to_string(most) + (most == 1 ? " group" : " groups") + " of this shape (" +
+          std::to_string(costs.front().shape.ranks) + " ranks, " +
+          std::to_string(costs.front().shape.ranks_per_node) + " per node) share a link on " +
+          spec->name +
+          " (NVSwitch ports are per GPU; a node's NICs are shared by the groups on it, a leaf's "
+          "uplinks by the groups under it); more would run on links of their own. Ask for at "
+          "most " +
+          std::to_string(most));
+    }
+  }
 
   const GroupShape& shape = costs.front().shape;
   if (a.json) {
@@ -275,7 +293,7 @@ Status RunComm(const CommArgs& a, const CliContext& ctx) {
       j["results"] = Json::array();
       for (size_t i = 0; i < sizes.size(); ++i) j["results"].push_back(row(sizes[i], costs[i]));
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", j.dump(2, ' ', false, Json::error_handler_t::replace).c_str());
   } else if (a.sizes.empty()) {
     std::printf("%s", SingleText(a, *spec, *op, sizes[0], costs[0]).c_str());
   } else {

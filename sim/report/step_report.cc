@@ -148,7 +148,7 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r) {
     j["gpu_hours"] = *r.gpu_hours;
   }
   j["simulated_tasks"] = r.tasks;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
@@ -212,7 +212,7 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
   j["traceEvents"] = events;
   j["displayTimeUnit"] = "ms";
   j["otherData"] = {{"scenario", sc.name}, {"step_time_s", r.step_time.value()}};
-  return j.dump() + "\n";
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string ExplainStep(const Scenario& sc, const SimResult& r) {

@@ -39,6 +39,13 @@ bool Assigned(const std::vector<Assignment>& as, const std::string& key) {
 // Validation messages are about these scenario keys; a value probe ignores them when they are
 // not located at the value itself (they depend on the rest of the layout, not on the value).
 bool IsLayoutMessage(const std::string& message) {
+  // A typo is never the layout's: "training.recompte: unknown key" or "training.recompute:
+  // \"ful\" is not one of ..." in the base fails every point (they ran as "invalid", exit 1,
+  // after --dry-run had passed), so it is the spec's error, at its key.
+  if (message.find(": unknown key") != std::string::npos ||
+      message.find(" is not one of ") != std::string::npos) {
+    return false;
+  }
   for (const char* p : {"gpus:", "parallel.", "training."}) {
     if (message.rfind(p, 0) == 0) return true;
   }
