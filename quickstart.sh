@@ -4,6 +4,7 @@
 #                            simulate scenarios/quickstart.yaml
 #   ./quickstart.sh test     install what is missing, build, run the whole test suite (ctest)
 #   ./quickstart.sh asan     the test suite built with AddressSanitizer + UndefinedBehaviorSanitizer
+#   ./quickstart.sh fuzz [S] the libFuzzer harnesses (clang-14), S seconds each (default 30)
 set -euo pipefail
 cd "$(dirname "$0")"
 mode="${1:-run}"
@@ -15,6 +16,9 @@ packages=(build-essential cmake pkg-config libyaml-cpp-dev libtbb-dev libboost-g
 # runs the Python module's tests with pytest (tests/python/, pandas for SweepResult.to_pandas).
 if [ "$mode" = test ]; then
   packages+=(chromium python3-pytest python3-pandas)
+fi
+if [ "$mode" = fuzz ]; then
+  packages+=(clang-14 libfuzzer-14-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -46,8 +50,11 @@ case "$mode" in
     cmake --build build-asan -j"$jobs"
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs")
     ;;
+  fuzz)
+    tests/fuzz/run_fuzzers.sh "${2:-30}"
+    ;;
   *)
-    echo "usage: $0 [run|test|asan]" >&2
+    echo "usage: $0 [run|test|asan|fuzz [SECONDS]]" >&2
     exit 2
     ;;
 esac

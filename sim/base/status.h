@@ -38,6 +38,14 @@ struct Diagnostic {
   std::string message;
   // The offending source line, printed under the message with a caret at loc.col; empty if none.
   std::string source_line;
+  // 0, or (a line too long to print whole, kept as a window around loc.col) the 1-based column
+  // of the line at which source_line starts; "..." marks where the window cuts the line.
+  int window_col = 0;
+
+  // Cuts a source_line over kMaxSourceLine characters to a window around loc.col, so that a
+  // diagnostic of a 1 MB one-line file costs and prints a line, not a megabyte.
+  void ClipSourceLine();
+  static constexpr size_t kMaxSourceLine = 200;
 
   // "file:line:col: error: message" plus the source line and caret when known.
   std::string ToString() const;
@@ -71,9 +79,12 @@ class Status {
 // Collects diagnostics while a whole input is checked, so the user sees every problem at once.
 class DiagnosticSink {
  public:
-  void Add(Diagnostic d) { diagnostics_.push_back(std::move(d)); }
+  void Add(Diagnostic d) {
+    d.ClipSourceLine();
+    diagnostics_.push_back(std::move(d));
+  }
   void Add(SourceLoc loc, std::string message, std::string source_line = {}) {
-    diagnostics_.push_back({std::move(loc), std::move(message), std::move(source_line)});
+    Add(Diagnostic{std::move(loc), std::move(message), std::move(source_line)});
   }
   void Merge(const Status& s) {
     for (const Diagnostic& d : s.diagnostics()) diagnostics_.push_back(d);

@@ -167,7 +167,29 @@ Result<double> ParseQuantity(std::string_view text, Dimension dim) {
     return Status::Invalid("\"" + std::string(s) + "\": unknown unit \"" + std::string(unit) +
                            "\"; expected e.g. \"" + std::string(ExampleUnit(dim)) + "\"");
   }
-  return number * factor;
+  // The range is checked on the value in base units, after the unit multiplies it: "1e308 PiB"
+  // is a finite number but an infinite size.
+  const double value = number * factor;
+  if (!std::isfinite(value)) {
+    return Status::Invalid("\"" + std::string(s) + "\" is too large (beyond a double's range)");
+  }
+  const double magnitude = std::fabs(value);
+  // A rate below one byte (FLOP) per second, or a time beyond the simulator's clock (int64
+  // picoseconds, about 106 days), is no device or link: it is a typo of a unit or an exponent,
+  // and would only surface later as a step longer than the clock holds.
+  if ((dim == Dimension::kBandwidth || dim == Dimension::kFlopRate) && value != 0.0 &&
+      magnitude < 1.0) {
+    return Status::Invalid("\"" + std::string(s) + "\" is below one " +
+                           (dim == Dimension::kBandwidth ? "byte" : "FLOP") +
+                           " per second; expected e.g. \"" + std::string(ExampleUnit(dim)) + "\"");
+  }
+  if (dim == Dimension::kTime && magnitude > kMaxSimSeconds) {
+    return Status::Invalid("\"" + std::string(s) +
+                           "\" is longer than the simulator's clock holds (int64 picoseconds, "
+                           "about 106 days); expected e.g. \"" +
+                           std::string(ExampleUnit(dim)) + "\"");
+  }
+  return value;
 }
 
 std::string FormatSig(double v, int digits) {

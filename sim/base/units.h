@@ -116,7 +116,10 @@ enum class Dimension { kBytes, kBandwidth, kFlopRate, kTime, kCount };
 // Parses "3.35 TB/s", "80 GiB", "400 Gb/s", "989.4 TFLOP/s", "25 us", "15e12" into SI base units
 // (bytes, bytes/s, FLOP/s, seconds, plain number). A missing or wrong unit is an error whose
 // message says what was expected, e.g. "80" has no unit; expected e.g. "80 GiB". Negative values
-// are accepted here; callers decide what range is valid.
+// are accepted here; callers decide what range is valid. The value in base units must be finite;
+// a non-zero rate (kBandwidth, kFlopRate) at least 1 per second and a time at most
+// kMaxSimSeconds: beyond those the simulator's clock cannot hold what they lead to.
+inline constexpr double kMaxSimSeconds = 9.2e6;  // SimTime's int64 picoseconds: 9.22e18 ps
 Result<double> ParseQuantity(std::string_view text, Dimension dim);
 
 // An example of a valid value of this dimension, used in error messages ("80 GiB").

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "sim/base/file_io.h"
 #include "sim/cli/commands.h"
 #include "sim/report/library_residuals.h"
 #include "sim/config/loader.h"
@@ -49,11 +50,10 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     // A --trace or --html file that cannot be written is an error, and nothing is printed.
+    // Through a temporary file renamed over the target: a full disk leaves no truncated file.
     const auto write = [](const char* option, const std::string& path, const std::string& text) {
-      std::ofstream out(path, std::ios::binary);
-      out << text;
-      return out.good() ? Status::Ok()
-                        : Status::Invalid(std::string(option) + ": cannot write '" + path + "'");
+      Status s = WriteFileAtomic(path, text);
+      return s.ok() ? s : Status::Invalid(std::string(option) + ": " + s.message());
     };
     Status written = Status::Ok();
     if (!args->trace.empty()) written = write("--trace", args->trace, ChromeTrace(*sc, *r));

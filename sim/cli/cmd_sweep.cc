@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/base/file_io.h"
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/cli/commands.h"
@@ -120,10 +121,9 @@ Status WriteSweepHtml(const std::string& spec, const PointSpace& space, const Sw
   if (!run.summary.keeps_all_rows()) {
     return Status::Internal("--html: the sweep was run without keeping every row");
   }
-  std::ofstream out(path, std::ios::binary);
-  out << SweepHtml(HtmlInput(spec, space, run, rank));
-  if (!out.good()) return Status::Invalid("--html: cannot write '" + path + "'");
-  return Status::Ok();
+  // Through a temporary file renamed over the target: a full disk leaves no truncated file.
+  Status s = WriteFileAtomic(path, SweepHtml(HtmlInput(spec, space, run, rank)));
+  return s.ok() ? s : Status::Invalid("--html: " + s.message());
 }
 
 }  // namespace

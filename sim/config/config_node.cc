@@ -80,6 +80,11 @@ void ConfigNode::Set(std::string key, KeyOrigin key_origin, ConfigNode value) {
   children_.push_back(std::move(value));
 }
 
+void ConfigNode::AppendKey(std::string key, KeyOrigin key_origin, ConfigNode value) {
+  keys_.push_back(Key{std::move(key), std::move(key_origin)});
+  children_.push_back(std::move(value));
+}
+
 void ConfigNode::Erase(std::string_view key) {
   for (size_t i = 0; i < keys_.size(); ++i) {
     if (keys_[i].text == key) {

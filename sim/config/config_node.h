@@ -55,6 +55,9 @@ class ConfigNode {
   const KeyOrigin* FindKeyOrigin(std::string_view key) const;
   // Adds `key` (replacing the value of an existing one, keeping its position).
   void Set(std::string key, KeyOrigin key_origin, ConfigNode value);
+  // Adds `key`, which the caller knows is absent (the parser, which checks duplicates itself):
+  // no search, so building a mapping of n keys costs n, not n^2.
+  void AppendKey(std::string key, KeyOrigin key_origin, ConfigNode value);
   // Removes `key` if present.
   void Erase(std::string_view key);
 

@@ -3,7 +3,9 @@
 // hardware.attention_table (pass, batch_heads, seq, head_dim, v_head_dim, tflops). Columns in any
 // order, extra columns ignored, one measured kernel per line, e.g. bench/h200/results/gemm.csv
 // or hardware/calibration/b200/gemm.csv.
+#include <charconv>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -150,8 +152,26 @@ bool ParsePass(const CsvRow& r, const Field& f, bool any_ok, KernelPass* out) {
 
 }  // namespace
 
+namespace {
+// Shortest text that reads back as `v` ("2500", "989.4").
+std::string Shortest(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+}  // namespace
+
+std::string GemmRateProblem(DType dtype, double flops_per_s, const std::map<DType, double>& peaks) {
+  const auto it = peaks.find(dtype);
+  if (it == peaks.end() || !(flops_per_s > it->second * (1.0 + 1e-9))) return "";
+  return "tflops: " + Shortest(flops_per_s / kTera) + " is above the " + Name(dtype) +
+         " peak (peak_flops." + Name(dtype) + ": " + Shortest(it->second / kTera) +
+         " TFLOP/s); a measured rate cannot beat the peak (a wrong dtype, or a rate in another "
+         "unit?)";
+}
+
 Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::string& key,
-                   std::vector<GemmMeasurement>* out) {
+                   const std::map<DType, double>& peaks, std::vector<GemmMeasurement>* out) {
   std::vector<GemmMeasurement> rows;
   const std::vector<std::string> names = {"dtype", "m", "n", "k", "tflops", "pass", "groups"};
   Status s = ReadCsv(path, ref, key, "gemm table", names, 5, [&](const CsvRow& r) {
@@ -168,6 +188,12 @@ Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::st
     }
     ok = ok && r.PositiveInt(1, &g.m) && r.PositiveInt(2, &g.n) && r.PositiveInt(3, &g.k) &&
          r.Tflops(4, &g.flops_per_s);
+    if (ok) {
+      if (const std::string bad = GemmRateProblem(g.dtype, g.flops_per_s, peaks); !bad.empty()) {
+        r.Error(*r.Get(4), bad);
+        ok = false;
+      }
+    }
     // Optional columns; an empty field is the column's default (no pass: every pass; no groups).
     const Field* p = ok ? r.Get(5) : nullptr;
     if (p != nullptr && !p->text.empty()) ok = ParsePass(r, *p, true, &g.pass);

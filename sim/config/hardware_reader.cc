@@ -47,7 +47,14 @@ void ReadGemmList(MapReader& r, const ConfigNode& list, HardwareSpec* hw) {
                     row.PositiveNumber("tflops", &tflops, Need::kRequired);
     row.Finish();
     g.flops_per_s = tflops * kTera;
-    if (ok) hw->gemm_table.push_back(g);
+    if (ok) {
+      if (const std::string bad = GemmRateProblem(g.dtype, g.flops_per_s, hw->peak_flops);
+          !bad.empty()) {
+        row.Error(*item.Find("tflops"), "tflops", bad.substr(std::string("tflops: ").size()));
+        continue;
+      }
+      hw->gemm_table.push_back(g);
+    }
   }
 }
 
@@ -194,8 +201,8 @@ Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
     if (table->is_sequence()) {
       ReadGemmList(r, *table, &hw);
     } else if (table->is_scalar()) {
-      Status s = ReadGemmCsv(PathRelativeTo(*table, table->text()), *table,
-                             r.MsgPath("gemm_table"), &hw.gemm_table);
+      Status s = ReadGemmCsv(PathRelativeTo(*table, table->text()), *table, r.MsgPath("gemm_table"),
+                             hw.peak_flops, &hw.gemm_table);
       sink.Merge(s);
     } else {
       r.Error(*table, "gemm_table",

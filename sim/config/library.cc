@@ -215,7 +215,9 @@ Result<ResolvedDoc> Resolver::ResolveFile(DocKind kind, const std::string& path,
   }
   Result<ConfigNode> tree = ParseFile(path);
   if (!tree.ok()) {
-    if (tree.status().code() == StatusCode::kNotFound) {
+    // A file that cannot be read, or is too large to: no place of its own, so at the reference.
+    if (tree.status().code() == StatusCode::kNotFound ||
+        !tree.status().diagnostics().front().loc.known()) {
       return Located(ref, key + ": " + tree.status().message());
     }
     return tree.status();
@@ -246,7 +248,9 @@ Result<ResolvedDoc> Resolver::ResolveHf(const std::string& path, const ConfigNod
                                         const std::string& key) {
   Result<ConfigNode> tree = ParseFile(path);
   if (!tree.ok()) {
-    if (tree.status().code() == StatusCode::kNotFound) {
+    // A file that cannot be read, or is too large to: no place of its own, so at the reference.
+    if (tree.status().code() == StatusCode::kNotFound ||
+        !tree.status().diagnostics().front().loc.known()) {
       return Located(ref, key + ": " + tree.status().message());
     }
     return tree.status();

@@ -38,9 +38,14 @@ void ReadReliability(MapReader& parent, ReliabilitySpec* out);
 void MergeStorage(const StorageSpec& over, StorageSpec* base);
 
 // hardware.gemm_table / grouped_gemm_table given as a CSV file (header with at least
-// dtype,m,n,k,tflops; optional pass, groups).
+// dtype,m,n,k,tflops; optional pass, groups). A rate above `peaks`' entry for its dtype (when the
+// hardware gives one) is an error at its field: a measurement cannot beat the peak, and the cost
+// model would otherwise run it as given.
 Status ReadGemmCsv(const std::string& path, const ConfigNode& ref, const std::string& key,
-                   std::vector<GemmMeasurement>* out);
+                   const std::map<DType, double>& peaks, std::vector<GemmMeasurement>* out);
+
+// "" or why `flops_per_s` of `dtype` cannot be a measured rate of hardware with `peaks`.
+std::string GemmRateProblem(DType dtype, double flops_per_s, const std::map<DType, double>& peaks);
 // hardware.attention_table: a CSV file with pass (forward|backward), batch_heads, seq, head_dim,
 // v_head_dim, tflops.
 Status ReadAttentionCsv(const std::string& path, const ConfigNode& ref, const std::string& key,

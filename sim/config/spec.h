@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/source_line.h"
 #include "sim/base/status.h"
 
 namespace shardsim {
@@ -73,7 +74,7 @@ double BytesOf(DType v);
 // Where each key of a spec was written, for error messages raised after parsing.
 struct KeyOrigin {
   SourceLoc loc;
-  std::string source_line;
+  SourceLine source_line;  // a view into the file's one copy of its text
 };
 class Origins {
  public:

@@ -60,7 +60,9 @@ const ConfigNode* MapReader::Get(std::string_view key, Need need) {
   const ConfigNode* n = present() ? map_->Find(key) : nullptr;
   if (n == nullptr) {
     if (need == Need::kRequired && map_ != nullptr && map_->is_map()) {
-      sink_->Add(where_.loc, "missing required key '" + MsgPath(key) + "'", where_.source_line);
+      // At the key that opens the mapping, or, for a whole document, at the mapping itself.
+      const KeyOrigin& at = where_.loc.known() || !map_->loc().known() ? where_ : map_->origin();
+      sink_->Add(at.loc, "missing required key '" + MsgPath(key) + "'", at.source_line);
     }
     return nullptr;
   }

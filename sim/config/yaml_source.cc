@@ -2,13 +2,13 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <memory>
+#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "sim/base/file_io.h"
 
 namespace shardsim {
 namespace {
@@ -20,14 +20,15 @@ constexpr size_t kMaxNodes = 200000;
 
 class Converter {
  public:
-  Converter(std::string_view text, std::string path) : path_(std::move(path)) {
+  // `text` is the document's one copy: every node's source line is a view into it.
+  Converter(std::shared_ptr<const std::string> text, std::string path)
+      : path_(std::move(path)), text_(std::move(text)) {
+    const std::string_view t = *text_;
     size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string_view::npos) end = text.size();
-      std::string_view line = text.substr(start, end - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      lines_.emplace_back(line);
+    while (start <= t.size()) {
+      size_t end = t.find('\n', start);
+      if (end == std::string_view::npos) end = t.size();
+      line_starts_.push_back(start);
       start = end + 1;
     }
   }
@@ -35,8 +36,11 @@ class Converter {
   KeyOrigin OriginAt(int line0, int col0) const {
     if (line0 < 0 || col0 < 0) return KeyOrigin{SourceLoc{path_, 0, 0}, {}};
     const size_t idx = static_cast<size_t>(line0);
-    return KeyOrigin{SourceLoc{path_, line0 + 1, col0 + 1},
-                     idx < lines_.size() ? lines_[idx] : std::string()};
+    if (idx >= line_starts_.size()) return KeyOrigin{SourceLoc{path_, line0 + 1, col0 + 1}, {}};
+    const size_t begin = line_starts_[idx];
+    size_t end = idx + 1 < line_starts_.size() ? line_starts_[idx + 1] - 1 : text_->size();
+    if (end > begin && (*text_)[end - 1] == '\r') --end;
+    return KeyOrigin{SourceLoc{path_, line0 + 1, col0 + 1}, SourceLine(text_, begin, end - begin)};
   }
   KeyOrigin OriginOf(const YAML::Node& n, const KeyOrigin& fallback) const {
     const YAML::Mark m = n.Mark();
@@ -65,6 +69,9 @@ class Converter {
       }
       case YAML::NodeType::Map: {
         ConfigNode map = ConfigNode::Map(origin);
+        // Duplicate keys found by hashing: a mapping of 100,000 keys (a 1 MB JSON object) must
+        // not cost 10^10 comparisons.
+        std::unordered_map<std::string, int> first_line;
         for (const auto& kv : n) {
           const KeyOrigin key_origin = OriginOf(kv.first, origin);
           if (!kv.first.IsScalar()) {
@@ -72,14 +79,15 @@ class Converter {
             continue;
           }
           const std::string key = kv.first.Scalar();
-          if (const KeyOrigin* first = map.FindKeyOrigin(key)) {
-            sink_.Add(key_origin.loc,
-                      key + ": duplicate key (first written at line " +
-                          std::to_string(first->loc.line) + ")",
-                      key_origin.source_line);
+          const auto [it, inserted] = first_line.emplace(key, key_origin.loc.line);
+          if (!inserted) {
+            sink_.Add(
+                key_origin.loc,
+                key + ": duplicate key (first written at line " + std::to_string(it->second) + ")",
+                key_origin.source_line);
             continue;
           }
-          map.Set(key, key_origin, Convert(kv.second, key_origin, depth + 1));
+          map.AppendKey(key, key_origin, Convert(kv.second, key_origin, depth + 1));
         }
         return map;
       }
@@ -92,7 +100,8 @@ class Converter {
 
  private:
   std::string path_;
-  std::vector<std::string> lines_;
+  std::shared_ptr<const std::string> text_;
+  std::vector<size_t> line_starts_;  // byte offset of each line in text_
   DiagnosticSink sink_;
   size_t nodes_ = 0;
   bool too_deep_ = false;
@@ -106,16 +115,8 @@ Result<std::string> ReadTextFile(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     return Status::NotFound("cannot read '" + path + "': it is a directory, not a YAML file");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    return Status::NotFound("cannot open '" + path + "': " +
-                            (err != 0 ? std::strerror(err) : "unreadable"));
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::NotFound("cannot read '" + path + "'");
-  return ss.str();
+  // Bounded: `model: /dev/zero` is an error, not an allocation of all memory.
+  return ReadFileBounded(path, kMaxInputFileBytes);
 }
 
 std::string LineOf(std::string_view text, int line) {
@@ -133,16 +134,22 @@ std::string LineOf(std::string_view text, int line) {
   return std::string(s);
 }
 
-Result<ConfigNode> ParseYaml(std::string_view text, const std::string& path) {
+Result<ConfigNode> ParseYaml(std::string_view raw, const std::string& path) {
+  // Old Mac line endings (CR alone) are line breaks (YAML 1.2 §5.4), but yaml-cpp reads a file of
+  // them as one line. A lone CR becomes LF: same length, so every offset and column stays.
+  auto text = std::make_shared<std::string>(raw);
+  for (size_t i = 0; i < text->size(); ++i) {
+    if ((*text)[i] == '\r' && (i + 1 == text->size() || (*text)[i + 1] != '\n')) (*text)[i] = '\n';
+  }
   Converter conv(text, path);
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(text));
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     const int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
     const int col = e.mark.column >= 0 ? e.mark.column + 1 : 0;
     return Status::Invalid("YAML syntax error: " + e.msg, SourceLoc{path, line, col},
-                           LineOf(text, line));
+                           LineOf(*text, line));
   }
   ConfigNode tree;
   try {
@@ -154,9 +161,27 @@ Result<ConfigNode> ParseYaml(std::string_view text, const std::string& path) {
   return tree;
 }
 
+Status CheckNotEmpty(std::string_view text, const std::string& path) {
+  // Only white space and comments: YAML reads it as a null document, which every reader would
+  // report without a place.
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t first = text.find_first_not_of(" \t\r\n", pos);
+    if (first == std::string_view::npos) break;
+    if (text[first] != '#') return Status::Ok();
+    pos = text.find_first_of("\r\n", first);
+    if (pos == std::string_view::npos) break;
+  }
+  return Status::Invalid(
+      "the file is empty (nothing but white space and comments); expected a "
+      "mapping of keys",
+      SourceLoc{path, 1, 1});
+}
+
 Result<ConfigNode> ParseYamlFile(const std::string& path) {
   Result<std::string> text = ReadTextFile(path);
   if (!text.ok()) return text.status();
+  SHARDSIM_RETURN_IF_ERROR(CheckNotEmpty(*text, path));
   return ParseYaml(*text, path);
 }
 

@@ -14,13 +14,18 @@
 
 namespace shardsim {
 
-// The whole content of a text file; "cannot open 'PATH': REASON" when it cannot be read.
+// The whole content of a text file; "cannot open 'PATH': REASON" when it cannot be read, and an
+// error past kMaxInputFileBytes (sim/base/file_io.h).
 Result<std::string> ReadTextFile(const std::string& path);
 
 // Parses YAML or JSON `text`; locations name the file `path` (which need not exist).
 Result<ConfigNode> ParseYaml(std::string_view text, const std::string& path);
 
-// ReadTextFile + ParseYaml.
+// An error at PATH:1:1 when `text` holds nothing but white space and comments (a document that
+// YAML reads as null), so that an empty file is named as such, with a place.
+Status CheckNotEmpty(std::string_view text, const std::string& path);
+
+// ReadTextFile (bounded: kMaxInputFileBytes) + CheckNotEmpty + ParseYaml.
 Result<ConfigNode> ParseYamlFile(const std::string& path);
 
 // Line `line` (1-based) of `text` without its line break; "" when out of range.

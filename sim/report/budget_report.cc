@@ -240,7 +240,7 @@ std::string BudgetJson(const Scenario& sc, const BudgetReport& r) {
                       {"flash_attention", sc.training.flash_attention},
                       {"fused_kernels", sc.training.fused_kernels},
                       {"notes", m.assumptions}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string ExplainOps(const OpGraph& g, const TrainingSpec& training) {

@@ -224,6 +224,24 @@ Result<CommRun> RunComm(const CommRequest& a, const LoadOptions& load) {
     if (!c.ok()) return c.status();
     costs.push_back(*c);
   }
+  // Groups share a unit (a node's NICs, a leaf's uplinks) only as far as they fit on it; past
+  // that the model uses the most that fit. Asking for more is refused rather than capped silently.
+  if (a.concurrent_groups > 1) {
+    int64_t most = 1;
+    for (const LinkLoad& l : costs.front().loads) most = std::max(most, l.groups_sharing);
+    if (a.concurrent_groups > most) {
+      return Status::Invalid(
+          "--concurrent-groups " + std::to_string(a.concurrent_groups) + ": at most " +
+          std::to_string(most) + (most == 1 ? " group" : " groups") + " of this shape (" +
+          std::to_string(costs.front().shape.ranks) + " ranks, " +
+          std::to_string(costs.front().shape.ranks_per_node) + " per node) share a link on " +
+          spec->name +
+          " (NVSwitch ports are per GPU; a node's NICs are shared by the groups on it, a leaf's "
+          "uplinks by the groups under it); more would run on links of their own. Ask for at "
+          "most " +
+          std::to_string(most));
+    }
+  }
 
   return CommRun{a, std::move(*spec), *op, std::move(sizes), std::move(costs)};
 }
@@ -258,7 +276,7 @@ std::string CommJson(const CommRun& run) {
     j["results"] = Json::array();
     for (size_t i = 0; i < sizes.size(); ++i) j["results"].push_back(row(sizes[i], costs[i]));
   }
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string CommText(const CommRun& run) {

@@ -228,7 +228,7 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
   }
   if (r.goodput) j["goodput"] = GoodputJson(*r.goodput);
   j["simulated_tasks"] = r.tasks;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
@@ -292,7 +292,7 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
   j["traceEvents"] = events;
   j["displayTimeUnit"] = "ms";
   j["otherData"] = {{"scenario", sc.name}, {"step_time_s", r.step_time.value()}};
-  return j.dump() + "\n";
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string ExplainStep(const Scenario& sc, const SimResult& r) {

@@ -121,11 +121,19 @@ std::optional<std::vector<int64_t>> AxisParser::Range(const ConfigNode& node,
            key + ".step: expected a positive integer, got " + std::to_string(step));
       return std::nullopt;
     }
-    if (to >= from && (to - from) / step >= kMaxRangeValues) {
+    // In checked arithmetic: to - from overflows for from: -9e18, to: 9e18, and x += step past
+    // INT64_MAX wrapped round (to: 9223372036854775807 never ended, then bad_alloc).
+    int64_t span = 0;
+    if (to >= from && (__builtin_sub_overflow(to, from, &span) || span / step >= kMaxRangeValues)) {
       Fail(node, key + ": the range has more than " + std::to_string(kMaxRangeValues) + " values");
       return std::nullopt;
     }
-    for (int64_t x = from; x <= to; x += step) out.push_back(x);
+    if (to >= from) {
+      for (int64_t x = from;; x += step) {
+        out.push_back(x);
+        if (to - x < step) break;  // to - x >= 0 cannot overflow; x + step stays <= to
+      }
+    }
   }
   if (out.empty()) {
     Fail(node, key + ": empty range (from " + std::to_string(from) + " is above to " +

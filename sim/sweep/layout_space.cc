@@ -16,7 +16,8 @@ bool Allowed(const std::vector<int64_t>& only, int64_t v) {
 
 std::vector<int64_t> Divisors(int64_t n) {
   std::vector<int64_t> low, high;
-  for (int64_t d = 1; d * d <= n; ++d) {
+  // d <= n / d, not d * d <= n, which overflows near INT64_MAX.
+  for (int64_t d = 1; d <= n / d; ++d) {
     if (n % d != 0) continue;
     low.push_back(d);
     if (d != n / d) high.push_back(n / d);
@@ -52,6 +53,9 @@ void ApplyLayout(const LayoutChoice& l, Scenario* s) {
 
 std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
                                        const LayoutAuto& restrict, bool micro_batch_auto) {
+  // The bound before the search: the divisor loops cost sqrt(gpus) (gpus: 9223372036854775807
+  // never answered). Callers report the bound (TopologySpec::GpusProblem).
+  if (gpus < 1 || gpus > kMaxGpus) return {};
   Scenario s = scenario;
   s.gpus = gpus;
   if (micro_batch_auto) s.training.micro_batch = 1;

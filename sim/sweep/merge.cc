@@ -3,15 +3,18 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cmath>
 #include <optional>
-#include <sstream>
 
+#include "sim/base/file_io.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/result_file.h"
 
 namespace shardsim {
 namespace {
+
+// The largest shard file merge reads: 4 GiB (some ten million rows).
+constexpr uint64_t kMaxShardFileBytes = uint64_t{4} << 30;
 
 struct Line {
   Row row;  // parsed once, for the checks and the summary
@@ -22,6 +25,47 @@ struct Line {
 
 Status At(const std::string& path, int64_t line, const std::string& message) {
   return Status::Invalid(message, SourceLoc{path, static_cast<int>(line), line > 0 ? 1 : 0});
+}
+
+// What is wrong with the outputs of `row` ("" when nothing): merge copies rows byte for byte and
+// ranks them, so a row edited by hand (tokens_per_s=1e300, a negative time) would rank first.
+// Every number must be finite and, but for the headroom (negative when it does not fit), not
+// negative; MFU and HFU lie in [0, 1] (the bubble fraction, bubble over work, may pass 1); and the
+// throughputs must be what the step gives: tokens_per_s = tokens_per_step / step_time_s and
+// tokens_per_s_per_gpu = tokens_per_s / gpus (to 1e-6, as sim/program computes them).
+std::string CheckRowValues(const Row& row) {
+  for (size_t i = 0; i < kMetricCount; ++i) {
+    const Metric m = static_cast<Metric>(i);
+    if (!row.has(m)) continue;
+    const double v = row[m];
+    if (!std::isfinite(v)) return std::string(ColumnName(m)) + " is not a finite number";
+    if (v < 0.0 && m != Metric::kMemoryHeadroom) {
+      return std::string(ColumnName(m)) + " is negative (" + FormatNumber(v) + ")";
+    }
+  }
+  for (Metric m : {Metric::kMfu, Metric::kHfu}) {
+    if (row.has(m) && row[m] > 1.0) {
+      return std::string(ColumnName(m)) + " is above 1 (" + FormatNumber(row[m]) + ")";
+    }
+  }
+  const auto near = [](double a, double b) {
+    return std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b));
+  };
+  if (row.has(Metric::kTokensPerS) && row.has(Metric::kTokensPerStep) &&
+      row.has(Metric::kStepTime) && row[Metric::kStepTime] > 0.0 &&
+      !near(row[Metric::kTokensPerS], row[Metric::kTokensPerStep] / row[Metric::kStepTime])) {
+    return "tokens_per_s (" + FormatNumber(row[Metric::kTokensPerS]) +
+           ") is not tokens_per_step / step_time_s (" +
+           FormatNumber(row[Metric::kTokensPerStep] / row[Metric::kStepTime]) + ")";
+  }
+  if (row.has(Metric::kTokensPerSPerGpu) && row.has(Metric::kTokensPerS) &&
+      row.has(Metric::kGpus) && row[Metric::kGpus] > 0.0 &&
+      !near(row[Metric::kTokensPerSPerGpu], row[Metric::kTokensPerS] / row[Metric::kGpus])) {
+    return "tokens_per_s_per_gpu (" + FormatNumber(row[Metric::kTokensPerSPerGpu]) +
+           ") is not tokens_per_s / gpus (" +
+           FormatNumber(row[Metric::kTokensPerS] / row[Metric::kGpus]) + ")";
+  }
+  return "";
 }
 
 }  // namespace
@@ -41,11 +85,19 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
   std::vector<Line> lines;
   for (size_t f = 0; f < inputs.size(); ++f) {
     const std::string& path = inputs[f];
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status::NotFound("cannot open '" + path + "'");
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const std::string text = buf.str();
+    // The output replaces its file only after every input is read, but an input that is the
+    // output would be read and then overwritten with itself merged: a mistake, refused.
+    if (SameFile(path, output)) {
+      return Status::Invalid("merge: the output '" + output + "' is also an input ('" + path +
+                             "'); write the merged rows to a new file");
+    }
+    struct stat in_st;
+    if (::stat(path.c_str(), &in_st) == 0 && !S_ISREG(in_st.st_mode) && !S_ISFIFO(in_st.st_mode)) {
+      return Status::Invalid("merge: '" + path + "' is not a regular file (a shard's result file)");
+    }
+    Result<std::string> read = ReadFileBounded(path, kMaxShardFileBytes);
+    if (!read.ok()) return read.status();
+    const std::string text = std::move(*read);
     if (text.empty()) continue;  // a shard with no points writes no rows (JSON Lines)
     if (text.back() != '\n') {
       const int64_t last = 1 + static_cast<int64_t>(std::count(text.begin(), text.end(), '\n'));
@@ -95,6 +147,11 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
       const std::string_view line(text.data() + pos, nl - pos);
       Result<Row> row = format->Parse(line);
       if (!row.ok()) return At(path, line_no, "malformed row: " + row.status().message());
+      if (const std::string bad = CheckRowValues(*row); !bad.empty()) {
+        return At(path, line_no,
+                  "point " + std::to_string(row->point) + ": " + bad +
+                      "; the row is not as shardsim wrote it (run the shard again)");
+      }
       lines.push_back(Line{std::move(*row), f, line_no, std::string(text, pos, nl + 1 - pos)});
       pos = nl + 1;
       ++line_no;
@@ -140,23 +197,18 @@ Result<MergeResult> MergeResultFiles(const std::vector<std::string>& inputs,
                            ": a shard is missing or unfinished (run it with --resume, then merge "
                            "again)");
   }
-  ResultWriter writer;
-  Status s = writer.Open(output, 0, header);
-  if (!s.ok()) return s;
-  std::string chunk;
+  // Written whole to a temporary file and renamed: a full disk or a kill leaves no truncated
+  // merge behind (and an existing output as it was).
+  std::string merged = header;
+  size_t bytes = header.size();
+  for (const Line& l : lines) bytes += l.text.size();
+  merged.reserve(bytes);
   for (const Line& l : lines) {
-    chunk += l.text;
-    if (chunk.size() > (1u << 20)) {
-      s = writer.Append(chunk);
-      if (!s.ok()) return s;
-      chunk.clear();
-    }
+    merged += l.text;
     result.summary.Add(l.row);
   }
-  s = writer.Append(chunk);
-  if (!s.ok()) return s;
-  s = writer.Close();
-  if (!s.ok()) return s;
+  Status s = WriteFileAtomic(output, merged);
+  if (!s.ok()) return Status::Invalid("merge: " + s.message());
   result.points = n;
   return result;
 }

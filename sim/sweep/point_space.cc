@@ -149,6 +149,13 @@ Status PointSpace::Expand(int64_t c, const LoadOptions& options, FileCache* cach
     return Status::Invalid("gpus: expected a positive integer, got " + gpus_node->Describe(),
                            gpus_node->loc(), gpus_node->origin().source_line);
   }
+  if (*gpus > kMaxGpus) {
+    return Status::Invalid("gpus: " + std::to_string(*gpus) + " is above " +
+                               std::to_string(kMaxGpus) +
+                               ", the most GPUs shardsim models (parallel: auto searches the "
+                               "layouts of that many)",
+                           gpus_node->loc(), gpus_node->origin().source_line);
+  }
   combo.gpus = *gpus;
   // The GPU count is the enumeration's, not the probe's (whose layout must stay permissive).
   std::vector<Assignment> probe_assigns;

@@ -42,6 +42,13 @@ bool Assigned(const std::vector<Assignment>& as, const std::string& key) {
 // X carries F GPUs (accelerator_family ...) but hardware ..."): it depends on the pair, which a
 // zipped hardware/topology axis may give point by point.
 bool IsLayoutMessage(const std::string& message) {
+  // A typo is never the layout's: "training.recompte: unknown key" or "training.recompute:
+  // \"ful\" is not one of ..." in the base fails every point (they ran as "invalid", exit 1,
+  // after --dry-run had passed), so it is the spec's error, at its key.
+  if (message.find(": unknown key") != std::string::npos ||
+      message.find(" is not one of ") != std::string::npos) {
+    return false;
+  }
   for (const char* p : {"gpus:", "parallel.", "training."}) {
     if (message.rfind(p, 0) == 0) return true;
   }

@@ -139,11 +139,13 @@ bool SpecSetsKey(const SweepSpec& spec, const std::string& dotted_key, const Loa
 
 Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& virtual_path,
                                  const LoadOptions& options) {
+  SHARDSIM_RETURN_IF_ERROR(CheckNotEmpty(text, virtual_path));
   Result<ConfigNode> root = ParseYaml(text, virtual_path);
   if (!root.ok()) return root.status();
   if (!root->is_map()) {
     return Status::Invalid("expected a scenario with a sweep: block, got " + root->Describe(),
-                           SourceLoc{virtual_path, 0, 0});
+                           root->loc().known() ? root->loc() : SourceLoc{virtual_path, 1, 1},
+                           root->origin().source_line);
   }
   size_t sweep_index = root->size();
   for (size_t i = 0; i < root->size(); ++i) {
@@ -153,7 +155,8 @@ Result<SweepSpec> ParseSweepSpec(const std::string& text, const std::string& vir
     return Status::Invalid(
         "no sweep: block (a sweep file is a scenario, or `base: "
         "scenario.yaml`, with a sweep: mapping of axes)",
-        SourceLoc{virtual_path, 0, 0});
+        root->loc().known() ? root->loc() : SourceLoc{virtual_path, 1, 1},
+        root->origin().source_line);
   }
   const ConfigNode& block = root->value(sweep_index);
   if (!block.is_map() || block.size() == 0) {

@@ -26,12 +26,16 @@ TEST(ErrorsTest, UnknownKeyWithDidYouMeanAndMissingRequiredKey) {
   Result<ModelSpec> m = LoadModel("typo", TestLib());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kInvalidInput);
-  // Both problems of the file at once.
-  EXPECT_EQ(m.status().ToString(),
-            "tests/config/data/lib/models/typo.yaml: error: missing required key 'hidden_size'\n"
-            "tests/config/data/lib/models/typo.yaml:2:1: error: hiden_size: unknown key; did you mean 'hidden_size'?\n"
-            "    hiden_size: 512\n"
-            "    ^");
+  // Both problems of the file at once; the missing key at the mapping that lacks it (issue 19).
+  EXPECT_EQ(
+      m.status().ToString(),
+      "tests/config/data/lib/models/typo.yaml:1:1: error: missing required key 'hidden_size'\n"
+      "    name: typo\n"
+      "    ^\n"
+      "tests/config/data/lib/models/typo.yaml:2:1: error: hiden_size: unknown key; did you mean "
+      "'hidden_size'?\n"
+      "    hiden_size: 512\n"
+      "    ^");
 }
 
 TEST(ErrorsTest, UnknownNestedKey) {

@@ -315,7 +315,8 @@ TEST(SimulateCli, HtmlOptionWritesTheReportAndLeavesStdoutAlone) {
   const testing::CliRun bad =
       testing::RunCommand(bin + " simulate " + scenario + " --html /nonexistent-dir/r.html 2>&1");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_EQ(bad.out, "error: --html: cannot write '/nonexistent-dir/r.html'\n");
+  EXPECT_EQ(bad.out,
+            "error: --html: cannot write '/nonexistent-dir/r.html': No such file or directory\n");
 }
 
 }  // namespace
