@@ -135,7 +135,7 @@ Status ReadNsysKernelSummary(const std::string& text, const std::string& file, K
 Status ReadGemmCsvSamples(const std::string& path, KernelSamples* out) {
   const ConfigNode ref = ConfigNode::Scalar(path, KeyOrigin{SourceLoc{path, 0, 0}, ""});
   std::vector<GemmMeasurement> rows;
-  Status s = ReadGemmCsv(path, ref, "gemm csv", &rows);
+  Status s = ReadGemmCsv(path, ref, "gemm csv", /*peaks=*/{}, &rows);
   if (!s.ok()) return s;
   for (const GemmMeasurement& g : rows) {
     KernelSample k;

@@ -217,7 +217,7 @@ Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
     if (table->is_scalar()) {
       std::vector<GemmMeasurement> rows;
       Status s = ReadGemmCsv(PathRelativeTo(*table, table->text()), *table,
-                             r.MsgPath("grouped_gemm_table"), &rows);
+                             r.MsgPath("grouped_gemm_table"), hw.peak_flops, &rows);
       for (const GemmMeasurement& g : rows) {
         if (g.groups <= 0) {
           s = Status::Invalid(r.MsgPath("grouped_gemm_table") +

@@ -78,7 +78,7 @@ std::string ClaimJson(const ClaimCheck& c) {
             {"uncertainty", kStatedUncertainty},
             {"reasons", c.reasons},
             {"assumptions", c.assumptions}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace shardsim
