@@ -230,6 +230,23 @@ Status ValidateScenario(const Scenario& s) {
                Str(s.training.global_batch / per_step) + ") to be a multiple of pp (" +
                Str(p.pp) + ")");
   }
+  // The zero-bubble schedules split each backward into B and W passes per micro-batch; ZeRO-3
+  // gathers and reduces per layer inside one backward, which the zero-bubble runtimes
+  // (sail-sg/zero-bubble-pipeline-parallelism: Megatron's distributed optimizer, ZeRO-1) do not
+  // combine with them.
+  const bool zero_bubble =
+      p.schedule == PipelineSchedule::kZbH1 || p.schedule == PipelineSchedule::kZbH2;
+  if (zero_bubble && p.zero_stage == 3) {
+    c.Fail("parallel.schedule", std::string(Name(p.schedule)) +
+                                    " splits the backward into B and W passes, which is not "
+                                    "simulated with zero_stage 3; use zero_stage 0, 1 or 2");
+  }
+  if (p.schedule == PipelineSchedule::kZbV || p.schedule == PipelineSchedule::kDualPipe ||
+      p.schedule == PipelineSchedule::kDualPipeV) {
+    c.Fail("parallel.schedule", std::string(Name(p.schedule)) +
+                                    " is not simulated yet; valid: gpipe, 1f1b, "
+                                    "interleaved_1f1b, zb_h1, zb_h2");
+  }
   if (p.ep > 1) {
     if (!m.moe) {
       c.Fail("parallel.ep", Str(p.ep) + " needs a mixture-of-experts model (model " + m.name +

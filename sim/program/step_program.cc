@@ -44,6 +44,7 @@ struct ChunkWork {
   int64_t dense_params = 0;
   int64_t expert_params = 0;
   Bytes activations;  // kept per micro-batch between its forward and backward
+  Bytes weight_held;  // split backward: kept per micro-batch from its B to its W
 };
 
 class Builder {
@@ -115,7 +116,8 @@ class Builder {
 
   Status MakeChunks();
   void MakeDevices();
-  PassTime ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute) const;
+  PassTime ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
+                     Seconds* wgrad = nullptr) const;
   Status BuildDevice(const Device& d);
   Status BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last);
   Status LinkPipeline();
@@ -153,6 +155,9 @@ class Builder {
            static_cast<size_t>(k.mb);
   }
   std::vector<TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
+  std::vector<TaskId> wgt_;  // split backward: the last task of each W (its gradients are done)
+  bool split_ = false;       // the schedule runs B and W apart
+  int64_t sp_shards_ = 1;    // sequence parallelism's shards of a column-parallel input
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
   std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather
   std::map<JoinKey, TaskId> join_task_;  // every-rank mode: the task that completes a collective
@@ -168,6 +173,7 @@ Status Builder::MakeChunks() {
       for (int64_t i = r.chunks[c].begin; i < r.chunks[c].end; ++i) {
         w.layers.push_back(i);
         w.activations += LayerActivationBytes(g_.layer(i), sc_.training);
+        w.weight_held += WeightGradHeldBytes(g_.layer(i).ops, sc_.training, sp_shards_);
         for (const Op& op : g_.layer(i).ops) {
           (op.tp_split == TpSplit::kExperts ? w.expert_params : w.dense_params) += op.params;
         }
@@ -176,10 +182,13 @@ Status Builder::MakeChunks() {
       w.head = r.has_head && c + 1 == r.chunks.size();
       if (w.embedding) {
         w.activations += Sum(g_.embedding).saved;
+        w.weight_held += WeightGradHeldBytes(g_.embedding, sc_.training, sp_shards_);
         w.dense_params += Sum(g_.embedding).params;
       }
       if (w.head) {
         w.activations += Sum(g_.head).saved + Sum(g_.mtp).saved;
+        w.weight_held += WeightGradHeldBytes(g_.head, sc_.training, sp_shards_) +
+                         WeightGradHeldBytes(g_.mtp, sc_.training, sp_shards_);
         w.dense_params += Sum(g_.head).params + Sum(g_.mtp).params;
         // A tied head's own token table: reduced over DP like any other parameter, then summed
         // with the first stage's (the kEmbeddingSync all-reduce).
@@ -221,15 +230,19 @@ void Builder::MakeDevices() {
   }
 }
 
-PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute) const {
+PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
+                            Seconds* wgrad) const {
   PassTime t;
-  for (int64_t i : w.layers) {
-    const BlockCost& b = costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(i)])];
+  const auto add = [&](const BlockCost& b) {
     t += backward ? b.bwd : b.fwd;
     if (recompute != nullptr && backward) *recompute += b.recompute.total();
+    if (wgrad != nullptr && backward) *wgrad += b.wgrad;
+  };
+  for (int64_t i : w.layers) {
+    add(costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(i)])]);
   }
-  if (w.embedding) t += backward ? costs_.embedding.bwd : costs_.embedding.fwd;
-  if (w.head) t += backward ? costs_.head.bwd : costs_.head.fwd;
+  if (w.embedding) add(costs_.embedding);
+  if (w.head) add(costs_.head);
   return t;
 }
 
@@ -272,9 +285,16 @@ Status Builder::BuildDevice(const Device& d) {
   for (const ScheduleItem& it : order) {
     const ChunkWork& w = chunks[static_cast<size_t>(it.chunk)];
     const Key key{d.index, it.chunk, it.microbatch};
-    const bool backward = it.phase == Phase::kBackward;
+    const bool backward = it.phase != Phase::kForward;  // the whole backward, B or W
+    // The task after which this micro-batch's weight gradients of the chunk are complete: the
+    // whole backward, or W when the schedule splits it.
+    const bool grads_done = it.phase == Phase::kBackward || it.phase == Phase::kWeight;
     TaskId first, last;
     if (zero == 3) {
+      if (split_) {
+        return Status::Invalid(std::string("schedule ") + Name(sc_.parallel.schedule) +
+                               " with zero_stage 3 is not simulated");
+      }
       SHARDSIM_RETURN_IF_ERROR(BuildZero3Item(d, it, &first, &last));
     } else {
       TaskInfo info;
@@ -282,12 +302,26 @@ Status Builder::BuildDevice(const Device& d) {
       info.device = d.index;
       info.chunk = it.chunk;
       info.microbatch = it.microbatch;
-      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr);
+      Seconds wgrad;
+      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad);
       info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
+      if (it.phase == Phase::kInput) {
+        // B: the backward less its weight-gradient kernels; it frees the chunk's activations
+        // but what W will need (ChunkWork::weight_held).
+        info.part = BackwardPart::kInput;
+        info.parts.compute = info.parts.compute - wgrad;
+        info.activation_delta = w.weight_held - w.activations;
+      } else if (it.phase == Phase::kWeight) {
+        info.part = BackwardPart::kWeight;
+        info.parts = PassTime{};
+        info.parts.compute = wgrad;
+        info.recompute = Seconds(0);
+        info.activation_delta = Bytes(0) - w.weight_held;
+      }
       // The last backward of a chunk releases its gradients bucket by bucket: split it so each
       // bucket's reduction can start while the rest computes (Megatron-LM overlap_grad_reduce).
       const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
-      const bool reduce_here = backward && it.microbatch == m - 1 && zero <= 1 &&
+      const bool reduce_here = grads_done && it.microbatch == m - 1 && zero <= 1 &&
                                layout_.GroupSize(CommGroup::kGrad) > 1;
       int64_t buckets = 1;
       if (reduce_here && sc_.parallel.overlap_grad_reduce) {
@@ -326,7 +360,7 @@ Status Builder::BuildDevice(const Device& d) {
         waits_[static_cast<size_t>(d.index)].push_back(Joined(JoinKey{JoinKind::kExpertGrad, d.coords.pp, it.chunk, 0, 0}, *f));
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
-      if (backward && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
+      if (grads_done && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
         Result<TaskId> f = AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
                                          CollectiveOp::kReduceScatter, grads, d.grad, last,
                                          it.chunk, it.microbatch);
@@ -339,10 +373,11 @@ Status Builder::BuildDevice(const Device& d) {
       if (ag.valid() && it.microbatch == 0) Dep(ag, first);
       fwd_first_[Slot(key)] = first;
       fwd_[Slot(key)] = last;
-    } else {
+    } else if (it.phase != Phase::kWeight) {
       bwd_first_[Slot(key)] = first;
       bwd_[Slot(key)] = last;
     }
+    if (grads_done) wgt_[Slot(key)] = last;
   }
   return Status::Ok();
 }
@@ -444,6 +479,7 @@ Status Builder::LinkPipeline() {
     const CommTime& next = costs_.pp_send[static_cast<size_t>(r)];
     const CommTime& prev = costs_.pp_send[static_cast<size_t>((r + p - 1) % p)];
     for (const ScheduleItem& it : orders_[static_cast<size_t>(d.coords.pp)]) {
+      if (it.phase == Phase::kWeight) continue;  // nothing crosses stages after a W
       const Key key{d.index, it.chunk, it.microbatch};
       TaskInfo info;
       info.category = TaskCategory::kPpSend;
@@ -488,7 +524,8 @@ Status Builder::Finish(const Device& d) {
     const int32_t chunk = r == 0 ? 0 : static_cast<int32_t>(chunks.size() - 1);
     Result<TaskId> f = AddCollective(
         d, TaskCategory::kEmbeddingSync, CommGroup::kEmbedding, CollectiveOp::kAllReduce, bytes,
-        d.grad, bwd_[Slot(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)})], chunk);
+        d.grad, wgt_[Slot(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)})],
+        chunk);
     if (!f.ok()) return f.status();
     waits_[static_cast<size_t>(d.index)].push_back(*f);
   }
@@ -549,12 +586,12 @@ Result<StepProgram> Builder::Build() {
           ": simulate the representative pipeline (without --every-rank) or fewer GPUs");
     }
   }
+  split_ = SplitsBackward(par.schedule);
+  sp_shards_ = par.sequence_parallel && par.tp > 1 ? par.tp : 1;
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
-  for (int64_t r = 0; r < par.pp; ++r) {
-    Result<std::vector<ScheduleItem>> order = PipelineOrder(shape_, r);
-    if (!order.ok()) return order.status();
-    orders_.push_back(std::move(*order));
-  }
+  Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(shape_);
+  if (!orders.ok()) return orders.status();
+  orders_ = std::move(*orders);
   MakeDevices();
   // Per device and chunk-step: a forward, a backward, two transfers and their dependencies.
   const int64_t steps = static_cast<int64_t>(prog_.devices.size()) * shape_.virtual_stages *
@@ -568,6 +605,7 @@ Result<StepProgram> Builder::Build() {
   bwd_.assign(slots, TaskId());
   fwd_first_.assign(slots, TaskId());
   bwd_first_.assign(slots, TaskId());
+  wgt_.assign(slots, TaskId());
   gather_.assign(prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages), TaskId());
   waits_.assign(prog_.devices.size(), {});
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(BuildDevice(d));
