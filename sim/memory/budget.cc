@@ -219,15 +219,24 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
     s.activations_per_microbatch = layer_acts + edge_acts;
     s.activations = s.activations_per_microbatch * s.in_flight;
     if (split) {
-      // The embedding rides on the rank's first chunk, the head (and MTP) on its last.
-      chunk_bytes.front() += embedding_acts.value();
-      chunk_bytes.back() += (edge_acts - embedding_acts).value();
-      if (rank.has_embedding)
-        chunk_held.front() += WeightGradHeldBytes(g.embedding, training, sp_shards).value();
+      // The embedding and the head (and MTP) ride on their chunks (the first and the last but on
+      // DualPipe's last rank, PipelineRank::embedding_chunk / head_chunk).
+      const size_t ec = static_cast<size_t>(rank.embedding_chunk);
+      const size_t hc = static_cast<size_t>(rank.head_chunk);
+      chunk_bytes[ec] += embedding_acts.value();
+      chunk_bytes[hc] += (edge_acts - embedding_acts).value();
+      if (rank.has_embedding) {
+        chunk_held[ec] += WeightGradHeldBytes(g.embedding, training, sp_shards).value();
+      }
       if (rank.has_head) {
-        chunk_held.back() += (WeightGradHeldBytes(g.head, training, sp_shards) +
-                              WeightGradHeldBytes(g.mtp, training, sp_shards))
-                                 .value();
+        chunk_held[hc] += (WeightGradHeldBytes(g.head, training, sp_shards) +
+                           WeightGradHeldBytes(g.mtp, training, sp_shards))
+                              .value();
+      }
+      // A DualPipe micro-batch passes one of the rank's two chunks (one stage of its stream):
+      // its activations there are one chunk's, the mean of the two.
+      if (parallel.schedule == PipelineSchedule::kDualPipe) {
+        s.activations_per_microbatch = s.activations_per_microbatch * 0.5;
       }
       s.activations =
           PeakOverTheOrder(split_orders[static_cast<size_t>(rank.rank)], chunk_bytes, chunk_held);

@@ -178,8 +178,8 @@ Status Builder::MakeChunks() {
           (op.tp_split == TpSplit::kExperts ? w.expert_params : w.dense_params) += op.params;
         }
       }
-      w.embedding = r.has_embedding && c == 0;
-      w.head = r.has_head && c + 1 == r.chunks.size();
+      w.embedding = r.has_embedding && static_cast<int64_t>(c) == r.embedding_chunk;
+      w.head = r.has_head && static_cast<int64_t>(c) == r.head_chunk;
       if (w.embedding) {
         w.activations += Sum(g_.embedding).saved;
         w.weight_held += WeightGradHeldBytes(g_.embedding, sc_.training, sp_shards_);
@@ -263,7 +263,6 @@ Status Builder::BuildDevice(const Device& d) {
   const std::vector<ScheduleItem>& order = orders_[static_cast<size_t>(r)];
   const std::vector<ChunkWork>& chunks = chunks_[static_cast<size_t>(r)];
   const int zero = sc_.parallel.zero_stage;
-  const int64_t m = prog_.microbatches;
   const double grad_bytes = BytesOf(sc_.training.grad_dtype);
   const double weight_bytes = mem_.weight_bytes_per_param;
 
@@ -282,7 +281,16 @@ Status Builder::BuildDevice(const Device& d) {
     }
   }
 
-  for (const ScheduleItem& it : order) {
+  // Each chunk's last pass that completes weight gradients (a whole backward or a W): its
+  // gradients are then final and reduced.
+  std::vector<size_t> last_grads(chunks.size(), order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i].phase == Phase::kBackward || order[i].phase == Phase::kWeight) {
+      last_grads[static_cast<size_t>(order[i].chunk)] = i;
+    }
+  }
+  for (size_t index = 0; index < order.size(); ++index) {
+    const ScheduleItem& it = order[index];
     const ChunkWork& w = chunks[static_cast<size_t>(it.chunk)];
     const Key key{d.index, it.chunk, it.microbatch};
     const bool backward = it.phase != Phase::kForward;  // the whole backward, B or W
@@ -321,8 +329,8 @@ Status Builder::BuildDevice(const Device& d) {
       // The last backward of a chunk releases its gradients bucket by bucket: split it so each
       // bucket's reduction can start while the rest computes (Megatron-LM overlap_grad_reduce).
       const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
-      const bool reduce_here = grads_done && it.microbatch == m - 1 && zero <= 1 &&
-                               layout_.GroupSize(CommGroup::kGrad) > 1;
+      const bool reduce_here = grads_done && index == last_grads[static_cast<size_t>(it.chunk)] &&
+                               zero <= 1 && layout_.GroupSize(CommGroup::kGrad) > 1;
       int64_t buckets = 1;
       if (reduce_here && sc_.parallel.overlap_grad_reduce) {
         buckets = std::clamp<int64_t>(
@@ -468,7 +476,6 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
 
 Status Builder::LinkPipeline() {
   const int64_t p = sc_.parallel.pp;
-  const int64_t v = shape_.virtual_stages;
   if (p <= 1) return Status::Ok();
   const int64_t replicas = static_cast<int64_t>(prog_.devices.size()) / p;
   auto device_at = [&](const Device& d, int64_t stage) {
@@ -489,23 +496,22 @@ Status Builder::LinkPipeline() {
       info.group = CommGroup::kPp;
       info.op = CollectiveOp::kSendRecv;
       info.bytes = costs_.pp_message;
-      if (it.phase == Phase::kForward) {
-        const bool has_next = r < p - 1 || it.chunk < v - 1;
-        if (!has_next) continue;
-        const TaskId s = AddComm(info, d.pp_next, d, next);
-        Dep(fwd_[Slot(key)], s);
-        const int32_t to = device_at(d, r < p - 1 ? r + 1 : 0);
-        const int32_t chunk = r < p - 1 ? it.chunk : it.chunk + 1;
-        Dep(s, fwd_first_[Slot(Key{to, chunk, it.microbatch})]);
-      } else {
-        const bool has_prev = r > 0 || it.chunk > 0;
-        if (!has_prev) continue;
-        const TaskId s = AddComm(info, d.pp_prev, d, prev);
-        Dep(bwd_[Slot(key)], s);
-        const int32_t to = device_at(d, r > 0 ? r - 1 : p - 1);
-        const int32_t chunk = r > 0 ? it.chunk : it.chunk - 1;
-        Dep(s, bwd_first_[Slot(Key{to, chunk, it.microbatch})]);
+      // Where this pass's activations (forward) or input gradient (backward, B) go.
+      const bool forward = it.phase == Phase::kForward;
+      const StageHop hop = NextHop(shape_, r, it.chunk, forward);
+      if (!hop.exists) continue;
+      const int32_t to = device_at(d, hop.rank);
+      const Key target{to, hop.chunk, it.microbatch};
+      const TaskId done = forward ? fwd_[Slot(key)] : bwd_[Slot(key)];
+      const TaskId next_task = forward ? fwd_first_[Slot(target)] : bwd_first_[Slot(target)];
+      if (hop.rank == r) {  // the V's turn: the next chunk is on this rank
+        Dep(done, next_task);
+        continue;
       }
+      const TaskId s =
+          AddComm(info, hop.via_next ? d.pp_next : d.pp_prev, d, hop.via_next ? next : prev);
+      Dep(done, s);
+      Dep(s, next_task);
     }
   }
   return Status::Ok();

@@ -1,6 +1,8 @@
 #include "sim/schedule/schedule.h"
 
 #include <algorithm>
+#include <array>
+#include <deque>
 #include <string>
 
 namespace shardsim {
@@ -113,7 +115,114 @@ std::vector<std::vector<ScheduleItem>> Greedy(int64_t pp, int64_t m, int64_t lim
   return orders;
 }
 
+// DualPipe and DualPipeV as deepseek-ai/DualPipe's step() runs them on `rank`, in its eight
+// steps. A schedule "phase" p is chunk p on DualPipe's first half of ranks and chunk 1 - p on its
+// second half (phase ^= is_in_second_half); DualPipeV's phase is its chunk. Micro-batches are
+// counted per chunk (DualPipe numbers the reverse stream's m/2 after the forward stream's m/2);
+// a backward with zero bubble enabled is a B whose W joins a FIFO that each W step pops
+// (WeightGradStore). Paired forward/backward chunks (_forward_backward_chunk) run F then B.
+std::vector<ScheduleItem> DualPipeOrder(int64_t pp, int64_t m, int64_t rank, bool v_shape) {
+  const int64_t half = v_shape ? pp : pp / 2;  // num_half_ranks (DualPipeV: num_ranks)
+  const int64_t h = v_shape ? rank : std::min(rank, pp - 1 - rank);  // half_rank (or rank)
+  const int64_t per_stream = v_shape ? m : m / 2;                    // half_num_chunks
+  const int flip = !v_shape && rank >= pp / 2 ? 1 : 0;
+  std::vector<ScheduleItem> o;
+  std::array<int64_t, 2> f{0, 0}, b{0, 0};
+  std::deque<ScheduleItem> deferred;
+  const auto chunk_of = [&](int phase) { return phase ^ flip; };
+  const auto mb_of = [&](int c, int64_t k) { return v_shape ? k : c * per_stream + k; };
+  const auto fwd = [&](int phase) {
+    const int c = chunk_of(phase);
+    o.push_back(Item(Phase::kForward, c, mb_of(c, f[static_cast<size_t>(c)]++)));
+  };
+  const auto bwd = [&](int phase, bool zero_bubble) {
+    const int c = chunk_of(phase);
+    const int64_t k = mb_of(c, b[static_cast<size_t>(c)]++);
+    o.push_back(Item(zero_bubble ? Phase::kInput : Phase::kBackward, c, k));
+    if (zero_bubble) deferred.push_back(Item(Phase::kWeight, c, k));
+  };
+  const auto weight = [&] {
+    o.push_back(deferred.front());
+    deferred.pop_front();
+  };
+  for (int64_t i = 0; i < (half - h - 1) * 2; ++i) fwd(0);  // step 1: nF0
+  for (int64_t i = 0; i < h + 1; ++i) {                     // step 2: nF0F1
+    fwd(0);
+    fwd(1);
+  }
+  for (int64_t i = 0; i < half - h - 1; ++i) {  // step 3: nB1W1F1 (zero bubble)
+    bwd(1, true);
+    weight();
+    fwd(1);
+  }
+  for (int64_t i = 0; i < per_stream - 2 * half + h + 1; ++i) {  // step 4: nF0B1F1B0
+    fwd(0);
+    bwd(1, false);
+    fwd(1);
+    bwd(0, false);
+  }
+  for (int64_t i = 0; i < half - h - 1; ++i) {  // step 5: nB1F1B0
+    bwd(1, false);
+    fwd(1);
+    bwd(0, false);
+  }
+  bool zero_bubble = false;  // step 6: nB1B0, the second half with zero bubble
+  for (int64_t i = 0; i < h + 1; ++i) {
+    if (i == (h + 1) / 2 && h % 2 == 1) zero_bubble = true;
+    bwd(1, zero_bubble);
+    if (i == (h + 1) / 2 && h % 2 == 0) zero_bubble = true;
+    bwd(0, zero_bubble);
+  }
+  for (int64_t i = 0; i < half - h - 1; ++i) {  // step 7: nWB0 (zero bubble)
+    weight();
+    bwd(0, true);
+  }
+  while (!deferred.empty()) weight();  // step 8: nW
+  return o;
+}
+
 }  // namespace
+
+StageHop NextHop(const ScheduleShape& s, int64_t r, int32_t chunk, bool forward) {
+  const int64_t p = s.pp;
+  StageHop h;
+  const auto to = [&](int64_t rank, int64_t c, bool via_next) {
+    h.exists = true;
+    h.rank = rank;
+    h.chunk = static_cast<int32_t>(c);
+    h.via_next = via_next;
+    return h;
+  };
+  switch (s.schedule) {
+    case PipelineSchedule::kDualPipe:
+      // Chunk 0: the stream from rank 0 to p-1; chunk 1: from p-1 to 0.
+      if (chunk == 0) {
+        if (forward) return r < p - 1 ? to(r + 1, 0, true) : h;
+        return r > 0 ? to(r - 1, 0, false) : h;
+      }
+      if (forward) return r > 0 ? to(r - 1, 1, false) : h;
+      return r < p - 1 ? to(r + 1, 1, true) : h;
+    case PipelineSchedule::kZbV:
+    case PipelineSchedule::kDualPipeV:
+      // Down the ranks on chunk 0, back up on chunk 1, turning on rank p-1.
+      if (chunk == 0) {
+        if (forward) return r < p - 1 ? to(r + 1, 0, true) : to(r, 1, true);
+        return r > 0 ? to(r - 1, 0, false) : h;
+      }
+      if (forward) return r > 0 ? to(r - 1, 1, false) : h;
+      return r < p - 1 ? to(r + 1, 1, true) : to(r, 0, true);
+    default: {
+      // Chunks in a loop: rank p-1's chunk c feeds rank 0's chunk c + 1 (interleaved).
+      const int64_t v = Chunks(s);
+      if (forward) {
+        if (r < p - 1) return to(r + 1, chunk, true);
+        return chunk < v - 1 ? to(0, chunk + 1, true) : h;
+      }
+      if (r > 0) return to(r - 1, chunk, false);
+      return chunk > 0 ? to(p - 1, chunk - 1, false) : h;
+    }
+  }
+}
 
 bool SplitsBackward(PipelineSchedule schedule) {
   switch (schedule) {
@@ -167,9 +276,21 @@ Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& s, int64_t 
       return ZbH1(s.pp, s.microbatches, rank);
     case PipelineSchedule::kZbH2:
       return std::move(Greedy(s.pp, s.microbatches, 2 * s.pp)[static_cast<size_t>(rank)]);
-    case PipelineSchedule::kZbV:
     case PipelineSchedule::kDualPipe:
-    case PipelineSchedule::kDualPipeV:
+    case PipelineSchedule::kDualPipeV: {
+      const bool v_shape = s.schedule == PipelineSchedule::kDualPipeV;
+      if ((!v_shape && (s.pp % 2 != 0 || s.microbatches % 2 != 0)) || s.microbatches < 2 * s.pp) {
+        return Status::Invalid(std::string(Name(s.schedule)) +
+                               (v_shape ? ""
+                                        : " needs an even pp and an even number of "
+                                          "micro-batches, and") +
+                               " needs at least 2*pp micro-batches per step (pp " +
+                               std::to_string(s.pp) + ", micro-batches " +
+                               std::to_string(s.microbatches) + ")");
+      }
+      return DualPipeOrder(s.pp, s.microbatches, rank, v_shape);
+    }
+    case PipelineSchedule::kZbV:
       return Status::Invalid(std::string("pipeline order: schedule ") + Name(s.schedule) +
                              " is not simulated");
     default:

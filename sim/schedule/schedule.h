@@ -18,6 +18,16 @@
 //    With the optimizer step synchronized, as in shardsim's step, its bubble is the
 //    (p - 1)·T_F that no schedule avoids (stage p-1 cannot start earlier); the paper's zero
 //    needs its post-update validation, which overlaps consecutive steps.
+// DeepSeek's bidirectional schedules, in the order of their public implementation
+// (github.com/deepseek-ai/DualPipe, dualpipe.py / dualpipev.py step(): eight steps, nF0 ... nW):
+//  - DualPipe (DeepSeek-V3 §3.2.1): half the micro-batches enter at rank 0 and run on each
+//    rank's chunk 0, the other half enter at rank p-1 and run on chunk 1 (the model's stages
+//    mirrored: two copies of the parameters per rank); forward and backward chunks of the two
+//    streams are paired in the steady state; some backwards split into B and a W deferred FIFO.
+//    Needs an even pp and an even number of micro-batches, at least 2·pp.
+//  - DualPipeV (the "cut-in-half" DualPipe): one stream through a V — chunk 0 of ranks 0..p-1,
+//    then chunk 1 of ranks p-1..0 (rank r holds stages r and 2p-1-r: one copy). Needs at least
+//    2·pp micro-batches.
 #ifndef SHARDSIM_SCHEDULE_SCHEDULE_H_
 #define SHARDSIM_SCHEDULE_SCHEDULE_H_
 
@@ -57,6 +67,19 @@ Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& shape, int6
 // The run orders of every rank, [rank]: what PipelineOrder gives each, built once (ZB-H2's
 // scheduler places every rank's passes together).
 Result<std::vector<std::vector<ScheduleItem>>> PipelineOrders(const ScheduleShape& shape);
+
+// Where a pass's result goes: a forward's activations to the next stage of its stream, a
+// backward's (or B's) input gradient to the previous one.
+struct StageHop {
+  bool exists = false;  // false: the stream ends here (the loss; the first stage's backward)
+  int64_t rank = 0;
+  int32_t chunk = 0;
+  // Sent on the stream to the next rank (else the previous one; the interleaved schedule's wrap
+  // from the last rank to the first is "next"); a hop to the same rank (the V's turn) sends
+  // nothing.
+  bool via_next = true;
+};
+StageHop NextHop(const ScheduleShape& shape, int64_t rank, int32_t chunk, bool forward);
 
 // Number of warm-up forwards before the first backward on `rank` (Megatron's
 // num_warmup_microbatches, in chunk units for the interleaved schedule; the forwards before the

@@ -101,6 +101,82 @@ TEST(PipelineOrder, ZeroBubbleInFlightAndPassesOnce) {
   }
 }
 
+// Split-backward rendering: a whole backward BW, its input-gradient half B, its weight half W.
+std::string RenderSplit(const std::vector<ScheduleItem>& order) {
+  std::string s;
+  for (const ScheduleItem& it : order) {
+    if (!s.empty()) s += " ";
+    const char* p = it.phase == Phase::kForward    ? "F"
+                    : it.phase == Phase::kBackward ? "BW"
+                    : it.phase == Phase::kInput    ? "B"
+                                                   : "W";
+    s += p + std::to_string(it.microbatch);
+    if (it.chunk > 0) s += "." + std::to_string(it.chunk);
+  }
+  return s;
+}
+
+// DualPipe, p = 4, m = 8, as deepseek-ai/DualPipe's step() runs it: micro-batches 0-3 enter at
+// rank 0 on chunk 0, 4-7 at rank 3 on chunk 1 (rank 3 is in the second half: its phase 0 is
+// chunk 1); steps nF0, nF0F1, nB1W1F1, nF0B1F1B0, nB1F1B0, nB1B0, nWB0, nW.
+TEST(PipelineOrder, DualPipeMatchesDeepSeek) {
+  ScheduleShape s{PipelineSchedule::kDualPipe, 4, 2, 8};
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 0)),
+            "F0 F1 F2 F4.1 B4.1 W4.1 F5.1 F3 BW5.1 F6.1 BW0 BW6.1 F7.1 BW1 BW7.1 B2 W2 B3 W3");
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 1)),
+            "F0 F4.1 F1 F5.1 F2 BW4.1 F6.1 BW0 F3 BW5.1 F7.1 BW1 BW6.1 BW2 B7.1 B3 W7.1 W3");
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 3)),
+            "F4.1 F5.1 F6.1 F0 B0 W0 F1 F7.1 BW1 F2 BW4.1 BW2 F3 BW5.1 BW3 B6.1 W6.1 B7.1 W7.1");
+  // Refused where DualPipe's implementation asserts: odd pp, odd or too few micro-batches.
+  EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 3, 2, 12}, 0).ok());
+  EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 9}, 0).ok());
+  EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 6}, 0).ok());
+}
+
+// DualPipeV, p = 4, m = 8 (dualpipev.py): one stream down chunk 0 and back up chunk 1.
+TEST(PipelineOrder, DualPipeVMatchesDeepSeek) {
+  ScheduleShape s{PipelineSchedule::kDualPipeV, 4, 2, 8};
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 0)),
+            "F0 F1 F2 F3 F4 F5 F6 F0.1 B0.1 W0.1 F1.1 B1.1 W1.1 F2.1 B2.1 W2.1 F3.1 F7 BW3.1 "
+            "F4.1 BW0 BW4.1 F5.1 BW1 BW5.1 F6.1 BW2 BW6.1 F7.1 BW3 BW7.1 B4 W4 B5 W5 B6 W6 B7 W7");
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 3)),
+            "F0 F0.1 F1 F1.1 F2 F2.1 F3 F3.1 F4 BW0.1 F4.1 BW0 F5 BW1.1 F5.1 BW1 F6 BW2.1 F6.1 "
+            "BW2 F7 BW3.1 F7.1 BW3 BW4.1 BW4 BW5.1 BW5 B6.1 B6 B7.1 B7 W6.1 W6 W7.1 W7");
+}
+
+// DeepSeek-V3 Table 2: DualPipe holds pp + 1 micro-batches' activations (each a chunk's: one
+// stage of its stream) on every rank; every pass runs once, F before B before W.
+TEST(PipelineOrder, DualPipeHoldsPpPlusOneMicrobatches) {
+  for (int64_t p : {2, 4, 8, 16}) {
+    for (int64_t m : {2 * p, 2 * p + 2, 6 * p}) {
+      ScheduleShape s{PipelineSchedule::kDualPipe, p, 2, m};
+      for (int64_t r = 0; r < p; ++r) {
+        auto order = PipelineOrder(s, r);
+        ASSERT_TRUE(order.ok()) << order.status().ToString();
+        std::set<std::pair<int, int>> f, b, w;
+        int64_t live = 0, peak = 0;
+        for (const ScheduleItem& it : *order) {
+          const auto key =
+              std::make_pair(static_cast<int>(it.chunk), static_cast<int>(it.microbatch));
+          if (it.phase == Phase::kForward) {
+            EXPECT_TRUE(f.insert(key).second);
+            ++live;
+          } else if (it.phase == Phase::kWeight) {
+            EXPECT_TRUE(b.count(key) == 1 && w.insert(key).second);
+          } else {
+            EXPECT_TRUE(f.count(key) == 1 && b.insert(key).second);
+            --live;  // a B frees all but what its W holds
+          }
+          peak = std::max(peak, live);
+        }
+        EXPECT_EQ(f.size(), static_cast<size_t>(m / 2 + m / 2));
+        EXPECT_EQ(b.size(), f.size());
+        EXPECT_EQ(peak, p + 1) << "p " << p << " m " << m << " rank " << r;
+      }
+    }
+  }
+}
+
 TEST(PipelineOrder, GpipeRunsAllForwardsFirst) {
   ScheduleShape s{PipelineSchedule::kGpipe, 2, 1, 3};
   EXPECT_EQ(Render(*PipelineOrder(s, 1)), "F0 F1 F2 B0 B1 B2");
