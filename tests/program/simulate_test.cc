@@ -201,6 +201,32 @@ TEST(Simulate, DualPipeBubbles) {
   }
 }
 
+// DualPipe keeps two copies of the parameters (DeepSeek-V3 Table 2: 2x): rank r holds stage r
+// and stage p - 1 - r of the 1F1B split, so its parameters are their sum; DualPipeV one copy.
+TEST(Simulate, DualPipeHoldsTwoParameterCopies) {
+  ParallelSpec p;
+  p.pp = 4;
+  Scenario sc = Base(4, p);
+  sc.model.tied_embeddings = false;
+  auto plain = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  sc.parallel.schedule = PipelineSchedule::kDualPipe;
+  auto dual = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  sc.parallel.schedule = PipelineSchedule::kDualPipeV;
+  auto v = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  ASSERT_TRUE(plain.ok() && dual.ok() && v.ok());
+  int64_t total_plain = 0, total_dual = 0, total_v = 0;
+  for (int64_t r = 0; r < 4; ++r) {
+    const size_t i = static_cast<size_t>(r);
+    EXPECT_EQ(dual->stages[i].params,
+              plain->stages[i].params + plain->stages[static_cast<size_t>(3 - r)].params);
+    total_plain += plain->stages[i].params;
+    total_dual += dual->stages[i].params;
+    total_v += v->stages[i].params;
+  }
+  EXPECT_EQ(total_dual, 2 * total_plain);
+  EXPECT_EQ(total_v, total_plain);
+}
+
 // The reported bubble_fraction is that same (p - 1)/m on a real scenario whose stages are even (a
 // tiny vocabulary: embedding and head cost next to nothing), measured on the busiest rank (the
 // last stage: it waits (p - 1)·F in the warm-up and (p - 1)·B in the flush), and 0 without a
@@ -387,7 +413,11 @@ TEST(Simulate, RepresentativeEqualsEveryRank) {
                        {4, 4, 2, 2, 1, PipelineSchedule::k1F1B},
                        {8, 8, 1, 1, 3, PipelineSchedule::k1F1B},
                        {16, 1, 4, 1, 2, PipelineSchedule::k1F1B},
-                       {2, 2, 8, 2, 0, PipelineSchedule::kGpipe}};
+                       {2, 2, 8, 2, 0, PipelineSchedule::kGpipe},
+                       {4, 2, 2, 1, 1, PipelineSchedule::kZbH1},
+                       {2, 2, 4, 2, 2, PipelineSchedule::kZbH2},
+                       {2, 2, 4, 1, 1, PipelineSchedule::kDualPipe},
+                       {4, 1, 2, 1, 0, PipelineSchedule::kDualPipeV}};
   for (const L& l : layouts) {
     ParallelSpec p;
     p.dp = l.dp;
@@ -399,6 +429,10 @@ TEST(Simulate, RepresentativeEqualsEveryRank) {
     p.virtual_stages = l.s == PipelineSchedule::kInterleaved1F1B ? 2 : 1;
     Scenario sc = Base(l.dp * l.tp * l.pp * l.cp, p);
     sc.training.global_batch = 8 * l.pp * l.dp;
+    // DualPipe refuses tied embeddings (both ends sit on the same ranks).
+    if (l.s == PipelineSchedule::kDualPipe || l.s == PipelineSchedule::kDualPipeV) {
+      sc.model.tied_embeddings = false;
+    }
     auto rep = Simulate(sc);
     SimOptions every;
     every.every_rank = true;
