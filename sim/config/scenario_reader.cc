@@ -20,7 +20,9 @@ const std::vector<AttentionKernel> kAttentionKernels = {AttentionKernel::kFused,
 const std::vector<Recompute> kRecomputes = {Recompute::kNone, Recompute::kSelective,
                                             Recompute::kSelectiveOps, Recompute::kFull};
 const std::vector<PipelineSchedule> kSchedules = {
-    PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B};
+    PipelineSchedule::kGpipe,    PipelineSchedule::k1F1B,     PipelineSchedule::kInterleaved1F1B,
+    PipelineSchedule::kZbH1,     PipelineSchedule::kZbH2,     PipelineSchedule::kZbV,
+    PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV};
 
 // Resolves and reads one of model / hardware / topology into *out with `read`.
 template <class Spec, class ReadFn>

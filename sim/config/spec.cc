@@ -106,6 +106,16 @@ const char* Name(PipelineSchedule v) {
     case PipelineSchedule::kGpipe: return "gpipe";
     case PipelineSchedule::k1F1B: return "1f1b";
     case PipelineSchedule::kInterleaved1F1B: return "interleaved_1f1b";
+    case PipelineSchedule::kZbH1:
+      return "zb_h1";
+    case PipelineSchedule::kZbH2:
+      return "zb_h2";
+    case PipelineSchedule::kZbV:
+      return "zb_v";
+    case PipelineSchedule::kDualPipe:
+      return "dualpipe";
+    case PipelineSchedule::kDualPipeV:
+      return "dualpipe_v";
   }
   return "?";
 }

@@ -45,7 +45,19 @@ inline constexpr unsigned ModuleBit(RecomputeModule m) { return 1u << static_cas
 // Which fused attention kernel: Transformer Engine / cuDNN's (what Megatron-LM and NeMo run on
 // Hopper), or FlashAttention-2 (PyTorch SDPA's flash backend). Unfused attention: flash_attention false.
 enum class AttentionKernel { kFused, kFlash2 };
-enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved1F1B };
+// The zero-bubble schedules (Qi et al. 2024, arXiv 2401.10241) and DeepSeek's DualPipe /
+// DualPipeV (arXiv 2412.19437 §3.2.1; github.com/deepseek-ai/DualPipe) split the backward into
+// its input-gradient (B) and weight-gradient (W) passes; sim/schedule says how each orders them.
+enum class PipelineSchedule {
+  kGpipe,
+  k1F1B,
+  kInterleaved1F1B,
+  kZbH1,
+  kZbH2,
+  kZbV,
+  kDualPipe,
+  kDualPipeV
+};
 enum class LinkKind { kNvSwitch, kNvLink, kPcie, kInfiniBand, kRoce, kEthernet, kInfinityFabric };
 enum class FabricKind { kNone, kFatTree, kRailOptimized, kClos };
 
@@ -401,9 +413,14 @@ struct ParallelSpec {
   bool account_for_embedding_in_pipeline_split = false;
   bool account_for_loss_in_pipeline_split = false;
 
-  // Model chunks per pipeline rank: virtual_stages under the interleaved schedule, else 1.
+  // Model chunks per pipeline rank: virtual_stages under the interleaved schedule, two under
+  // ZB-V, DualPipe (two stages' copies) and DualPipeV, else 1.
   int64_t ChunksPerRank() const {
-    return schedule == PipelineSchedule::kInterleaved1F1B ? virtual_stages : 1;
+    if (schedule == PipelineSchedule::kInterleaved1F1B) return virtual_stages;
+    const bool two = schedule == PipelineSchedule::kZbV ||
+                     schedule == PipelineSchedule::kDualPipe ||
+                     schedule == PipelineSchedule::kDualPipeV;
+    return two ? 2 : 1;
   }
   // The (device, chunk, micro-batch) passes one simulation holds, bounded by kMaxSimulatedPasses:
   // pp x chunks x `microbatches` per pipeline x `pipelines` simulated (1, the representative

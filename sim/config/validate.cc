@@ -46,7 +46,9 @@ void CheckLayers(const Scenario& s, Checker& c) {
   const Origins& mo = s.model.origins;
   const ParallelSpec& p = s.parallel;
   const int64_t layers = s.model.num_layers;
-  const int64_t v = p.virtual_stages;
+  // The V-shaped schedules split the model in 2·pp stages, two per rank.
+  const bool v_shape = p.schedule == PipelineSchedule::kDualPipeV;
+  const int64_t v = v_shape ? 2 : p.virtual_stages;
   const std::string num_layers = "model.num_layers (" + Ref(mo, "num_layers", layers) + ")";
   const int64_t first = p.first_stage_layers;
   const int64_t last = p.last_stage_layers;
@@ -248,6 +250,57 @@ Status ValidateScenario(const Scenario& s) {
            "interleaved_1f1b needs the micro-batches per step (global_batch / (dp*micro_batch) = " +
                Str(s.training.global_batch / per_step) + ") to be a multiple of pp (" +
                Str(p.pp) + ")");
+  }
+  // The zero-bubble schedules split each backward into B and W passes per micro-batch; ZeRO-3
+  // gathers and reduces per layer inside one backward, which the zero-bubble runtimes
+  // (sail-sg/zero-bubble-pipeline-parallelism: Megatron's distributed optimizer, ZeRO-1) do not
+  // combine with them.
+  const bool dualpipe = p.schedule == PipelineSchedule::kDualPipe;
+  const bool dualpipe_v = p.schedule == PipelineSchedule::kDualPipeV;
+  const bool zero_bubble = p.schedule == PipelineSchedule::kZbH1 ||
+                           p.schedule == PipelineSchedule::kZbH2 || dualpipe || dualpipe_v;
+  if (zero_bubble && p.zero_stage == 3) {
+    c.Fail("parallel.schedule", std::string(Name(p.schedule)) +
+                                    " splits the backward into B and W passes, which is not "
+                                    "simulated with zero_stage 3; use zero_stage 0, 1 or 2");
+  }
+  if (p.schedule == PipelineSchedule::kZbV) {
+    c.Fail("parallel.schedule",
+           "zb_v is not simulated yet; valid: gpipe, 1f1b, interleaved_1f1b, zb_h1, zb_h2, "
+           "dualpipe, dualpipe_v");
+  }
+  // DeepSeek's DualPipe (deepseek-ai/DualPipe dualpipe.py step()) asserts an even number of
+  // ranks and of micro-batches, at least twice the ranks; DualPipeV the latter bound.
+  if ((dualpipe || dualpipe_v) && p.pp < 2) {
+    c.Fail("parallel.schedule",
+           std::string(Name(p.schedule)) + " needs pp >= 2 (pp is " + Str(p.pp) + ")");
+  }
+  if (dualpipe && p.pp % 2 != 0) {
+    c.Fail("parallel.pp", Str(p.pp) +
+                              " is odd; dualpipe pairs rank r with rank pp-1-r and needs "
+                              "an even pp");
+  }
+  if ((dualpipe || dualpipe_v) && p.pp >= 2 && per_step > 0 &&
+      s.training.global_batch % per_step == 0) {
+    const int64_t mbs = s.training.global_batch / per_step;
+    if ((dualpipe && mbs % 2 != 0) || mbs < Mul(2, p.pp)) {
+      c.Fail("parallel.schedule",
+             std::string(Name(p.schedule)) + " needs " +
+                 (dualpipe ? "an even number of micro-batches per step, at least 2*pp"
+                           : "at least 2*pp micro-batches per step") +
+                 " (global_batch / (dp*micro_batch) = " + Str(mbs) + ", 2*pp = " +
+                 Str(Mul(2, p.pp)) + ")" + (dualpipe ? ": half enter at each end" : ""));
+    }
+  }
+  if ((dualpipe || dualpipe_v) && m.tied_embeddings) {
+    c.Fail("parallel.schedule", std::string(Name(p.schedule)) +
+                                    " with tied embeddings is not simulated (the embedding and "
+                                    "head sit on the same ranks); untie them or use 1f1b");
+  }
+  if (dualpipe_v && (p.first_stage_layers > 0 || p.last_stage_layers > 0)) {
+    c.Fail(p.first_stage_layers > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers",
+           "dualpipe_v places the first and last stages on the same rank; an uneven first/last "
+           "stage is not simulated with it");
   }
   if (p.ep > 1) {
     if (!m.moe) {

@@ -31,17 +31,40 @@ namespace {
 // different bytes (the embedding on the first, the head on the last, a split that leaves a
 // chunk a layer short), where the uniform in-flight factor does not hold. Nothing when the order
 // cannot be built.
+//
+// Under a schedule that splits the backward, B frees all but `held[c]` (what W needs,
+// WeightGradHeldBytes) and W frees that: the same events, in the same order, as the simulated
+// timeline (sim/program/step_program.cc).
+Bytes PeakOverTheOrder(const std::vector<ScheduleItem>& order,
+                       const std::vector<double>& chunk_bytes, const std::vector<double>& held) {
+  double live = 0.0, peak = 0.0;
+  for (const ScheduleItem& item : order) {
+    const size_t c = static_cast<size_t>(item.chunk);
+    const double b = chunk_bytes[c];
+    switch (item.phase) {
+      case Phase::kForward:
+        live += b;
+        break;
+      case Phase::kBackward:
+        live -= b;
+        break;
+      case Phase::kInput:
+        live -= b - held[c];
+        break;
+      case Phase::kWeight:
+        live -= held[c];
+        break;
+    }
+    peak = std::max(peak, live);
+  }
+  return Bytes(peak);
+}
+
 std::optional<Bytes> PeakOverTheOrder(const ScheduleShape& shape, int64_t rank,
                                       const std::vector<double>& chunk_bytes) {
   Result<std::vector<ScheduleItem>> order = PipelineOrder(shape, rank);
   if (!order.ok()) return std::nullopt;
-  double live = 0.0, peak = 0.0;
-  for (const ScheduleItem& item : *order) {
-    const double b = chunk_bytes[static_cast<size_t>(item.chunk)];
-    live += item.phase == Phase::kForward ? b : -b;
-    peak = std::max(peak, live);
-  }
-  return Bytes(peak);
+  return PeakOverTheOrder(*order, chunk_bytes, {});
 }
 
 }  // namespace
@@ -111,6 +134,16 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
   b.zero_shards = parallel.dp * parallel.cp;
   b.expert_zero_shards = std::max<int64_t>(1, b.zero_shards / parallel.ep);
   const int64_t world = parallel.dp * parallel.tp * parallel.pp * parallel.cp;
+  // A schedule that splits the backward: every rank's order, walked for its peak below.
+  const bool split = SplitsBackward(parallel.schedule);
+  const int64_t sp_shards = parallel.sequence_parallel && parallel.tp > 1 ? parallel.tp : 1;
+  std::vector<std::vector<ScheduleItem>> split_orders;
+  if (split) {
+    Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(
+        ScheduleShape{parallel.schedule, parallel.pp, parallel.ChunksPerRank(), microbatches});
+    if (!orders.ok()) return orders.status();
+    split_orders = std::move(*orders);
+  }
 
   // One block per model-state tensor of `ops` (sim/memory/allocator.h), ZeRO-sharded over
   // `shards` as ZeroModelStates shards the totals.
@@ -151,8 +184,9 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
     int64_t largest_layer_params = 0;
     bool has_moe = false;
     std::vector<double> chunk_bytes;  // saved per micro-batch by each chunk's layers
+    std::vector<double> chunk_held;   // split backward: held by each chunk from B to W
     for (const LayerRange& chunk : rank.chunks) {
-      Bytes in_chunk;
+      Bytes in_chunk, held;
       for (int64_t i = chunk.begin; i < chunk.end; ++i) {
         const LayerOps& layer = g.layer(i);
         const ParamSplit lp = Params(layer.ops);
@@ -164,10 +198,12 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
         add_activation_blocks(layer.ops, acts, s);
         layer_acts += acts;
         in_chunk += acts;
+        if (split) held += WeightGradHeldBytes(layer.ops, training, sp_shards);
         rebuilt = std::max(rebuilt, Sum(layer.ops).saved);
         has_moe = has_moe || layer.kind == "moe";
       }
       chunk_bytes.push_back(in_chunk.value());
+      chunk_held.push_back(held.value());
     }
     // Embedding (first stage) and head / MTP (last stage): saved per micro-batch like a layer's
     // (the embedding's dropout mask until that micro-batch's backward; the head's logits for the
@@ -217,7 +253,32 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
                                        microbatches, rank.rank);
     s.activations_per_microbatch = layer_acts + edge_acts;
     s.activations = s.activations_per_microbatch * s.in_flight;
-    if (parallel.schedule == PipelineSchedule::kInterleaved1F1B) {
+    if (split) {
+      // The embedding and the head (and MTP) ride on their chunks (the first and the last but on
+      // DualPipe's last rank, PipelineRank::embedding_chunk / head_chunk).
+      const size_t ec = static_cast<size_t>(rank.embedding_chunk);
+      const size_t hc = static_cast<size_t>(rank.head_chunk);
+      chunk_bytes[ec] += embedding_acts.value();
+      chunk_bytes[hc] += (edge_acts - embedding_acts).value();
+      if (rank.has_embedding) {
+        chunk_held[ec] += WeightGradHeldBytes(g.embedding, training, sp_shards).value();
+      }
+      if (rank.has_head) {
+        chunk_held[hc] += (WeightGradHeldBytes(g.head, training, sp_shards) +
+                           WeightGradHeldBytes(g.mtp, training, sp_shards))
+                              .value();
+      }
+      // A DualPipe micro-batch passes one of the rank's two chunks (one stage of its stream):
+      // its activations there are one chunk's, the mean of the two.
+      if (parallel.schedule == PipelineSchedule::kDualPipe) {
+        s.activations_per_microbatch = s.activations_per_microbatch * 0.5;
+      }
+      s.activations =
+          PeakOverTheOrder(split_orders[static_cast<size_t>(rank.rank)], chunk_bytes, chunk_held);
+      if (s.activations_per_microbatch.value() > 0.0) {
+        s.in_flight = s.activations.value() / s.activations_per_microbatch.value();  // effective
+      }
+    } else if (parallel.schedule == PipelineSchedule::kInterleaved1F1B) {
       // The embedding rides on the rank's first chunk, the head (and MTP) on its last, and the
       // splits that count them as layers leave those chunks a layer short: chunks that save
       // different bytes are walked over the run order.

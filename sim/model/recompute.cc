@@ -1,5 +1,7 @@
 #include "sim/model/recompute.h"
 
+#include <algorithm>
+
 namespace shardsim {
 
 bool Recomputes(const TrainingSpec& training, const Op& op, int matmul_ordinal) {
@@ -55,6 +57,25 @@ Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training) 
       return layer.input_bytes;
   }
   return Bytes(0);
+}
+
+Bytes WeightGradHeldBytes(const std::vector<Op>& ops, const TrainingSpec& training,
+                          int64_t sp_shards) {
+  const double act = ActivationBytes(training.precision);
+  const double input =
+      training.fp8_saved_activations && training.precision == DType::kFp8 ? 1.0 : act;
+  double bytes = 0.0;
+  for (const Op& op : ops) {
+    if (op.kind != OpKind::kMatmul || op.params == 0) continue;
+    const MatmulShape& s = op.matmul;
+    const double batch = static_cast<double>(s.batch);
+    const double shards = op.tp_split == TpSplit::kColumn
+                              ? static_cast<double>(std::max<int64_t>(1, sp_shards))
+                              : 1.0;
+    bytes += batch * static_cast<double>(s.m) *
+             (static_cast<double>(s.k) * input / shards + static_cast<double>(s.n) * act);
+  }
+  return Bytes(bytes);
 }
 
 }  // namespace shardsim

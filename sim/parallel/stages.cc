@@ -12,6 +12,37 @@ int64_t PipelineRank::layers() const {
 }
 
 Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const ParallelSpec& parallel) {
+  const PipelineSchedule sched = parallel.schedule;
+  if (sched == PipelineSchedule::kDualPipe || sched == PipelineSchedule::kZbV ||
+      sched == PipelineSchedule::kDualPipeV) {
+    // Split as 1F1B (p stages) or as two-chunk interleaving (2p stages, chunk c of rank r =
+    // stage c·p + r), then pair the stages.
+    ParallelSpec plain = parallel;
+    const bool dual = sched == PipelineSchedule::kDualPipe;
+    plain.schedule = dual ? PipelineSchedule::k1F1B : PipelineSchedule::kInterleaved1F1B;
+    plain.virtual_stages = dual ? 1 : 2;
+    Result<std::vector<PipelineRank>> base = SplitLayers(num_layers, plain);
+    if (!base.ok()) return base.status();
+    const int64_t p = parallel.pp;
+    std::vector<PipelineRank> ranks(static_cast<size_t>(p));
+    for (int64_t r = 0; r < p; ++r) {
+      const PipelineRank& own = (*base)[static_cast<size_t>(r)];
+      const PipelineRank& mirror = (*base)[static_cast<size_t>(p - 1 - r)];
+      PipelineRank& out = ranks[static_cast<size_t>(r)];
+      out.rank = r;
+      out.chunks = {own.chunks.front(), mirror.chunks.back()};
+      if (dual) {
+        out.has_embedding = out.has_head = r == 0 || r == p - 1;
+        out.embedding_chunk = r == 0 ? 0 : 1;  // the forward stream's first stage, or the reverse's
+        out.head_chunk = r == p - 1 ? 0 : 1;
+      } else {
+        out.has_embedding = out.has_head = r == 0;
+        out.embedding_chunk = 0;
+        out.head_chunk = 1;
+      }
+    }
+    return ranks;
+  }
   const int64_t p = parallel.pp;
   const int64_t v = parallel.ChunksPerRank();
   if (p <= 0 || v <= 0) return Status::Invalid("pipeline degrees must be positive");
@@ -20,6 +51,7 @@ Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const Parallel
     ranks[static_cast<size_t>(r)].rank = r;
     ranks[static_cast<size_t>(r)].has_embedding = r == 0;
     ranks[static_cast<size_t>(r)].has_head = r == p - 1;
+    ranks[static_cast<size_t>(r)].head_chunk = v - 1;
   }
   const int64_t first = parallel.first_stage_layers;
   const int64_t last = parallel.last_stage_layers;

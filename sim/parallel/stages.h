@@ -24,6 +24,10 @@ struct PipelineRank {
   std::vector<LayerRange> chunks;  // one per virtual stage, in execution order
   bool has_embedding = false;
   bool has_head = false;
+  // The chunks that hold them (when the rank has them): the first and the last, but on
+  // DualPipe's last rank, whose second chunk starts the reverse stream and first ends the forward.
+  int64_t embedding_chunk = 0;
+  int64_t head_chunk = 0;
   int64_t layers() const;
 };
 
@@ -36,6 +40,11 @@ struct PipelineRank {
 //  - `account_for_embedding_in_pipeline_split` / `..._loss_...`: the split counts the
 //    embedding (loss) as a layer: every chunk (L + e + l)/(p·v), less one on the first chunk of
 //    rank 0 (the last chunk of the last rank).
+// Two chunks per rank under the V-shaped schedules (zb_v, dualpipe_v; Qi et al. 2024 §6, DeepSeek
+// DualPipeV): the model in 2p stages, rank r holding stage r and stage 2p - 1 - r, so the
+// embedding and the head both sit on rank 0. DualPipe (DeepSeek-V3 §3.2.1) holds two copies: the
+// model in p stages, rank r holding stage r of the forward stream and stage p - 1 - r of the
+// reverse one, so ranks 0 and p - 1 each hold the embedding and the head.
 // Fails when the layers do not divide.
 Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const ParallelSpec& parallel);
 

@@ -36,6 +36,12 @@ Seconds OpsTime(const std::vector<Op>& ops, bool backward, const OpCostModel& hw
   return t;
 }
 
+Seconds WeightGradTime(const std::vector<Op>& ops, const OpCostModel& hw) {
+  Seconds t;
+  for (const Op& op : ops) t += hw.Cost(op, Pass::kBackwardWeight).time;
+  return t;
+}
+
 namespace {
 
 // Whether `op` is a tensor-parallel GEMM of the attention region (q/k/v ... output projection)
@@ -201,6 +207,7 @@ struct Pricer {
     BlockCost b;
     b.fwd.compute = OpsTime(layer.ops, false, hw);
     b.bwd.compute = OpsTime(layer.ops, true, hw);
+    b.wgrad = WeightGradTime(layer.ops, hw);
     SHARDSIM_RETURN_IF_ERROR(LayerTp(layer.ops, b));
     SHARDSIM_RETURN_IF_ERROR(LayerCp(layer.ops, b));
     SHARDSIM_RETURN_IF_ERROR(LayerEp(layer.ops, b));
@@ -228,6 +235,7 @@ struct Pricer {
     BlockCost b;
     b.fwd.compute = OpsTime(g.embedding, false, hw);
     b.bwd.compute = OpsTime(g.embedding, true, hw);
+    b.wgrad = WeightGradTime(g.embedding, hw);
     if (tp > 1) {
       Result<Seconds> fwd = Coll(CommGroup::kTp, sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, act);
       if (!fwd.ok()) return fwd.status();
@@ -249,6 +257,7 @@ struct Pricer {
     BlockCost b;
     b.fwd.compute = OpsTime(g.head, false, hw) + OpsTime(g.mtp, false, hw);
     b.bwd.compute = OpsTime(g.head, true, hw) + OpsTime(g.mtp, true, hw);
+    b.wgrad = WeightGradTime(g.head, hw) + WeightGradTime(g.mtp, hw);
     if (tp > 1) {
       const int heads = 1 + static_cast<int>(sc.model.mtp_depth);
       const Bytes stats(4.0 * static_cast<double>(g.tokens_per_microbatch));

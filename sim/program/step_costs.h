@@ -55,6 +55,9 @@ struct BlockCost {
   PassTime fwd;
   PassTime bwd;
   PassTime recompute;
+  // Of bwd.compute, the weight-gradient kernels (each op's backward-weight pass): what a
+  // schedule that splits the backward (sim/schedule SplitsBackward) runs as its W pass.
+  Seconds wgrad;
   Seconds tp_comm_total;  // all TP communication of fwd + bwd, exposed or not (for reports)
   CpHop cp_hop;           // the layer's ring-attention hop (rounds = 0 without CP)
 };
@@ -99,6 +102,8 @@ Result<StepCosts> PriceStep(const Scenario& scenario, const OpGraph& graph, cons
 
 // Seconds of all passes of `ops` (forward, or backward-input + backward-weight).
 Seconds OpsTime(const std::vector<Op>& ops, bool backward, const OpCostModel& hw);
+// Seconds of the backward-weight passes of `ops` alone.
+Seconds WeightGradTime(const std::vector<Op>& ops, const OpCostModel& hw);
 
 }  // namespace shardsim
 

@@ -44,6 +44,7 @@ struct ChunkWork {
   int64_t dense_params = 0;
   int64_t expert_params = 0;
   Bytes activations;  // kept per micro-batch between its forward and backward
+  Bytes weight_held;  // split backward: kept per micro-batch from its B to its W
 };
 
 class Builder {
@@ -115,7 +116,8 @@ class Builder {
 
   Status MakeChunks();
   void MakeDevices();
-  PassTime ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute) const;
+  PassTime ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
+                     Seconds* wgrad = nullptr) const;
   Status BuildDevice(const Device& d);
   Status BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last);
   Status LinkPipeline();
@@ -153,6 +155,9 @@ class Builder {
            static_cast<size_t>(k.mb);
   }
   std::vector<TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
+  std::vector<TaskId> wgt_;  // split backward: the last task of each W (its gradients are done)
+  bool split_ = false;       // the schedule runs B and W apart
+  int64_t sp_shards_ = 1;    // sequence parallelism's shards of a column-parallel input
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
   std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather
   std::map<JoinKey, TaskId> join_task_;  // every-rank mode: the task that completes a collective
@@ -168,18 +173,22 @@ Status Builder::MakeChunks() {
       for (int64_t i = r.chunks[c].begin; i < r.chunks[c].end; ++i) {
         w.layers.push_back(i);
         w.activations += LayerActivationBytes(g_.layer(i), sc_.training);
+        w.weight_held += WeightGradHeldBytes(g_.layer(i).ops, sc_.training, sp_shards_);
         for (const Op& op : g_.layer(i).ops) {
           (op.tp_split == TpSplit::kExperts ? w.expert_params : w.dense_params) += op.params;
         }
       }
-      w.embedding = r.has_embedding && c == 0;
-      w.head = r.has_head && c + 1 == r.chunks.size();
+      w.embedding = r.has_embedding && static_cast<int64_t>(c) == r.embedding_chunk;
+      w.head = r.has_head && static_cast<int64_t>(c) == r.head_chunk;
       if (w.embedding) {
         w.activations += Sum(g_.embedding).saved;
+        w.weight_held += WeightGradHeldBytes(g_.embedding, sc_.training, sp_shards_);
         w.dense_params += Sum(g_.embedding).params;
       }
       if (w.head) {
         w.activations += Sum(g_.head).saved + Sum(g_.mtp).saved;
+        w.weight_held += WeightGradHeldBytes(g_.head, sc_.training, sp_shards_) +
+                         WeightGradHeldBytes(g_.mtp, sc_.training, sp_shards_);
         w.dense_params += Sum(g_.head).params + Sum(g_.mtp).params;
         // A tied head's own token table: reduced over DP like any other parameter, then summed
         // with the first stage's (the kEmbeddingSync all-reduce).
@@ -221,15 +230,19 @@ void Builder::MakeDevices() {
   }
 }
 
-PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute) const {
+PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
+                            Seconds* wgrad) const {
   PassTime t;
-  for (int64_t i : w.layers) {
-    const BlockCost& b = costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(i)])];
+  const auto add = [&](const BlockCost& b) {
     t += backward ? b.bwd : b.fwd;
     if (recompute != nullptr && backward) *recompute += b.recompute.total();
+    if (wgrad != nullptr && backward) *wgrad += b.wgrad;
+  };
+  for (int64_t i : w.layers) {
+    add(costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(i)])]);
   }
-  if (w.embedding) t += backward ? costs_.embedding.bwd : costs_.embedding.fwd;
-  if (w.head) t += backward ? costs_.head.bwd : costs_.head.fwd;
+  if (w.embedding) add(costs_.embedding);
+  if (w.head) add(costs_.head);
   return t;
 }
 
@@ -250,7 +263,6 @@ Status Builder::BuildDevice(const Device& d) {
   const std::vector<ScheduleItem>& order = orders_[static_cast<size_t>(r)];
   const std::vector<ChunkWork>& chunks = chunks_[static_cast<size_t>(r)];
   const int zero = sc_.parallel.zero_stage;
-  const int64_t m = prog_.microbatches;
   const double grad_bytes = BytesOf(sc_.training.grad_dtype);
   const double weight_bytes = mem_.weight_bytes_per_param;
 
@@ -269,12 +281,28 @@ Status Builder::BuildDevice(const Device& d) {
     }
   }
 
-  for (const ScheduleItem& it : order) {
+  // Each chunk's last pass that completes weight gradients (a whole backward or a W): its
+  // gradients are then final and reduced.
+  std::vector<size_t> last_grads(chunks.size(), order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i].phase == Phase::kBackward || order[i].phase == Phase::kWeight) {
+      last_grads[static_cast<size_t>(order[i].chunk)] = i;
+    }
+  }
+  for (size_t index = 0; index < order.size(); ++index) {
+    const ScheduleItem& it = order[index];
     const ChunkWork& w = chunks[static_cast<size_t>(it.chunk)];
     const Key key{d.index, it.chunk, it.microbatch};
-    const bool backward = it.phase == Phase::kBackward;
+    const bool backward = it.phase != Phase::kForward;  // the whole backward, B or W
+    // The task after which this micro-batch's weight gradients of the chunk are complete: the
+    // whole backward, or W when the schedule splits it.
+    const bool grads_done = it.phase == Phase::kBackward || it.phase == Phase::kWeight;
     TaskId first, last;
     if (zero == 3) {
+      if (split_) {
+        return Status::Invalid(std::string("schedule ") + Name(sc_.parallel.schedule) +
+                               " with zero_stage 3 is not simulated");
+      }
       SHARDSIM_RETURN_IF_ERROR(BuildZero3Item(d, it, &first, &last));
     } else {
       TaskInfo info;
@@ -282,13 +310,27 @@ Status Builder::BuildDevice(const Device& d) {
       info.device = d.index;
       info.chunk = it.chunk;
       info.microbatch = it.microbatch;
-      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr);
+      Seconds wgrad;
+      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad);
       info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
+      if (it.phase == Phase::kInput) {
+        // B: the backward less its weight-gradient kernels; it frees the chunk's activations
+        // but what W will need (ChunkWork::weight_held).
+        info.part = BackwardPart::kInput;
+        info.parts.compute = info.parts.compute - wgrad;
+        info.activation_delta = w.weight_held - w.activations;
+      } else if (it.phase == Phase::kWeight) {
+        info.part = BackwardPart::kWeight;
+        info.parts = PassTime{};
+        info.parts.compute = wgrad;
+        info.recompute = Seconds(0);
+        info.activation_delta = Bytes(0) - w.weight_held;
+      }
       // The last backward of a chunk releases its gradients bucket by bucket: split it so each
       // bucket's reduction can start while the rest computes (Megatron-LM overlap_grad_reduce).
       const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
-      const bool reduce_here = backward && it.microbatch == m - 1 && zero <= 1 &&
-                               layout_.GroupSize(CommGroup::kGrad) > 1;
+      const bool reduce_here = grads_done && index == last_grads[static_cast<size_t>(it.chunk)] &&
+                               zero <= 1 && layout_.GroupSize(CommGroup::kGrad) > 1;
       int64_t buckets = 1;
       if (reduce_here && sc_.parallel.overlap_grad_reduce) {
         buckets = std::clamp<int64_t>(
@@ -326,7 +368,7 @@ Status Builder::BuildDevice(const Device& d) {
         waits_[static_cast<size_t>(d.index)].push_back(Joined(JoinKey{JoinKind::kExpertGrad, d.coords.pp, it.chunk, 0, 0}, *f));
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
-      if (backward && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
+      if (grads_done && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
         Result<TaskId> f = AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
                                          CollectiveOp::kReduceScatter, grads, d.grad, last,
                                          it.chunk, it.microbatch);
@@ -339,10 +381,11 @@ Status Builder::BuildDevice(const Device& d) {
       if (ag.valid() && it.microbatch == 0) Dep(ag, first);
       fwd_first_[Slot(key)] = first;
       fwd_[Slot(key)] = last;
-    } else {
+    } else if (it.phase != Phase::kWeight) {
       bwd_first_[Slot(key)] = first;
       bwd_[Slot(key)] = last;
     }
+    if (grads_done) wgt_[Slot(key)] = last;
   }
   return Status::Ok();
 }
@@ -433,7 +476,6 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
 
 Status Builder::LinkPipeline() {
   const int64_t p = sc_.parallel.pp;
-  const int64_t v = shape_.virtual_stages;
   if (p <= 1) return Status::Ok();
   const int64_t replicas = static_cast<int64_t>(prog_.devices.size()) / p;
   auto device_at = [&](const Device& d, int64_t stage) {
@@ -444,6 +486,7 @@ Status Builder::LinkPipeline() {
     const CommTime& next = costs_.pp_send[static_cast<size_t>(r)];
     const CommTime& prev = costs_.pp_send[static_cast<size_t>((r + p - 1) % p)];
     for (const ScheduleItem& it : orders_[static_cast<size_t>(d.coords.pp)]) {
+      if (it.phase == Phase::kWeight) continue;  // nothing crosses stages after a W
       const Key key{d.index, it.chunk, it.microbatch};
       TaskInfo info;
       info.category = TaskCategory::kPpSend;
@@ -453,23 +496,22 @@ Status Builder::LinkPipeline() {
       info.group = CommGroup::kPp;
       info.op = CollectiveOp::kSendRecv;
       info.bytes = costs_.pp_message;
-      if (it.phase == Phase::kForward) {
-        const bool has_next = r < p - 1 || it.chunk < v - 1;
-        if (!has_next) continue;
-        const TaskId s = AddComm(info, d.pp_next, d, next);
-        Dep(fwd_[Slot(key)], s);
-        const int32_t to = device_at(d, r < p - 1 ? r + 1 : 0);
-        const int32_t chunk = r < p - 1 ? it.chunk : it.chunk + 1;
-        Dep(s, fwd_first_[Slot(Key{to, chunk, it.microbatch})]);
-      } else {
-        const bool has_prev = r > 0 || it.chunk > 0;
-        if (!has_prev) continue;
-        const TaskId s = AddComm(info, d.pp_prev, d, prev);
-        Dep(bwd_[Slot(key)], s);
-        const int32_t to = device_at(d, r > 0 ? r - 1 : p - 1);
-        const int32_t chunk = r > 0 ? it.chunk : it.chunk - 1;
-        Dep(s, bwd_first_[Slot(Key{to, chunk, it.microbatch})]);
+      // Where this pass's activations (forward) or input gradient (backward, B) go.
+      const bool forward = it.phase == Phase::kForward;
+      const StageHop hop = NextHop(shape_, r, it.chunk, forward);
+      if (!hop.exists) continue;
+      const int32_t to = device_at(d, hop.rank);
+      const Key target{to, hop.chunk, it.microbatch};
+      const TaskId done = forward ? fwd_[Slot(key)] : bwd_[Slot(key)];
+      const TaskId next_task = forward ? fwd_first_[Slot(target)] : bwd_first_[Slot(target)];
+      if (hop.rank == r) {  // the V's turn: the next chunk is on this rank
+        Dep(done, next_task);
+        continue;
       }
+      const TaskId s =
+          AddComm(info, hop.via_next ? d.pp_next : d.pp_prev, d, hop.via_next ? next : prev);
+      Dep(done, s);
+      Dep(s, next_task);
     }
   }
   return Status::Ok();
@@ -488,7 +530,8 @@ Status Builder::Finish(const Device& d) {
     const int32_t chunk = r == 0 ? 0 : static_cast<int32_t>(chunks.size() - 1);
     Result<TaskId> f = AddCollective(
         d, TaskCategory::kEmbeddingSync, CommGroup::kEmbedding, CollectiveOp::kAllReduce, bytes,
-        d.grad, bwd_[Slot(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)})], chunk);
+        d.grad, wgt_[Slot(Key{d.index, chunk, static_cast<int32_t>(prog_.microbatches - 1)})],
+        chunk);
     if (!f.ok()) return f.status();
     waits_[static_cast<size_t>(d.index)].push_back(*f);
   }
@@ -549,12 +592,12 @@ Result<StepProgram> Builder::Build() {
           ": simulate the representative pipeline (without --every-rank) or fewer GPUs");
     }
   }
+  split_ = SplitsBackward(par.schedule);
+  sp_shards_ = par.sequence_parallel && par.tp > 1 ? par.tp : 1;
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
-  for (int64_t r = 0; r < par.pp; ++r) {
-    Result<std::vector<ScheduleItem>> order = PipelineOrder(shape_, r);
-    if (!order.ok()) return order.status();
-    orders_.push_back(std::move(*order));
-  }
+  Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(shape_);
+  if (!orders.ok()) return orders.status();
+  orders_ = std::move(*orders);
   MakeDevices();
   // Per device and chunk-step: a forward, a backward, two transfers and their dependencies.
   const int64_t steps = static_cast<int64_t>(prog_.devices.size()) * shape_.virtual_stages *
@@ -568,6 +611,7 @@ Result<StepProgram> Builder::Build() {
   bwd_.assign(slots, TaskId());
   fwd_first_.assign(slots, TaskId());
   bwd_first_.assign(slots, TaskId());
+  wgt_.assign(slots, TaskId());
   gather_.assign(prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages), TaskId());
   waits_.assign(prog_.devices.size(), {});
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(BuildDevice(d));

@@ -45,6 +45,10 @@ enum class TaskCategory : uint8_t {
 inline constexpr int kNumTaskCategories = 9;
 const char* Name(TaskCategory c);
 
+// Which part of a backward a kBackward task is: all of it, or (under a schedule that splits it,
+// sim/schedule SplitsBackward) its input gradient B or its weight gradient W.
+enum class BackwardPart : uint8_t { kWhole, kInput, kWeight };
+
 // What the report needs to know of each task (indexed by TaskId).
 struct TaskInfo {
   TaskCategory category = TaskCategory::kForward;
@@ -54,6 +58,7 @@ struct TaskInfo {
   int32_t layer = -1;     // ZeRO-3 per-layer tasks
   int16_t bucket = 0;     // a backward split by gradient bucket: piece `bucket` of `buckets`
   int16_t buckets = 1;
+  BackwardPart part = BackwardPart::kWhole;  // backward tasks
   PassTime parts;         // compute tasks: what their duration is made of
   Seconds recompute;      // backward tasks: the recompute forward inside `parts`
   CommGroup group = CommGroup::kTp;  // communication tasks

@@ -256,12 +256,14 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
     switch (t.category) {
       case TaskCategory::kForward:
       case TaskCategory::kBackward:
-        name = std::string(t.category == TaskCategory::kForward ? "F" : "B") + " mb" +
-               std::to_string(t.microbatch) + " chunk" + std::to_string(t.chunk) +
+        name = std::string(t.category == TaskCategory::kForward ? "F"
+                           : t.part == BackwardPart::kWeight    ? "W"
+                                                                : "B") +
+               " mb" + std::to_string(t.microbatch) + " chunk" + std::to_string(t.chunk) +
                (t.layer >= 0 ? " layer" + std::to_string(t.layer) : "") +
-               (t.buckets > 1 ? " bucket" + std::to_string(t.bucket + 1) + "/" +
-                                    std::to_string(t.buckets)
-                              : "");
+               (t.buckets > 1
+                    ? " bucket" + std::to_string(t.bucket + 1) + "/" + std::to_string(t.buckets)
+                    : "");
         break;
       default:
         name = std::string(Name(t.category)) + (t.bytes.value() > 0 ? " " + FormatBytes(t.bytes) : "");
@@ -275,6 +277,10 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
       args["tp_comm_us"] = t.parts.tp.value() * 1e6;
       args["cp_comm_us"] = t.parts.cp.value() * 1e6;
       args["ep_comm_us"] = t.parts.ep.value() * 1e6;
+      // A split backward (zero-bubble schedules, DualPipe): which half this task is.
+      if (t.part != BackwardPart::kWhole) {
+        args["pass"] = t.part == BackwardPart::kInput ? "input_gradient" : "weight_gradient";
+      }
       if (t.buckets > 1) {
         args["gradient_bucket"] = t.bucket + 1;  // this piece releases bucket k of n for reduction
         args["gradient_buckets"] = t.buckets;

@@ -1,6 +1,8 @@
 #include "sim/schedule/schedule.h"
 
 #include <algorithm>
+#include <array>
+#include <deque>
 #include <string>
 
 namespace shardsim {
@@ -23,7 +25,220 @@ ScheduleItem InterleavedItem(int64_t k, int64_t pp, int64_t v, bool forward) {
                       static_cast<int32_t>(mb)};
 }
 
+ScheduleItem Item(Phase p, int64_t chunk, int64_t mb) {
+  return ScheduleItem{p, static_cast<int32_t>(chunk), static_cast<int32_t>(mb)};
+}
+
+// ZB-H1 (Qi et al. 2024 §3.1; the authors' handcrafted order, zbpp_light auto_schedule.py):
+// 1F1B's p - r - 1 warm-up forwards, then F B pairs, each followed by a W once r of them have
+// been deferred; the deferred W passes run at the end.
+std::vector<ScheduleItem> ZbH1(int64_t pp, int64_t m, int64_t r) {
+  std::vector<ScheduleItem> o;
+  int64_t f = 0, b = 0, w = 0;
+  const int64_t warmup = std::min(pp - r - 1, m);
+  const int64_t remaining = m - warmup;
+  for (int64_t i = 0; i < warmup; ++i) o.push_back(Item(Phase::kForward, 0, f++));
+  for (int64_t i = 0; i < remaining; ++i) {
+    o.push_back(Item(Phase::kForward, 0, f++));
+    o.push_back(Item(Phase::kInput, 0, b++));
+    if (i >= r) o.push_back(Item(Phase::kWeight, 0, w++));
+  }
+  for (int64_t i = 0; i < warmup; ++i) {
+    o.push_back(Item(Phase::kInput, 0, b++));
+    if (remaining + i >= r) o.push_back(Item(Phase::kWeight, 0, w++));
+  }
+  while (w < m) o.push_back(Item(Phase::kWeight, 0, w++));
+  return o;
+}
+
+// The zero-bubble heuristic scheduler (Qi et al. 2024 §3.2) on unit costs, every transfer free:
+// whenever a stage is free it starts, of the passes that can start earliest, a B (its F done
+// here and its B done on the next stage), else an F (done on the previous stage, and fewer
+// than `limit` micro-batches past F but not through W), else a W. Among stages, the earliest
+// start goes first, then the lower rank. Integer time, so the order is exact.
+std::vector<std::vector<ScheduleItem>> Greedy(int64_t pp, int64_t m, int64_t limit) {
+  constexpr int64_t kUnset = -1;
+  const auto at = [&](int64_t s, int64_t k) { return static_cast<size_t>(s * m + k); };
+  std::vector<int64_t> f_end(static_cast<size_t>(pp * m), kUnset), b_end = f_end;
+  std::vector<int64_t> t(static_cast<size_t>(pp), 0), f(t), b(t), w(t);
+  std::vector<std::vector<ScheduleItem>> orders(static_cast<size_t>(pp));
+  const auto u = [](int64_t s) { return static_cast<size_t>(s); };
+  for (int64_t placed = 0; placed < 3 * pp * m; ++placed) {
+    int64_t best_start = 0, best_stage = -1;
+    Phase best_phase = Phase::kWeight;
+    for (int64_t s = 0; s < pp; ++s) {
+      if (w[u(s)] >= m) continue;
+      int64_t start = -1;
+      Phase phase = Phase::kWeight;
+      const auto offer = [&](int64_t ready, Phase p) {
+        const int64_t st = std::max(t[u(s)], ready);
+        // Earliest start wins; at equal starts B before F before W (the enum's order is F B W).
+        const auto rank_of = [](Phase x) {
+          return x == Phase::kInput ? 0 : x == Phase::kForward ? 1 : 2;
+        };
+        if (start < 0 || st < start || (st == start && rank_of(p) < rank_of(phase))) {
+          start = st;
+          phase = p;
+        }
+      };
+      if (b[u(s)] < f[u(s)]) {
+        const int64_t ready = s == pp - 1 ? f_end[at(s, b[u(s)])] : b_end[at(s + 1, b[u(s)])];
+        if (ready != kUnset) offer(ready, Phase::kInput);
+      }
+      if (f[u(s)] < m && f[u(s)] - w[u(s)] < limit) {
+        const int64_t ready = s == 0 ? 0 : f_end[at(s - 1, f[u(s)])];
+        if (ready != kUnset) offer(ready, Phase::kForward);
+      }
+      if (w[u(s)] < b[u(s)]) offer(t[u(s)], Phase::kWeight);
+      if (start < 0) continue;
+      if (best_stage < 0 || start < best_start) {
+        best_start = start;
+        best_stage = s;
+        best_phase = phase;
+      }
+    }
+    if (best_stage < 0) break;  // cannot happen: stage pp-1 can always make progress
+    const size_t s = u(best_stage);
+    t[s] = best_start + 1;
+    int64_t k = 0;
+    if (best_phase == Phase::kForward) {
+      k = f[s]++;
+      f_end[at(best_stage, k)] = t[s];
+    } else if (best_phase == Phase::kInput) {
+      k = b[s]++;
+      b_end[at(best_stage, k)] = t[s];
+    } else {
+      k = w[s]++;
+    }
+    orders[s].push_back(Item(best_phase, 0, k));
+  }
+  return orders;
+}
+
+// DualPipe and DualPipeV as deepseek-ai/DualPipe's step() runs them on `rank`, in its eight
+// steps. A schedule "phase" p is chunk p on DualPipe's first half of ranks and chunk 1 - p on its
+// second half (phase ^= is_in_second_half); DualPipeV's phase is its chunk. Micro-batches are
+// counted per chunk (DualPipe numbers the reverse stream's m/2 after the forward stream's m/2);
+// a backward with zero bubble enabled is a B whose W joins a FIFO that each W step pops
+// (WeightGradStore). Paired forward/backward chunks (_forward_backward_chunk) run F then B.
+std::vector<ScheduleItem> DualPipeOrder(int64_t pp, int64_t m, int64_t rank, bool v_shape) {
+  const int64_t half = v_shape ? pp : pp / 2;  // num_half_ranks (DualPipeV: num_ranks)
+  const int64_t h = v_shape ? rank : std::min(rank, pp - 1 - rank);  // half_rank (or rank)
+  const int64_t per_stream = v_shape ? m : m / 2;                    // half_num_chunks
+  const int flip = !v_shape && rank >= pp / 2 ? 1 : 0;
+  std::vector<ScheduleItem> o;
+  std::array<int64_t, 2> f{0, 0}, b{0, 0};
+  std::deque<ScheduleItem> deferred;
+  const auto chunk_of = [&](int phase) { return phase ^ flip; };
+  const auto mb_of = [&](int c, int64_t k) { return v_shape ? k : c * per_stream + k; };
+  const auto fwd = [&](int phase) {
+    const int c = chunk_of(phase);
+    o.push_back(Item(Phase::kForward, c, mb_of(c, f[static_cast<size_t>(c)]++)));
+  };
+  const auto bwd = [&](int phase, bool zero_bubble) {
+    const int c = chunk_of(phase);
+    const int64_t k = mb_of(c, b[static_cast<size_t>(c)]++);
+    o.push_back(Item(zero_bubble ? Phase::kInput : Phase::kBackward, c, k));
+    if (zero_bubble) deferred.push_back(Item(Phase::kWeight, c, k));
+  };
+  const auto weight = [&] {
+    o.push_back(deferred.front());
+    deferred.pop_front();
+  };
+  for (int64_t i = 0; i < (half - h - 1) * 2; ++i) fwd(0);  // step 1: nF0
+  for (int64_t i = 0; i < h + 1; ++i) {                     // step 2: nF0F1
+    fwd(0);
+    fwd(1);
+  }
+  for (int64_t i = 0; i < half - h - 1; ++i) {  // step 3: nB1W1F1 (zero bubble)
+    bwd(1, true);
+    weight();
+    fwd(1);
+  }
+  for (int64_t i = 0; i < per_stream - 2 * half + h + 1; ++i) {  // step 4: nF0B1F1B0
+    fwd(0);
+    bwd(1, false);
+    fwd(1);
+    bwd(0, false);
+  }
+  for (int64_t i = 0; i < half - h - 1; ++i) {  // step 5: nB1F1B0
+    bwd(1, false);
+    fwd(1);
+    bwd(0, false);
+  }
+  bool zero_bubble = false;  // step 6: nB1B0, the second half with zero bubble
+  for (int64_t i = 0; i < h + 1; ++i) {
+    if (i == (h + 1) / 2 && h % 2 == 1) zero_bubble = true;
+    bwd(1, zero_bubble);
+    if (i == (h + 1) / 2 && h % 2 == 0) zero_bubble = true;
+    bwd(0, zero_bubble);
+  }
+  for (int64_t i = 0; i < half - h - 1; ++i) {  // step 7: nWB0 (zero bubble)
+    weight();
+    bwd(0, true);
+  }
+  while (!deferred.empty()) weight();  // step 8: nW
+  return o;
+}
+
 }  // namespace
+
+StageHop NextHop(const ScheduleShape& s, int64_t r, int32_t chunk, bool forward) {
+  const int64_t p = s.pp;
+  StageHop h;
+  const auto to = [&](int64_t rank, int64_t c, bool via_next) {
+    h.exists = true;
+    h.rank = rank;
+    h.chunk = static_cast<int32_t>(c);
+    h.via_next = via_next;
+    return h;
+  };
+  switch (s.schedule) {
+    case PipelineSchedule::kDualPipe:
+      // Chunk 0: the stream from rank 0 to p-1; chunk 1: from p-1 to 0.
+      if (chunk == 0) {
+        if (forward) return r < p - 1 ? to(r + 1, 0, true) : h;
+        return r > 0 ? to(r - 1, 0, false) : h;
+      }
+      if (forward) return r > 0 ? to(r - 1, 1, false) : h;
+      return r < p - 1 ? to(r + 1, 1, true) : h;
+    case PipelineSchedule::kZbV:
+    case PipelineSchedule::kDualPipeV:
+      // Down the ranks on chunk 0, back up on chunk 1, turning on rank p-1.
+      if (chunk == 0) {
+        if (forward) return r < p - 1 ? to(r + 1, 0, true) : to(r, 1, true);
+        return r > 0 ? to(r - 1, 0, false) : h;
+      }
+      if (forward) return r > 0 ? to(r - 1, 1, false) : h;
+      return r < p - 1 ? to(r + 1, 1, true) : to(r, 0, true);
+    default: {
+      // Chunks in a loop: rank p-1's chunk c feeds rank 0's chunk c + 1 (interleaved).
+      const int64_t v = Chunks(s);
+      if (forward) {
+        if (r < p - 1) return to(r + 1, chunk, true);
+        return chunk < v - 1 ? to(0, chunk + 1, true) : h;
+      }
+      if (r > 0) return to(r - 1, chunk, false);
+      return chunk > 0 ? to(p - 1, chunk - 1, false) : h;
+    }
+  }
+}
+
+bool SplitsBackward(PipelineSchedule schedule) {
+  switch (schedule) {
+    case PipelineSchedule::kGpipe:
+    case PipelineSchedule::k1F1B:
+    case PipelineSchedule::kInterleaved1F1B:
+      return false;
+    case PipelineSchedule::kZbH1:
+    case PipelineSchedule::kZbH2:
+    case PipelineSchedule::kZbV:
+    case PipelineSchedule::kDualPipe:
+    case PipelineSchedule::kDualPipeV:
+      return true;
+  }
+  return false;
+}
 
 int64_t WarmupCount(const ScheduleShape& s, int64_t rank) {
   const int64_t v = Chunks(s);
@@ -36,8 +251,17 @@ int64_t WarmupCount(const ScheduleShape& s, int64_t rank) {
     case PipelineSchedule::kInterleaved1F1B:
       if (s.microbatches == s.pp) return total;  // Megatron: all warm-up when m == p
       return std::min((s.pp - rank - 1) * 2 + (v - 1) * s.pp, total);
+    default: {
+      Result<std::vector<ScheduleItem>> order = PipelineOrder(s, rank);
+      if (!order.ok()) return 0;
+      int64_t n = 0;
+      for (const ScheduleItem& it : *order) {
+        if (it.phase != Phase::kForward) break;
+        ++n;
+      }
+      return n;
+    }
   }
-  return 0;
 }
 
 Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& s, int64_t rank) {
@@ -47,11 +271,34 @@ Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& s, int64_t 
                            std::to_string(rank) + ")");
   }
   const int64_t v = Chunks(s);
+  switch (s.schedule) {
+    case PipelineSchedule::kZbH1:
+      return ZbH1(s.pp, s.microbatches, rank);
+    case PipelineSchedule::kZbH2:
+      return std::move(Greedy(s.pp, s.microbatches, 2 * s.pp)[static_cast<size_t>(rank)]);
+    case PipelineSchedule::kDualPipe:
+    case PipelineSchedule::kDualPipeV: {
+      const bool v_shape = s.schedule == PipelineSchedule::kDualPipeV;
+      if ((!v_shape && (s.pp % 2 != 0 || s.microbatches % 2 != 0)) || s.microbatches < 2 * s.pp) {
+        return Status::Invalid(std::string(Name(s.schedule)) +
+                               (v_shape ? ""
+                                        : " needs an even pp and an even number of "
+                                          "micro-batches, and") +
+                               " needs at least 2*pp micro-batches per step (pp " +
+                               std::to_string(s.pp) + ", micro-batches " +
+                               std::to_string(s.microbatches) + ")");
+      }
+      return DualPipeOrder(s.pp, s.microbatches, rank, v_shape);
+    }
+    case PipelineSchedule::kZbV:
+      return Status::Invalid(std::string("pipeline order: schedule ") + Name(s.schedule) +
+                             " is not simulated");
+    default:
+      break;
+  }
   std::vector<ScheduleItem> order;
   order.reserve(static_cast<size_t>(2 * s.microbatches * v));
-  const auto item = [](Phase p, int64_t chunk, int64_t mb) {
-    return ScheduleItem{p, static_cast<int32_t>(chunk), static_cast<int32_t>(mb)};
-  };
+  const auto item = Item;
   if (s.schedule == PipelineSchedule::kGpipe) {
     for (int64_t i = 0; i < s.microbatches; ++i) order.push_back(item(Phase::kForward, 0, i));
     for (int64_t i = 0; i < s.microbatches; ++i) order.push_back(item(Phase::kBackward, 0, i));
@@ -85,6 +332,19 @@ Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& s, int64_t 
   }
   for (int64_t k = remaining; k < total; ++k) order.push_back(InterleavedItem(k, s.pp, v, false));
   return order;
+}
+
+Result<std::vector<std::vector<ScheduleItem>>> PipelineOrders(const ScheduleShape& s) {
+  if (s.schedule == PipelineSchedule::kZbH2 && s.pp > 0 && s.microbatches > 0) {
+    return Greedy(s.pp, s.microbatches, 2 * s.pp);
+  }
+  std::vector<std::vector<ScheduleItem>> out;
+  for (int64_t r = 0; r < s.pp; ++r) {
+    Result<std::vector<ScheduleItem>> order = PipelineOrder(s, r);
+    if (!order.ok()) return order.status();
+    out.push_back(std::move(*order));
+  }
+  return out;
 }
 
 }  // namespace shardsim

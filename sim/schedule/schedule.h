@@ -4,7 +4,30 @@
 // 1F1B (forward_backward_pipelining_without_interleaving: p − r − 1 warm-up forwards, then one
 // forward / one backward, then the cool-down backwards) and interleaved 1F1B
 // (forward_backward_pipelining_with_interleaving: (p − r − 1)·2 + (v − 1)·p warm-up chunk
-// forwards, micro-batches taken in groups of p per chunk; Narayanan 2021 §2.2).
+// forwards, micro-batches taken in groups of p per chunk; Narayanan 2021 §2.2) — and the
+// zero-bubble schedules of Qi et al. 2024 (arXiv 2401.10241), which split each backward into
+// B (the input gradient, which the previous stage waits for) and W (the weight gradient, which
+// nothing downstream waits for and which can be deferred into what would be bubble):
+//  - ZB-H1 (§3.1, "1x memory"): 1F1B's warm-up and steady state, stage r deferring its first r
+//    W passes to the end, as the authors' handcrafted schedule (sail-sg/zero-bubble-pipeline-
+//    parallelism, zbpp_light auto_schedule.py) does: every stage peaks at p micro-batches not
+//    yet through W, 1F1B's first stage. Bubble (p - 1)(T_F + T_B - T_W) with free transfers.
+//  - ZB-H2 (§3.1, "2x memory"): the paper's heuristic scheduler (§3.2: as many F as the memory
+//    limit allows in warm-up, then B first, F next, W only when nothing else can start) with
+//    the limit at 2p micro-batches, run on unit costs so the order depends on the shape alone.
+//    With the optimizer step synchronized, as in shardsim's step, its bubble is the
+//    (p - 1)·T_F that no schedule avoids (stage p-1 cannot start earlier); the paper's zero
+//    needs its post-update validation, which overlaps consecutive steps.
+// DeepSeek's bidirectional schedules, in the order of their public implementation
+// (github.com/deepseek-ai/DualPipe, dualpipe.py / dualpipev.py step(): eight steps, nF0 ... nW):
+//  - DualPipe (DeepSeek-V3 §3.2.1): half the micro-batches enter at rank 0 and run on each
+//    rank's chunk 0, the other half enter at rank p-1 and run on chunk 1 (the model's stages
+//    mirrored: two copies of the parameters per rank); forward and backward chunks of the two
+//    streams are paired in the steady state; some backwards split into B and a W deferred FIFO.
+//    Needs an even pp and an even number of micro-batches, at least 2·pp.
+//  - DualPipeV (the "cut-in-half" DualPipe): one stream through a V — chunk 0 of ranks 0..p-1,
+//    then chunk 1 of ranks p-1..0 (rank r holds stages r and 2p-1-r: one copy). Needs at least
+//    2·pp micro-batches.
 #ifndef SHARDSIM_SCHEDULE_SCHEDULE_H_
 #define SHARDSIM_SCHEDULE_SCHEDULE_H_
 
@@ -16,7 +39,12 @@
 
 namespace shardsim {
 
-enum class Phase : uint8_t { kForward, kBackward };
+// kBackward is a whole backward; a schedule that splits it (SplitsBackward) runs its
+// input-gradient half B (kInput) and its weight-gradient half W (kWeight) apart.
+enum class Phase : uint8_t { kForward, kBackward, kInput, kWeight };
+
+// Whether `schedule` runs the backward as separate B and W passes.
+bool SplitsBackward(PipelineSchedule schedule);
 
 struct ScheduleItem {
   Phase phase = Phase::kForward;
@@ -32,12 +60,30 @@ struct ScheduleShape {
   int64_t microbatches = 1;
 };
 
-// The run order of `rank` (0..pp-1): 2·m·v items. Fails if the interleaved schedule's
-// micro-batches are not a multiple of pp (Megatron-LM requires it).
+// The run order of `rank` (0..pp-1): 2·m·v items, 3·m·v when the backward is split. Fails if
+// the interleaved schedule's micro-batches are not a multiple of pp (Megatron-LM requires it),
+// or for a schedule not simulated.
 Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& shape, int64_t rank);
+// The run orders of every rank, [rank]: what PipelineOrder gives each, built once (ZB-H2's
+// scheduler places every rank's passes together).
+Result<std::vector<std::vector<ScheduleItem>>> PipelineOrders(const ScheduleShape& shape);
+
+// Where a pass's result goes: a forward's activations to the next stage of its stream, a
+// backward's (or B's) input gradient to the previous one.
+struct StageHop {
+  bool exists = false;  // false: the stream ends here (the loss; the first stage's backward)
+  int64_t rank = 0;
+  int32_t chunk = 0;
+  // Sent on the stream to the next rank (else the previous one; the interleaved schedule's wrap
+  // from the last rank to the first is "next"); a hop to the same rank (the V's turn) sends
+  // nothing.
+  bool via_next = true;
+};
+StageHop NextHop(const ScheduleShape& shape, int64_t rank, int32_t chunk, bool forward);
 
 // Number of warm-up forwards before the first backward on `rank` (Megatron's
-// num_warmup_microbatches, in chunk units for the interleaved schedule).
+// num_warmup_microbatches, in chunk units for the interleaved schedule; the forwards before the
+// first B of the order for the zero-bubble ones).
 int64_t WarmupCount(const ScheduleShape& shape, int64_t rank);
 
 }  // namespace shardsim

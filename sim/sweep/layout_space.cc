@@ -109,6 +109,16 @@ std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
             consider(l);
           }
         }
+        // The zero-bubble and DualPipe schedules only where the schedule list names them: a search
+        // without one keeps the layouts (and outputs) it had before they existed.
+        for (PipelineSchedule z : {PipelineSchedule::kZbH1, PipelineSchedule::kZbH2,
+                                   PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV}) {
+          if (pp > 1 && schedule_ok(z, false)) {
+            LayoutChoice l = base;
+            l.schedule = z;
+            consider(l);
+          }
+        }
       }
     }
   }

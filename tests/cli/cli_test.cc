@@ -58,8 +58,10 @@ TEST(SimulateCli, ExplainListsTheModelsLayerKindsAndEveryOpOfABlock) {
   ASSERT_EQ(mixtral.code, 0) << mixtral.out;
   EXPECT_NE(mixtral.out.find("moe layer x32"), std::string::npos) << mixtral.out;
   EXPECT_EQ(mixtral.out.find("dense layer"), std::string::npos) << mixtral.out;
+  // DeepSeek-V3 runs DualPipe: its two parameter copies and pp + 1 micro-batches in flight are
+  // predicted not to fit the H800 (exit 1, ran but infeasible; docs/schedules.md).
   const auto ds = Shardsim("simulate " + dir + "deepseek-v3-h800x2048.yaml --explain", false);
-  ASSERT_EQ(ds.code, 0) << ds.out;
+  ASSERT_EQ(ds.code, 1) << ds.out;
   EXPECT_NE(ds.out.find("dense layer x3"), std::string::npos);
   EXPECT_NE(ds.out.find("moe layer x58"), std::string::npos);
   EXPECT_NE(ds.out.find("head + loss + MTP"), std::string::npos);

@@ -214,10 +214,12 @@ TEST(ErrorsTest, ParameterCountOver2To53) {
 TEST(ErrorsTest, UnknownEnumValue) {
   Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, schedule: 1f1c}\n");
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:6:29: error: parallel.schedule: \"1f1c\" is not one of gpipe, 1f1b, interleaved_1f1b; did you mean '1f1b'?\n"
-            "    parallel: {dp: 8, schedule: 1f1c}\n"
-            "                                ^");
+  EXPECT_EQ(
+      s.status().ToString(),
+      "tests/config/data/inline.yaml:6:29: error: parallel.schedule: \"1f1c\" is not one of gpipe, "
+      "1f1b, interleaved_1f1b, zb_h1, zb_h2, zb_v, dualpipe, dualpipe_v; did you mean '1f1b'?\n"
+      "    parallel: {dp: 8, schedule: 1f1c}\n"
+      "                                ^");
 }
 
 TEST(ErrorsTest, BooleanExpected) {

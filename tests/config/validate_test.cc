@@ -210,6 +210,35 @@ TEST(ValidateTest, VirtualStagesOnlyWithInterleaving) {
   EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: interleaved_1f1b, virtual_stages: 2}")), "");
 }
 
+// The layouts the zero-bubble and DualPipe runtimes refuse (deepseek-ai/DualPipe asserts an
+// even rank count and at least 2*pp micro-batches, an even number for DualPipe), each located.
+TEST(ValidateTest, ZeroBubbleAndDualPipeLayouts) {
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: zb_h1}")), "");
+  EXPECT_EQ(First(Layout("4", "{pp: 2, schedule: zb_h2, zero_stage: 3}")),
+            "parallel.schedule: zb_h2 splits the backward into B and W passes, which is not "
+            "simulated with zero_stage 3; use zero_stage 0, 1 or 2");
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: zb_h1, virtual_stages: 2}")),
+            "parallel.virtual_stages: 2 needs schedule interleaved_1f1b (schedule is zb_h1)");
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: zb_v}")),
+            "parallel.schedule: zb_v is not simulated yet; valid: gpipe, 1f1b, "
+            "interleaved_1f1b, zb_h1, zb_h2, dualpipe, dualpipe_v");
+  EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: dualpipe}")), "");
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: dualpipe_v}")), "");  // 8 layers = 2*2*2
+  EXPECT_EQ(First(Layout("1", "{pp: 1, schedule: dualpipe}")),
+            "parallel.schedule: dualpipe needs pp >= 2 (pp is 1)");
+  EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: dualpipe}", "{seq_len: 4096, global_batch: 6}")),
+            "parallel.schedule: dualpipe needs an even number of micro-batches per step, at "
+            "least 2*pp (global_batch / (dp*micro_batch) = 6, 2*pp = 8): half enter at each end");
+  EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: dualpipe_v}", "{seq_len: 4096, global_batch: 7}")),
+            "parallel.schedule: dualpipe_v needs at least 2*pp micro-batches per step "
+            "(global_batch / (dp*micro_batch) = 7, 2*pp = 8)");
+  // DualPipeV splits the model in 2*pp stages: 8 layers do not split over 2*8.
+  EXPECT_NE(First(Layout("8", "{pp: 8, schedule: dualpipe_v}"))
+                .find("is not divisible by "
+                      "pp*virtual_stages = 8*2"),
+            std::string::npos);
+}
+
 TEST(ValidateTest, ZeroStageRange) {
   Result<Scenario> s = Layout("1", "{zero_stage: 4}");
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);

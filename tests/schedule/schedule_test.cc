@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <string>
 #include <utility>
 
 namespace shardsim {
@@ -12,7 +14,10 @@ std::string Render(const std::vector<ScheduleItem>& order) {
   std::string s;
   for (const ScheduleItem& it : order) {
     if (!s.empty()) s += " ";
-    s += (it.phase == Phase::kForward ? "F" : "B") + std::to_string(it.microbatch);
+    s += (it.phase == Phase::kForward  ? "F"
+          : it.phase == Phase::kWeight ? "W"
+                                       : "B") +
+         std::to_string(it.microbatch);
     if (it.chunk > 0) s += "." + std::to_string(it.chunk);
   }
   return s;
@@ -24,6 +29,152 @@ TEST(PipelineOrder, OneFOneBMatchesMegatron) {
   EXPECT_EQ(Render(*PipelineOrder(s, 0)), "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7");
   EXPECT_EQ(Render(*PipelineOrder(s, 3)), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7");
   EXPECT_EQ(Render(*PipelineOrder(s, 1)), "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7");
+}
+
+// ZB-H1, p = 4, m = 8, as the zero-bubble authors' handcrafted schedule orders it
+// (sail-sg/zero-bubble-pipeline-parallelism, zbpp_light auto_schedule.py): 1F1B's warm-up and
+// steady state, stage r deferring its first r W passes to the end.
+TEST(PipelineOrder, ZbH1MatchesTheAuthorsSchedule) {
+  ScheduleShape s{PipelineSchedule::kZbH1, 4, 1, 8};
+  EXPECT_EQ(Render(*PipelineOrder(s, 0)),
+            "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 B4 W4 B5 W5 B6 W6 B7 W7");
+  EXPECT_EQ(Render(*PipelineOrder(s, 1)),
+            "F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 F6 B4 W3 F7 B5 W4 B6 W5 B7 W6 W7");
+  EXPECT_EQ(Render(*PipelineOrder(s, 2)),
+            "F0 F1 B0 F2 B1 F3 B2 W0 F4 B3 W1 F5 B4 W2 F6 B5 W3 F7 B6 W4 B7 W5 W6 W7");
+  EXPECT_EQ(Render(*PipelineOrder(s, 3)),
+            "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7");
+  EXPECT_EQ(WarmupCount(s, 0), 4);
+  EXPECT_EQ(WarmupCount(s, 3), 1);
+}
+
+// ZB-H2, p = 4, m = 8: the heuristic scheduler on unit costs with 2p = 8 micro-batches past F
+// and not through W; stage 0 runs 2p - 1 = 7 forwards before its first B (the paper's Figure 4
+// shape: more warm-up forwards, W passes at the tail).
+TEST(PipelineOrder, ZbH2IsTheHeuristicAtTwicePMemory) {
+  ScheduleShape s{PipelineSchedule::kZbH2, 4, 1, 8};
+  EXPECT_EQ(Render(*PipelineOrder(s, 0)),
+            "F0 F1 F2 F3 F4 F5 F6 B0 F7 B1 W0 B2 W1 B3 W2 B4 W3 B5 W4 B6 W5 B7 W6 W7");
+  EXPECT_EQ(Render(*PipelineOrder(s, 1)),
+            "F0 F1 F2 F3 F4 B0 F5 B1 F6 B2 F7 B3 W0 B4 W1 B5 W2 B6 W3 B7 W4 W5 W6 W7");
+  EXPECT_EQ(Render(*PipelineOrder(s, 2)),
+            "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 W0 B6 W1 B7 W2 W3 W4 W5 W6 W7");
+  EXPECT_EQ(Render(*PipelineOrder(s, 3)),
+            "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7 W0 W1 W2 W3 W4 W5 W6 W7");
+  // PipelineOrders builds every rank's at once, the same.
+  auto all = PipelineOrders(s);
+  ASSERT_TRUE(all.ok());
+  for (int64_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(Render((*all)[static_cast<size_t>(r)]), Render(*PipelineOrder(s, r)));
+  }
+}
+
+// Micro-batches past F but not through W, at the peak of each rank's order: ZB-H1 holds p on
+// every stage (1F1B's first stage), ZB-H2 at most 2p; every pass runs once, F before B before W.
+TEST(PipelineOrder, ZeroBubbleInFlightAndPassesOnce) {
+  for (auto sched : {PipelineSchedule::kZbH1, PipelineSchedule::kZbH2}) {
+    for (int64_t p : {1, 2, 4, 8}) {
+      for (int64_t m : {1, 3, 8, 16, 24}) {
+        ScheduleShape s{sched, p, 1, m};
+        for (int64_t r = 0; r < p; ++r) {
+          auto order = PipelineOrder(s, r);
+          ASSERT_TRUE(order.ok());
+          ASSERT_EQ(order->size(), static_cast<size_t>(3 * m));
+          std::vector<int> stage(static_cast<size_t>(m), 0);  // 0 none, 1 F, 2 B, 3 W done
+          int64_t live = 0, peak = 0;
+          for (const ScheduleItem& it : *order) {
+            int& st = stage[static_cast<size_t>(it.microbatch)];
+            const int want = it.phase == Phase::kForward ? 0 : it.phase == Phase::kInput ? 1 : 2;
+            EXPECT_EQ(st, want) << Name(sched) << " p " << p << " m " << m << " r " << r;
+            st = want + 1;
+            live += it.phase == Phase::kForward ? 1 : it.phase == Phase::kWeight ? -1 : 0;
+            peak = std::max(peak, live);
+          }
+          const int64_t bound = sched == PipelineSchedule::kZbH1 ? p : 2 * p;
+          EXPECT_LE(peak, std::min(bound, m)) << Name(sched) << " p " << p << " m " << m;
+          if (sched == PipelineSchedule::kZbH1) {
+            EXPECT_EQ(peak, std::min(p, m));
+          }
+        }
+      }
+    }
+  }
+}
+
+// Split-backward rendering: a whole backward BW, its input-gradient half B, its weight half W.
+std::string RenderSplit(const std::vector<ScheduleItem>& order) {
+  std::string s;
+  for (const ScheduleItem& it : order) {
+    if (!s.empty()) s += " ";
+    const char* p = it.phase == Phase::kForward    ? "F"
+                    : it.phase == Phase::kBackward ? "BW"
+                    : it.phase == Phase::kInput    ? "B"
+                                                   : "W";
+    s += p + std::to_string(it.microbatch);
+    if (it.chunk > 0) s += "." + std::to_string(it.chunk);
+  }
+  return s;
+}
+
+// DualPipe, p = 4, m = 8, as deepseek-ai/DualPipe's step() runs it: micro-batches 0-3 enter at
+// rank 0 on chunk 0, 4-7 at rank 3 on chunk 1 (rank 3 is in the second half: its phase 0 is
+// chunk 1); steps nF0, nF0F1, nB1W1F1, nF0B1F1B0, nB1F1B0, nB1B0, nWB0, nW.
+TEST(PipelineOrder, DualPipeMatchesDeepSeek) {
+  ScheduleShape s{PipelineSchedule::kDualPipe, 4, 2, 8};
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 0)),
+            "F0 F1 F2 F4.1 B4.1 W4.1 F5.1 F3 BW5.1 F6.1 BW0 BW6.1 F7.1 BW1 BW7.1 B2 W2 B3 W3");
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 1)),
+            "F0 F4.1 F1 F5.1 F2 BW4.1 F6.1 BW0 F3 BW5.1 F7.1 BW1 BW6.1 BW2 B7.1 B3 W7.1 W3");
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 3)),
+            "F4.1 F5.1 F6.1 F0 B0 W0 F1 F7.1 BW1 F2 BW4.1 BW2 F3 BW5.1 BW3 B6.1 W6.1 B7.1 W7.1");
+  // Refused where DualPipe's implementation asserts: odd pp, odd or too few micro-batches.
+  EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 3, 2, 12}, 0).ok());
+  EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 9}, 0).ok());
+  EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 6}, 0).ok());
+}
+
+// DualPipeV, p = 4, m = 8 (dualpipev.py): one stream down chunk 0 and back up chunk 1.
+TEST(PipelineOrder, DualPipeVMatchesDeepSeek) {
+  ScheduleShape s{PipelineSchedule::kDualPipeV, 4, 2, 8};
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 0)),
+            "F0 F1 F2 F3 F4 F5 F6 F0.1 B0.1 W0.1 F1.1 B1.1 W1.1 F2.1 B2.1 W2.1 F3.1 F7 BW3.1 "
+            "F4.1 BW0 BW4.1 F5.1 BW1 BW5.1 F6.1 BW2 BW6.1 F7.1 BW3 BW7.1 B4 W4 B5 W5 B6 W6 B7 W7");
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 3)),
+            "F0 F0.1 F1 F1.1 F2 F2.1 F3 F3.1 F4 BW0.1 F4.1 BW0 F5 BW1.1 F5.1 BW1 F6 BW2.1 F6.1 "
+            "BW2 F7 BW3.1 F7.1 BW3 BW4.1 BW4 BW5.1 BW5 B6.1 B6 B7.1 B7 W6.1 W6 W7.1 W7");
+}
+
+// DeepSeek-V3 Table 2: DualPipe holds pp + 1 micro-batches' activations (each a chunk's: one
+// stage of its stream) on every rank; every pass runs once, F before B before W.
+TEST(PipelineOrder, DualPipeHoldsPpPlusOneMicrobatches) {
+  for (int64_t p : {2, 4, 8, 16}) {
+    for (int64_t m : {2 * p, 2 * p + 2, 6 * p}) {
+      ScheduleShape s{PipelineSchedule::kDualPipe, p, 2, m};
+      for (int64_t r = 0; r < p; ++r) {
+        auto order = PipelineOrder(s, r);
+        ASSERT_TRUE(order.ok()) << order.status().ToString();
+        std::set<std::pair<int, int>> f, b, w;
+        int64_t live = 0, peak = 0;
+        for (const ScheduleItem& it : *order) {
+          const auto key =
+              std::make_pair(static_cast<int>(it.chunk), static_cast<int>(it.microbatch));
+          if (it.phase == Phase::kForward) {
+            EXPECT_TRUE(f.insert(key).second);
+            ++live;
+          } else if (it.phase == Phase::kWeight) {
+            EXPECT_TRUE(b.count(key) == 1 && w.insert(key).second);
+          } else {
+            EXPECT_TRUE(f.count(key) == 1 && b.insert(key).second);
+            --live;  // a B frees all but what its W holds
+          }
+          peak = std::max(peak, live);
+        }
+        EXPECT_EQ(f.size(), static_cast<size_t>(m / 2 + m / 2));
+        EXPECT_EQ(b.size(), f.size());
+        EXPECT_EQ(peak, p + 1) << "p " << p << " m " << m << " rank " << r;
+      }
+    }
+  }
 }
 
 TEST(PipelineOrder, GpipeRunsAllForwardsFirst) {

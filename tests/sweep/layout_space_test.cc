@@ -5,6 +5,8 @@
 
 #include <set>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "sim/sweep/sweep_spec.h"
 #include "tests/sweep/sweep_test_util.h"
@@ -48,6 +50,23 @@ TEST(LayoutSpace, Divisors) {
 TEST(LayoutSpace, ClosedFormCount) {
   const Scenario s = Small("gpt3-350m", 16, 2048, 32);
   EXPECT_EQ(ValidLayouts(s, 16, LayoutAuto{}, true).size(), 124u);
+}
+
+// The zero-bubble and DualPipe schedules join the search only when the schedule list names
+// them (ClosedFormCount above: the default search is unchanged): zb_h1 at every pp >= 2 (2, 4, 8
+// with tp = cp = 1), DualPipe at none, gpt3-350m's embeddings being tied (refused with it).
+TEST(LayoutSpace, NewSchedulesWhenNamed) {
+  const Scenario s = Small("gpt3-350m", 16, 2048, 32);
+  LayoutAuto only;
+  only.tp = {1};
+  only.cp = {1};
+  only.schedules = {PipelineSchedule::kZbH1, PipelineSchedule::kDualPipe};
+  std::vector<std::pair<int64_t, int>> got;
+  for (const LayoutChoice& l : ValidLayouts(s, 16, only, true)) {
+    got.emplace_back(l.pp, static_cast<int>(l.schedule));
+  }
+  const int zb = static_cast<int>(PipelineSchedule::kZbH1);
+  EXPECT_EQ(got, (std::vector<std::pair<int64_t, int>>{{2, zb}, {4, zb}, {8, zb}}));
 }
 
 // The base's split keys are kept: gpt3-350m's 24 layers + embedding + loss = 26 = 2 x 13 take
