@@ -235,7 +235,7 @@ PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recomput
   PassTime t;
   const auto add = [&](const BlockCost& b) {
     t += backward ? b.bwd : b.fwd;
-    if (recompute != nullptr && backward) *recompute += b.recompute.total();
+    if (recompute != nullptr && backward) *recompute += b.recompute.compute;
     if (wgrad != nullptr && backward) *wgrad += b.wgrad;
   };
   for (int64_t i : w.layers) {
@@ -418,7 +418,7 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
           costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(l)])];
       params = Sum(ops.ops).params;
       parts = backward ? b.bwd : b.fwd;
-      if (backward) recompute = b.recompute.total();
+      if (backward) recompute = b.recompute.compute;
       acts = LayerActivationBytes(ops, sc_.training);
     }
     if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0)) {

@@ -55,6 +55,14 @@ std::string ClaimJson(const ClaimCheck& c) {
                            {"mfu", k.mfu}});
   }
   const std::vector<std::string> no_columns;
+  // The prediction interval the verdict used (null: the fixed ±uncertainty).
+  Json interval = nullptr;
+  if (c.interval.available) {
+    interval = {{"error_low", c.interval.error_low}, {"error_high", c.interval.error_high},
+                {"median_error", c.interval.median_error}, {"coverage", c.interval.coverage},
+                {"runs", c.interval.runs}, {"group", c.interval.group},
+                {"note", c.interval.note}, {"source", c.interval.source}};
+  }
   Json j = {{"claim", claim},
             {"model", c.model},
             {"hardware", c.hardware},
@@ -75,7 +83,9 @@ std::string ClaimJson(const ClaimCheck& c) {
             {"best_columns", c.best_columns},
             {"given", RowJson(c.given, no_columns)},
             {"verdict", Name(c.verdict)},
+            {"judged_against", c.judged_against_given ? "given" : "best"},
             {"uncertainty", kStatedUncertainty},
+            {"interval", interval},
             {"reasons", c.reasons},
             {"assumptions", c.assumptions}};
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -520,5 +520,23 @@ TEST(Simulate, BreakdownSumsToStepTime) {
   EXPECT_FALSE(r->bottlenecks.empty());
 }
 
+// Full recompute re-runs each layer's forward inside its backward, TP collectives and CP ring
+// hops included: the recompute part is its kernels, and its exposed communication counts where
+// all exposed communication does (tp, cp). A CP ring across two nodes exposes more time than
+// the recompute's kernels take; subtracting the recompute's whole time from compute made compute
+// negative (a GPT on 16 A100s, CP 16: a sweep row that merge refused).
+TEST(Simulate, RecomputeWithExposedCommunicationKeepsEveryPartNonNegative) {
+  ParallelSpec p;
+  p.cp = 16;
+  Scenario sc = Base(16, p);
+  sc.training.global_batch = 32;
+  sc.training.recompute = Recompute::kFull;
+  auto r = Simulate(sc);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->breakdown.cp.value(), r->breakdown.recompute.value());  // the case that broke
+  for (const auto& part : r->breakdown.Parts()) EXPECT_GE(part.seconds.value(), 0.0) << part.key;
+  EXPECT_NEAR(r->breakdown.total().value() / r->step_time.value(), 1.0, 1e-6);
+}
+
 }  // namespace
 }  // namespace shardsim

@@ -14,7 +14,10 @@ namespace {
 
 TEST(ClaimJson, KeysAndValues) {
   ClaimCheck c;
-  c.claim = {ClaimKind::kTimeToTrain, 54 * 86400.0, 15e12, "15T tokens in 54 days"};
+  c.claim.kind = ClaimKind::kTimeToTrain;
+  c.claim.value = 54 * 86400.0;
+  c.claim.train_tokens = 15e12;
+  c.claim.text = "15T tokens in 54 days";
   c.model = "llama3-70b";
   c.hardware = "h100-sxm";
   c.topology = "dgx-h100";
@@ -39,7 +42,8 @@ TEST(ClaimJson, KeysAndValues) {
                       "precision", "peak_flops", "fp8_peak_flops", "conventions",
                       "claimed_tokens_per_s_per_gpu", "ceiling_tokens_per_s_per_gpu",
                       "min_flops_per_token", "searched", "feasible", "best", "best_columns",
-                      "given", "verdict", "uncertainty", "reasons", "assumptions"}));
+                      "given", "verdict", "judged_against", "uncertainty", "interval", "reasons",
+                      "assumptions"}));
   EXPECT_EQ(j["claim"]["kind"], "time_to_train_s");
   EXPECT_EQ(j["claim"]["value"], 54 * 86400.0);
   EXPECT_EQ(j["claim"]["train_tokens"], 15e12);
@@ -49,6 +53,8 @@ TEST(ClaimJson, KeysAndValues) {
   EXPECT_TRUE(j["given"].is_null());
   EXPECT_EQ(j["verdict"], "implausible");
   EXPECT_EQ(j["uncertainty"], kStatedUncertainty);
+  EXPECT_TRUE(j["interval"].is_null());  // no residuals given: the fixed uncertainty
+  EXPECT_EQ(j["judged_against"], "best");
 }
 
 TEST(ClaimJson, CliSaysWhatItsTextSays) {

@@ -47,14 +47,14 @@ Group Range(int64_t first, int64_t n) { return *Group::Strided(first, {{n, 1}});
 
 struct Booked {
   std::string topology;
-  std::string hardware;  // a library GPU to run the scenario on
+  std::string hardware;  // the library GPU the cluster carries (its accelerator_family)
   int64_t gpus;          // two nodes (two racks for NVL72)
 };
 
 const std::vector<Booked> kBooked = {
-    {"dgx-b200", "b200", 16},        {"dgx-b300", "b200", 16},       {"dgx-h200", "h200-sxm", 16},
-    {"gb200-nvl72", "b200", 144},    {"gb300-nvl72", "b200", 144},   {"mi300x-8gpu", "mi300x", 16},
-    {"mi350x-8gpu", "mi300x", 16},   {"mi355x-8gpu", "mi300x", 16},
+    {"dgx-b200", "b200", 16},       {"dgx-b300", "b300", 16},       {"dgx-h200", "h200-sxm", 16},
+    {"gb200-nvl72", "gb200", 144},  {"gb300-nvl72", "gb300", 144},  {"mi300x-8gpu", "mi300x", 16},
+    {"mi350x-8gpu", "mi350x", 16},  {"mi355x-8gpu", "mi355x", 16},
 };
 
 TEST(BookedTopologies, EachRunsCommAndAScenarioEndToEnd) {
