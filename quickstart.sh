@@ -13,9 +13,10 @@ packages=(build-essential cmake pkg-config libyaml-cpp-dev libtbb-dev libboost-g
           libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
           python3-dev pybind11-dev)
 # The test suite renders the HTML reports in headless Chromium (tests/html/browser_test.cc) and
-# runs the Python module's tests with pytest (tests/python/, pandas for SweepResult.to_pandas).
+# runs the Python module's tests with pytest (tests/python/, pandas for SweepResult.to_pandas);
+# CI also checks the formatting with clang-format (tests/format/check_format.sh).
 if [ "$mode" = test ]; then
-  packages+=(chromium python3-pytest python3-pandas)
+  packages+=(chromium python3-pytest python3-pandas clang-format)
 fi
 if [ "$mode" = fuzz ]; then
   packages+=(clang-14 libfuzzer-14-dev)

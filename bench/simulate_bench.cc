@@ -33,13 +33,19 @@ void RunScenario(benchmark::State& state, const std::string& file) {
     benchmark::DoNotOptimize(r->step_time);
   }
   state.counters["tasks"] = static_cast<double>(tasks);
-  state.counters["scenarios/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                     benchmark::Counter::kIsRate);
+  state.counters["scenarios/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-void BM_Llama3_70B_H100x1024(benchmark::State& s) { RunScenario(s, "scenarios/llama3-70b-h100x1024.yaml"); }
-void BM_Llama3_405B_H100x16384(benchmark::State& s) { RunScenario(s, "scenarios/llama3-405b-h100x16k.yaml"); }
-void BM_Gpt3_175B_A100x1024(benchmark::State& s) { RunScenario(s, "scenarios/gpt3-175b-a100x1024.yaml"); }
+void BM_Llama3_70B_H100x1024(benchmark::State& s) {
+  RunScenario(s, "scenarios/llama3-70b-h100x1024.yaml");
+}
+void BM_Llama3_405B_H100x16384(benchmark::State& s) {
+  RunScenario(s, "scenarios/llama3-405b-h100x16k.yaml");
+}
+void BM_Gpt3_175B_A100x1024(benchmark::State& s) {
+  RunScenario(s, "scenarios/gpt3-175b-a100x1024.yaml");
+}
 BENCHMARK(BM_Llama3_70B_H100x1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama3_405B_H100x16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_A100x1024)->Unit(benchmark::kMillisecond);
@@ -72,7 +78,9 @@ void RunBudget(benchmark::State& state, const std::string& file) {
 void BM_BudgetLargestModel(benchmark::State& s) {
   RunBudget(s, "tests/validation/narayanan2021_t1_1008.0b.yaml");
 }
-void BM_BudgetDeepSeekV3(benchmark::State& s) { RunBudget(s, "scenarios/deepseek-v3-h800x2048.yaml"); }
+void BM_BudgetDeepSeekV3(benchmark::State& s) {
+  RunBudget(s, "scenarios/deepseek-v3-h800x2048.yaml");
+}
 BENCHMARK(BM_BudgetLargestModel)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_BudgetDeepSeekV3)->Unit(benchmark::kMicrosecond);
 

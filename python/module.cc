@@ -262,8 +262,8 @@ std::string CheckClaimJsonOf(const std::string& claim_text, const std::string& p
       const bool given_scenario = !path.empty();
       ClaimSetup with_claim = setup;
       with_claim.claim_seq_len = claim->seq_len;
-      Result<ScenarioDocument> base = given_scenario ? Document(path, text)
-                                                     : ClaimBaseScenario(with_claim, load, &warning);
+      Result<ScenarioDocument> base =
+          given_scenario ? Document(path, text) : ClaimBaseScenario(with_claim, load, &warning);
       if (!base.ok()) return base.status();
       ClaimOptions o;
       Result<std::optional<ResidualSet>> residuals = LibraryResiduals(load);

@@ -102,7 +102,7 @@ class DiagnosticSink {
 template <class T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return value_.has_value(); }
@@ -124,9 +124,9 @@ class Result {
 }  // namespace shardsim
 
 // Returns early from the enclosing function when `expr` (a Status) is not ok.
-#define SHARDSIM_RETURN_IF_ERROR(expr)           \
-  do {                                           \
-    ::shardsim::Status shardsim_status_ = (expr); \
+#define SHARDSIM_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::shardsim::Status shardsim_status_ = (expr);        \
     if (!shardsim_status_.ok()) return shardsim_status_; \
   } while (0)
 

@@ -37,17 +37,14 @@ constexpr std::array<UnitEntry, 13> kByteUnits = {{{"B", 1.0},
                                                    {"bytes", 1.0}}};
 
 // Bit units for link rates (Gb/s = 1e9 bits/s = 1.25e8 bytes/s).
-constexpr std::array<UnitEntry, 5> kBitUnits = {
-    {{"b", 0.125}, {"Kb", 0.125 * kKilo}, {"Mb", 0.125 * kMega}, {"Gb", 0.125 * kGiga},
-     {"Tb", 0.125 * kTera}}};
+constexpr std::array<UnitEntry, 5> kBitUnits = {{{"b", 0.125},
+                                                 {"Kb", 0.125 * kKilo},
+                                                 {"Mb", 0.125 * kMega},
+                                                 {"Gb", 0.125 * kGiga},
+                                                 {"Tb", 0.125 * kTera}}};
 
-constexpr std::array<UnitEntry, 7> kFlopPrefixes = {{{"", 1.0},
-                                                     {"K", kKilo},
-                                                     {"M", kMega},
-                                                     {"G", kGiga},
-                                                     {"T", kTera},
-                                                     {"P", kPeta},
-                                                     {"E", 1e18}}};
+constexpr std::array<UnitEntry, 7> kFlopPrefixes = {
+    {{"", 1.0}, {"K", kKilo}, {"M", kMega}, {"G", kGiga}, {"T", kTera}, {"P", kPeta}, {"E", 1e18}}};
 
 constexpr std::array<UnitEntry, 8> kTimeUnits = {{{"s", 1.0},
                                                   {"ms", 1e-3},
@@ -151,7 +148,8 @@ Result<double> ParseQuantity(std::string_view text, Dimension dim) {
   if (begin != end && *begin == '+') ++begin;
   auto [ptr, ec] = std::from_chars(begin, end, number);
   if (ec != std::errc() || ptr == begin) {
-    return Status::Invalid("\"" + std::string(s) + "\" is not a number with a unit; expected e.g. \"" +
+    return Status::Invalid("\"" + std::string(s) +
+                           "\" is not a number with a unit; expected e.g. \"" +
                            std::string(ExampleUnit(dim)) + "\"");
   }
   if (!std::isfinite(number)) {
@@ -225,7 +223,11 @@ std::string Scaled(double v, const std::array<std::pair<double, std::string_view
 
 std::string FormatBytes(Bytes b) {
   static constexpr std::array<std::pair<double, std::string_view>, 6> kSteps = {
-      {{1024.0 * kTiB, "PiB"}, {kTiB, "TiB"}, {kGiB, "GiB"}, {kMiB, "MiB"}, {kKiB, "KiB"},
+      {{1024.0 * kTiB, "PiB"},
+       {kTiB, "TiB"},
+       {kGiB, "GiB"},
+       {kMiB, "MiB"},
+       {kKiB, "KiB"},
        {1.0, "B"}}};
   return Scaled(b.value(), kSteps, "");
 }

@@ -126,10 +126,10 @@ Result<double> ParseQuantity(std::string_view text, Dimension dim);
 std::string_view ExampleUnit(Dimension dim);
 
 // Human-readable forms for tables: 3 significant digits and a unit.
-std::string FormatBytes(Bytes b);               // "12.3 GiB", "512 MiB"
-std::string FormatSeconds(Seconds s);           // "1.23 s", "456 ms", "12.0 us"
+std::string FormatBytes(Bytes b);                                  // "12.3 GiB", "512 MiB"
+std::string FormatSeconds(Seconds s);                              // "1.23 s", "456 ms", "12.0 us"
 std::string FormatRate(double per_second, std::string_view unit);  // "989 TFLOP/s", "450 GB/s"
-std::string FormatCount(double n);              // "70.6 B", "1.02 M"
+std::string FormatCount(double n);                                 // "70.6 B", "1.02 M"
 std::string FormatSig(double v, int digits = 3);  // plain number, `digits` significant digits
 std::string FormatSci(double v);                  // "4.04e18": FLOP counts
 

@@ -12,9 +12,9 @@
 
 #include "sim/base/strings.h"
 #include "sim/cli/commands.h"
-#include "sim/report/library_residuals.h"
 #include "sim/cli/sweep_cli.h"
 #include "sim/config/loader.h"
+#include "sim/report/library_residuals.h"
 #include "sim/sweep/claim.h"
 #include "sim/sweep/claim_base.h"
 #include "sim/sweep/claim_json.h"

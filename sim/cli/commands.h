@@ -18,8 +18,8 @@ namespace shardsim {
 
 // State shared by the subcommands of one invocation.
 struct CliContext {
-  int exit_code = 0;          // what main returns
-  std::string library_dir;    // --library: where bare names (models/, hardware/, ...) resolve
+  int exit_code = 0;        // what main returns
+  std::string library_dir;  // --library: where bare names (models/, hardware/, ...) resolve
 
   LoadOptions load_options() const {
     LoadOptions o;

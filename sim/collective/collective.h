@@ -14,12 +14,13 @@
 // Algorithms: ring; NCCL's double binary tree (all-reduce); hierarchical (intra-node ring
 // reduce-scatter, inter-node ring all-reduce over the g rings of same-local-index GPUs, intra-node
 // all-gather); NVLS (NVLink SHARP all-reduce, reduce-scatter and all-gather inside one NVSwitch
-// domain); NVLS tree (NVLS inside each node, double binary tree across nodes, pipelined); direct (all-to-all and send/receive as
-// concurrent point-to-point transfers). kAuto chooses between ring and tree as NCCL's tuner
-// does from its own cost model (NVIDIA/nccl src/graph/tuning.cc), which rates the double binary
-// tree at 2S per node even on two nodes (traffic.cc, TreePhase); that winner and the other plans
-// (hierarchical, NVLS, NVLS tree) are compared at their real traffic and the fastest is costed. The
-// formulas, with their sources, are in traffic.cc; tests/collective/ checks each in closed form.
+// domain); NVLS tree (NVLS inside each node, double binary tree across nodes, pipelined); direct
+// (all-to-all and send/receive as concurrent point-to-point transfers). kAuto chooses between ring
+// and tree as NCCL's tuner does from its own cost model (NVIDIA/nccl src/graph/tuning.cc), which
+// rates the double binary tree at 2S per node even on two nodes (traffic.cc, TreePhase); that
+// winner and the other plans (hierarchical, NVLS, NVLS tree) are compared at their real traffic and
+// the fastest is costed. The formulas, with their sources, are in traffic.cc; tests/collective/
+// checks each in closed form.
 #ifndef SHARDSIM_COLLECTIVE_COLLECTIVE_H_
 #define SHARDSIM_COLLECTIVE_COLLECTIVE_H_
 

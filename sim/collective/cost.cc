@@ -48,8 +48,7 @@ std::array<Share, kNumLinkClasses> Shares(const Cluster& cluster, const GroupSha
   Share& nic = out[static_cast<size_t>(LinkClass::kNic)];
   nic.sharing = std::min(concurrent, std::max<int64_t>(1, lv.gpus_per_node / s.ranks_per_node));
   // One GPU pair's transfer runs on one NIC path (TrafficPhase::single_nic_path).
-  const double reachable =
-      phase.single_nic_path ? 1.0 : std::min(k, std::max(1.0, g * k / gpn));
+  const double reachable = phase.single_nic_path ? 1.0 : std::min(k, std::max(1.0, g * k / gpn));
   nic.capacity = k * nic_rate;
   nic.effective = std::min(reachable, k / D(nic.sharing)) * nic_rate;
   nic.ranks = phase.single_nic_path ? 1 : s.ranks_per_node;  // ranks whose bytes cross the NICs
@@ -118,12 +117,21 @@ LinkClass Bottleneck(const Evaluation& e) {
 const CollectiveFit* FitOf(const TopologySpec& t, CollectiveOp op) {
   const CollectiveFit* f = nullptr;
   switch (op) {
-    case CollectiveOp::kAllReduce: f = &t.fit_all_reduce; break;
-    case CollectiveOp::kAllGather: f = &t.fit_all_gather; break;
-    case CollectiveOp::kReduceScatter: f = &t.fit_reduce_scatter; break;
-    case CollectiveOp::kAllToAll: f = &t.fit_all_to_all; break;
+    case CollectiveOp::kAllReduce:
+      f = &t.fit_all_reduce;
+      break;
+    case CollectiveOp::kAllGather:
+      f = &t.fit_all_gather;
+      break;
+    case CollectiveOp::kReduceScatter:
+      f = &t.fit_reduce_scatter;
+      break;
+    case CollectiveOp::kAllToAll:
+      f = &t.fit_all_to_all;
+      break;
     case CollectiveOp::kBroadcast:
-    case CollectiveOp::kSendRecv: break;
+    case CollectiveOp::kSendRecv:
+      break;
   }
   return f != nullptr && f->efficiency > 0.0 ? f : nullptr;
 }
@@ -202,8 +210,7 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
   cost.bottleneck_class = bottleneck;
   cost.bottleneck = Name(bottleneck);
   cost.shape = shape;
-  if (fastest_algo != best_plan.algo &&
-      fastest_time < best.latency + best.bandwidth) {
+  if (fastest_algo != best_plan.algo && fastest_time < best.latency + best.bandwidth) {
     cost.choice = std::string("NCCL's tuner rates ") + Name(fastest_algo) +
                   " at algbw = busbw / 2 (2S per node) on any node count and runs " +
                   Name(best_plan.algo) + "; " + Name(fastest_algo) + " would take " +

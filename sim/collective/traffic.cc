@@ -195,8 +195,8 @@ TrafficPhase SendRecvPhase(const Ctx& c) {
   return p;
 }
 
-Result<Plan> PlanPhases(const Cluster& cluster, const GroupShape& s, CollectiveOp op,
-                        double size, Algorithm algo);
+Result<Plan> PlanPhases(const Cluster& cluster, const GroupShape& s, CollectiveOp op, double size,
+                        Algorithm algo);
 
 // Links of a full mesh (intra_node.links = gpus_per_node - 1, no switch: AMD Infinity Fabric)
 // that a group of g ranks per node drives at once. Only the g - 1 links to the group's own
@@ -264,8 +264,8 @@ Result<Plan> PlanCollective(const Cluster& cluster, const GroupShape& s, Collect
 
 namespace {
 
-Result<Plan> PlanPhases(const Cluster& cluster, const GroupShape& s, CollectiveOp op,
-                        double size, Algorithm algo) {
+Result<Plan> PlanPhases(const Cluster& cluster, const GroupShape& s, CollectiveOp op, double size,
+                        Algorithm algo) {
   const Ctx c{cluster, s, size};
   const int64_t n = s.ranks;
   const int64_t nodes = s.nodes;

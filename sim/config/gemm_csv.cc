@@ -28,8 +28,8 @@ std::vector<Field> SplitCsvLine(std::string_view line) {
   while (true) {
     const size_t comma = line.find(',', start);
     const size_t end = comma == std::string_view::npos ? line.size() : comma;
-    fields.push_back(Field{std::string(TrimView(line.substr(start, end - start))),
-                           static_cast<int>(start) + 1});
+    fields.push_back(
+        Field{std::string(TrimView(line.substr(start, end - start))), static_cast<int>(start) + 1});
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

@@ -32,9 +32,9 @@ void ReadGemmList(MapReader& r, const ConfigNode& list, HardwareSpec* hw) {
     const std::string prefix = r.MsgPath("gemm_table") + "[" + std::to_string(i) + "].";
     MapReader row(&item, item.origin(), prefix, prefix, r.sink(), nullptr);
     if (!item.is_map()) {
-      r.sink()->Add(item.loc(), r.MsgPath("gemm_table") + "[" + std::to_string(i) +
-                                    "]: expected a mapping {dtype, m, n, k, tflops}, got " +
-                                    item.Describe(),
+      r.sink()->Add(item.loc(),
+                    r.MsgPath("gemm_table") + "[" + std::to_string(i) +
+                        "]: expected a mapping {dtype, m, n, k, tflops}, got " + item.Describe(),
                     item.origin().source_line);
       continue;
     }
@@ -133,11 +133,11 @@ Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
       hw.matmul_tile_m = tm;
       hw.matmul_tile_n = tn;
     } else {
-      mm.Error(*tile, "tile", "expected [m, n] with two positive integers, got " +
-                                  (tile->is_sequence() ? "[...] of " +
-                                                             std::to_string(tile->items().size()) +
-                                                             " items"
-                                                       : tile->Describe()));
+      mm.Error(
+          *tile, "tile",
+          "expected [m, n] with two positive integers, got " +
+              (tile->is_sequence() ? "[...] of " + std::to_string(tile->items().size()) + " items"
+                                   : tile->Describe()));
     }
   }
   mm.PositiveNumber("k_half", &hw.matmul_k_half);

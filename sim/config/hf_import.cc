@@ -22,9 +22,9 @@ void GatedActivation(HfMapper& hf, std::initializer_list<const char*> names,
   } else if (act.rfind("gelu", 0) == 0) {
     hf.Put("activation", "geglu", at);
   } else {
-    hf.Fail(at != nullptr ? *at : hf.arch(),
-            std::string(*names.begin()) + ": \"" + act + "\" is not supported for " +
-                hf.arch_name() + " (expected silu or gelu)");
+    hf.Fail(at != nullptr ? *at : hf.arch(), std::string(*names.begin()) + ": \"" + act +
+                                                 "\" is not supported for " + hf.arch_name() +
+                                                 " (expected silu or gelu)");
   }
 }
 
@@ -38,9 +38,9 @@ void PlainActivation(HfMapper& hf, std::initializer_list<const char*> names,
   } else if (act == "relu") {
     hf.Put("activation", "relu", at);
   } else {
-    hf.Fail(at != nullptr ? *at : hf.arch(),
-            std::string(*names.begin()) + ": \"" + act + "\" is not supported for " +
-                hf.arch_name() + " (expected gelu or relu)");
+    hf.Fail(at != nullptr ? *at : hf.arch(), std::string(*names.begin()) + ": \"" + act +
+                                                 "\" is not supported for " + hf.arch_name() +
+                                                 " (expected gelu or relu)");
   }
 }
 
@@ -283,8 +283,7 @@ void Opt(HfMapper& hf) {
     hf.Fail(*hf.Find({"do_layer_norm_before"}),
             "do_layer_norm_before: post-LayerNorm OPT (OPT-350m) is not supported");
   }
-  const std::optional<int64_t> positions =
-      hf.Int({"max_position_embeddings"}, true, kMaxModelRows);
+  const std::optional<int64_t> positions = hf.Int({"max_position_embeddings"}, true, kMaxModelRows);
   if (positions) {
     hf.Put("max_seq_len", std::to_string(*positions), hf.Find({"max_position_embeddings"}));
     hf.Put("position_table_rows", std::to_string(*positions + 2),
@@ -448,11 +447,12 @@ Result<ConfigNode> HfConfigToModelTree(const ConfigNode& json) {
       archs->items()[0].is_scalar()) {
     arch = &archs->items()[0];
     name = arch->text();
-  } else if (const ConfigNode* type = json.Find("model_type"); type != nullptr && type->is_scalar()) {
+  } else if (const ConfigNode* type = json.Find("model_type");
+             type != nullptr && type->is_scalar()) {
     auto it = ModelTypes().find(type->text());
     if (it == ModelTypes().end()) {
-      return Status::Invalid("model_type: unsupported '" + type->text() + "'; supported: " +
-                                 Join(SupportedHfArchitectures()),
+      return Status::Invalid("model_type: unsupported '" + type->text() +
+                                 "'; supported: " + Join(SupportedHfArchitectures()),
                              type->loc(), type->origin().source_line);
     }
     arch = type;
@@ -464,9 +464,9 @@ Result<ConfigNode> HfConfigToModelTree(const ConfigNode& json) {
   }
   auto family = Families().find(name);
   if (family == Families().end()) {
-    return Status::Invalid("architectures: unsupported '" + name + "'; supported: " +
-                               Join(SupportedHfArchitectures()),
-                           arch->loc(), arch->origin().source_line);
+    return Status::Invalid(
+        "architectures: unsupported '" + name + "'; supported: " + Join(SupportedHfArchitectures()),
+        arch->loc(), arch->origin().source_line);
   }
   // Multimodal checkpoints (Gemma 3, Llama 4) keep the decoder's keys under text_config; only
   // the text decoder is imported (the vision tower and projector are not counted).

@@ -6,7 +6,9 @@
 namespace shardsim {
 
 HfMapper::HfMapper(const ConfigNode& json, const ConfigNode& arch, std::string arch_name)
-    : json_(json), arch_(arch), arch_name_(std::move(arch_name)),
+    : json_(json),
+      arch_(arch),
+      arch_name_(std::move(arch_name)),
       out_(ConfigNode::Map(json.origin())) {}
 
 const ConfigNode* HfMapper::Find(std::initializer_list<const char*> names) const {
@@ -64,16 +66,17 @@ std::optional<int64_t> HfMapper::Int(std::initializer_list<const char*> names, b
     if (required) FailMissing(*names.begin());
     return std::nullopt;
   }
-  Result<int64_t> i = v->is_scalar() ? ParseInteger(v->text())
-                                     : Result<int64_t>(Status::Invalid(
-                                           "expected an integer, got " + v->Describe()));
+  Result<int64_t> i =
+      v->is_scalar()
+          ? ParseInteger(v->text())
+          : Result<int64_t>(Status::Invalid("expected an integer, got " + v->Describe()));
   if (!i.ok()) {
     Fail(*v, std::string(*names.begin()) + ": " + i.status().message());
     return std::nullopt;
   }
   if (*i > max) {
-    Fail(*v, std::string(*names.begin()) + ": must be at most " + std::to_string(max) +
-                 ", got " + std::to_string(*i));
+    Fail(*v, std::string(*names.begin()) + ": must be at most " + std::to_string(max) + ", got " +
+                 std::to_string(*i));
     return std::nullopt;
   }
   return *i;

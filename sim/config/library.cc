@@ -24,27 +24,36 @@ Status Located(const ConfigNode& at, const std::string& message,
 }
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
 
 const char* KindName(DocKind kind) {
   switch (kind) {
-    case DocKind::kModel: return "model";
-    case DocKind::kHardware: return "hardware";
-    case DocKind::kTopology: return "topology";
-    case DocKind::kScenario: return "scenario";
+    case DocKind::kModel:
+      return "model";
+    case DocKind::kHardware:
+      return "hardware";
+    case DocKind::kTopology:
+      return "topology";
+    case DocKind::kScenario:
+      return "scenario";
   }
   return "?";
 }
 
 const char* LibraryFolder(DocKind kind) {
   switch (kind) {
-    case DocKind::kModel: return "models";
-    case DocKind::kHardware: return "hardware";
-    case DocKind::kTopology: return "topologies";
-    case DocKind::kScenario: return "scenarios";
+    case DocKind::kModel:
+      return "models";
+    case DocKind::kHardware:
+      return "hardware";
+    case DocKind::kTopology:
+      return "topologies";
+    case DocKind::kScenario:
+      return "scenarios";
   }
   return "?";
 }
@@ -100,8 +109,7 @@ Result<ConfigNode> Resolver::ParseFile(const std::string& path) {
 }
 
 Result<std::string> Resolver::FindInLibrary(DocKind kind, const std::string& name,
-                                            const ConfigNode& ref,
-                                            const std::string& key) const {
+                                            const ConfigNode& ref, const std::string& key) const {
   const std::string folder = LibraryFolder(kind);
   std::vector<std::string> names;
   for (const std::string& dir : dirs_) {
@@ -126,9 +134,9 @@ Result<std::string> Resolver::FindInLibrary(DocKind kind, const std::string& nam
   if (close.size() > 5) close.resize(5);
   std::vector<std::string> where;
   for (const std::string& dir : dirs_) where.push_back((fs::path(dir) / folder).string() + "/");
-  std::string message = key + ": no " + KindName(kind) + " named '" + name + "' in " +
-                        (where.empty() ? std::string("the library (no library folder set)")
-                                       : Join(where));
+  std::string message =
+      key + ": no " + KindName(kind) + " named '" + name + "' in " +
+      (where.empty() ? std::string("the library (no library folder set)") : Join(where));
   if (!close.empty()) {
     std::vector<std::string> close_names;
     for (const auto& c : close) close_names.push_back(c.second);
@@ -184,8 +192,8 @@ Result<ResolvedDoc> Resolver::Resolve(DocKind kind, const ConfigNode& ref, const
                             std::to_string(base->loc().line) + ")");
   }
   if (hf != nullptr && !hf->is_scalar()) {
-    return Located(*hf, prefix + "hf_config: expected a path to a config.json, got " +
-                            hf->Describe());
+    return Located(*hf,
+                   prefix + "hf_config: expected a path to a config.json, got " + hf->Describe());
   }
   Result<ResolvedDoc> parent =
       base != nullptr ? Resolve(kind, *base, prefix + "base")
@@ -228,10 +236,9 @@ Result<ResolvedDoc> Resolver::ResolveFile(DocKind kind, const std::string& path,
     return ResolvedDoc{std::move(*model), path, false};
   }
   if (!tree->is_map()) {
-    return Status::Invalid(std::string("expected a mapping of ") + KindName(kind) + " keys, got " +
-                               tree->Describe(),
-                           SourceLoc{path, tree->loc().line, tree->loc().col},
-                           tree->origin().source_line);
+    return Status::Invalid(
+        std::string("expected a mapping of ") + KindName(kind) + " keys, got " + tree->Describe(),
+        SourceLoc{path, tree->loc().line, tree->loc().col}, tree->origin().source_line);
   }
   stack_.push_back(id);
   stack_display_.push_back(path);

@@ -25,8 +25,8 @@ void ReadMoe(MapReader& r, ModelSpec* m) {
   moe.Int("top_k", &s.top_k, Need::kRequired, 1, kMaxModelExperts);
   moe.Int("expert_ffn_hidden_size", &s.expert_ffn_hidden_size, Need::kOptional, 1, kMaxModelWidth);
   moe.Int("num_shared_experts", &s.num_shared_experts, Need::kOptional, 0, kMaxModelExperts);
-  moe.Int("shared_expert_ffn_hidden_size", &s.shared_expert_ffn_hidden_size,
-          Need::kOptional, 1, kMaxModelWidth);
+  moe.Int("shared_expert_ffn_hidden_size", &s.shared_expert_ffn_hidden_size, Need::kOptional, 1,
+          kMaxModelWidth);
   if (moe.Bool("shared_expert_gate", &s.shared_expert_gate) && s.shared_expert_gate &&
       s.num_shared_experts == 0) {
     moe.Error(*moe.node()->Find("shared_expert_gate"), "shared_expert_gate",
@@ -86,8 +86,8 @@ void CheckParamBound(const ModelSpec& m, MapReader& r) {
   auto d = [](int64_t v) { return static_cast<double>(v); };
   auto linear = [](double in, double out) { return in * out + out; };
   const double h = d(m.hidden_size), n = d(m.num_heads);
-  double attn = linear(h, (n + 2.0 * d(m.num_kv_heads)) * d(m.head_dim)) +
-                linear(n * d(m.head_dim), h);
+  double attn =
+      linear(h, (n + 2.0 * d(m.num_kv_heads)) * d(m.head_dim)) + linear(n * d(m.head_dim), h);
   if (m.mla) {
     const MlaSpec& a = *m.mla;
     const double q = d(a.q_lora_rank), kv = d(a.kv_lora_rank);
@@ -108,8 +108,8 @@ void CheckParamBound(const ModelSpec& m, MapReader& r) {
   }
   const double norm = 2.0 * h;
   const double layer = attn + ffn + 4.0 * norm + 2.0 * d(m.head_dim) + n;  // + qk norms, sinks
-  const double layers = d(m.num_layers + m.mtp_depth) * layer +
-                        d(m.mtp_depth) * (linear(2.0 * h, h) + 3.0 * norm);
+  const double layers =
+      d(m.num_layers + m.mtp_depth) * layer + d(m.mtp_depth) * (linear(2.0 * h, h) + 3.0 * norm);
   const double outside = (2.0 * d(m.vocab_size) + d(m.position_table_rows)) * h + 3.0 * norm;
   const double total = layers + outside;
   if (total <= d(kMaxModelParams)) return;
@@ -142,8 +142,8 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
   const bool have_n = r.Int("num_heads", &m.num_heads, Need::kRequired, 1, kMaxModelHeads);
   const bool have_kv = r.Int("num_kv_heads", &m.num_kv_heads, Need::kOptional, 1, kMaxModelHeads);
   const bool have_d = r.Int("head_dim", &m.head_dim, Need::kOptional, 1, kMaxModelWidth);
-  const bool have_f = r.Int("ffn_hidden_size", &m.ffn_hidden_size,
-                            Need::kOptional, 1, kMaxModelWidth);
+  const bool have_f =
+      r.Int("ffn_hidden_size", &m.ffn_hidden_size, Need::kOptional, 1, kMaxModelWidth);
   r.Int("vocab_size", &m.vocab_size, Need::kRequired, 1, kMaxModelRows);
   const bool have_seq = r.Int("max_seq_len", &m.max_seq_len, Need::kOptional, 1, kMaxModelRows);
   r.Enum("activation", &m.activation, kActivations, Need::kRequired);
@@ -155,8 +155,8 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
   r.Bool("norm_bias", &m.norm_bias);
   r.Bool("tied_embeddings", &m.tied_embeddings, Need::kRequired);
   r.Enum("position_embedding", &m.position_embedding, kPositions, Need::kRequired);
-  const bool have_rows = r.Int("position_table_rows", &m.position_table_rows,
-                               Need::kOptional, 1, kMaxModelRows);
+  const bool have_rows =
+      r.Int("position_table_rows", &m.position_table_rows, Need::kOptional, 1, kMaxModelRows);
   r.Bool("parallel_attention", &m.parallel_attention);
   r.Int("norms_per_layer", &m.norms_per_layer, Need::kOptional, 1, 4);
   r.Bool("embedding_norm", &m.embedding_norm);

@@ -16,7 +16,7 @@ const std::vector<DType> kPrecisions = {DType::kFp32, DType::kFp16,  DType::kBf1
 const std::vector<DType> kGradDTypes = {DType::kFp32, DType::kBf16, DType::kFp16};
 const std::vector<Optimizer> kOptimizers = {Optimizer::kAdam, Optimizer::kSgd};
 const std::vector<AttentionKernel> kAttentionKernels = {AttentionKernel::kFused,
-                                                         AttentionKernel::kFlash2};
+                                                        AttentionKernel::kFlash2};
 const std::vector<Recompute> kRecomputes = {Recompute::kNone, Recompute::kSelective,
                                             Recompute::kSelectiveOps, Recompute::kFull};
 const std::vector<PipelineSchedule> kSchedules = {
@@ -143,8 +143,7 @@ void ReadOrder(MapReader& p, ParallelSpec* par) {
   par->order = dims;
 }
 
-void ReadParallel(MapReader& r, int64_t gpus, bool have_gpus, ParallelSpec* par,
-                  Origins* origins) {
+void ReadParallel(MapReader& r, int64_t gpus, bool have_gpus, ParallelSpec* par, Origins* origins) {
   MapReader p = r.Sub("parallel");
   const bool have_dp = p.PositiveInt("dp", &par->dp);
   p.PositiveInt("tp", &par->tp);
@@ -200,10 +199,8 @@ Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out) {
   if (!r.String("name", &s.name)) s.name = std::filesystem::path(doc.file).stem().string();
   ReadPart(r, doc.tree, resolver, DocKind::kModel, "model", ReadModel, &s.model, &sink);
   if (sink.empty()) sink.Merge(ValidateModel(s.model));
-  ReadPart(r, doc.tree, resolver, DocKind::kHardware, "hardware", ReadHardware, &s.hardware,
-           &sink);
-  ReadPart(r, doc.tree, resolver, DocKind::kTopology, "topology", ReadTopology, &s.topology,
-           &sink);
+  ReadPart(r, doc.tree, resolver, DocKind::kHardware, "hardware", ReadHardware, &s.hardware, &sink);
+  ReadPart(r, doc.tree, resolver, DocKind::kTopology, "topology", ReadTopology, &s.topology, &sink);
   const bool have_gpus = r.PositiveInt("gpus", &s.gpus, Need::kRequired);
   ReadTraining(r, &s.training);
   ReadParallel(r, s.gpus, have_gpus, &s.parallel, &s.origins);

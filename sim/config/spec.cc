@@ -4,11 +4,16 @@ namespace shardsim {
 
 const char* Name(DType v) {
   switch (v) {
-    case DType::kFp32: return "fp32";
-    case DType::kTf32: return "tf32";
-    case DType::kBf16: return "bf16";
-    case DType::kFp16: return "fp16";
-    case DType::kFp8: return "fp8";
+    case DType::kFp32:
+      return "fp32";
+    case DType::kTf32:
+      return "tf32";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp16:
+      return "fp16";
+    case DType::kFp8:
+      return "fp8";
     case DType::kMxfp8:
       return "mxfp8";
     case DType::kNvfp4:
@@ -19,56 +24,76 @@ const char* Name(DType v) {
 
 const char* Name(Activation v) {
   switch (v) {
-    case Activation::kGelu: return "gelu";
-    case Activation::kRelu: return "relu";
-    case Activation::kSwiglu: return "swiglu";
-    case Activation::kGeglu: return "geglu";
+    case Activation::kGelu:
+      return "gelu";
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kSwiglu:
+      return "swiglu";
+    case Activation::kGeglu:
+      return "geglu";
   }
   return "?";
 }
 
 const char* Name(NormKind v) {
   switch (v) {
-    case NormKind::kLayerNorm: return "layernorm";
-    case NormKind::kRmsNorm: return "rmsnorm";
+    case NormKind::kLayerNorm:
+      return "layernorm";
+    case NormKind::kRmsNorm:
+      return "rmsnorm";
   }
   return "?";
 }
 
 const char* Name(PositionEmbedding v) {
   switch (v) {
-    case PositionEmbedding::kRope: return "rope";
-    case PositionEmbedding::kLearned: return "learned";
-    case PositionEmbedding::kAlibi: return "alibi";
-    case PositionEmbedding::kNone: return "none";
+    case PositionEmbedding::kRope:
+      return "rope";
+    case PositionEmbedding::kLearned:
+      return "learned";
+    case PositionEmbedding::kAlibi:
+      return "alibi";
+    case PositionEmbedding::kNone:
+      return "none";
   }
   return "?";
 }
 
 const char* Name(Optimizer v) {
   switch (v) {
-    case Optimizer::kAdam: return "adam";
-    case Optimizer::kSgd: return "sgd";
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kSgd:
+      return "sgd";
   }
   return "?";
 }
 
 const char* Name(Recompute v) {
   switch (v) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kSelectiveOps: return "selective_ops";
-    case Recompute::kFull: return "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kSelectiveOps:
+      return "selective_ops";
+    case Recompute::kFull:
+      return "full";
   }
   return "?";
 }
 
 const char* Name(RecomputeModule v) {
   switch (v) {
-    case RecomputeModule::kCoreAttn: return "core_attn";
-    case RecomputeModule::kLayernorm: return "layernorm";
-    case RecomputeModule::kMlaUpProj: return "mla_up_proj";
-    case RecomputeModule::kMoeAct: return "moe_act";
+    case RecomputeModule::kCoreAttn:
+      return "core_attn";
+    case RecomputeModule::kLayernorm:
+      return "layernorm";
+    case RecomputeModule::kMlaUpProj:
+      return "mla_up_proj";
+    case RecomputeModule::kMoeAct:
+      return "moe_act";
   }
   return "?";
 }
@@ -95,17 +120,22 @@ std::string RecomputeText(const TrainingSpec& training) {
 
 const char* Name(AttentionKernel v) {
   switch (v) {
-    case AttentionKernel::kFused: return "fused";
-    case AttentionKernel::kFlash2: return "flash2";
+    case AttentionKernel::kFused:
+      return "fused";
+    case AttentionKernel::kFlash2:
+      return "flash2";
   }
   return "?";
 }
 
 const char* Name(PipelineSchedule v) {
   switch (v) {
-    case PipelineSchedule::kGpipe: return "gpipe";
-    case PipelineSchedule::k1F1B: return "1f1b";
-    case PipelineSchedule::kInterleaved1F1B: return "interleaved_1f1b";
+    case PipelineSchedule::kGpipe:
+      return "gpipe";
+    case PipelineSchedule::k1F1B:
+      return "1f1b";
+    case PipelineSchedule::kInterleaved1F1B:
+      return "interleaved_1f1b";
     case PipelineSchedule::kZbH1:
       return "zb_h1";
     case PipelineSchedule::kZbH2:
@@ -122,23 +152,34 @@ const char* Name(PipelineSchedule v) {
 
 const char* Name(LinkKind v) {
   switch (v) {
-    case LinkKind::kNvSwitch: return "nvswitch";
-    case LinkKind::kNvLink: return "nvlink";
-    case LinkKind::kPcie: return "pcie";
-    case LinkKind::kInfiniBand: return "infiniband";
-    case LinkKind::kRoce: return "roce";
-    case LinkKind::kEthernet: return "ethernet";
-    case LinkKind::kInfinityFabric: return "infinity_fabric";
+    case LinkKind::kNvSwitch:
+      return "nvswitch";
+    case LinkKind::kNvLink:
+      return "nvlink";
+    case LinkKind::kPcie:
+      return "pcie";
+    case LinkKind::kInfiniBand:
+      return "infiniband";
+    case LinkKind::kRoce:
+      return "roce";
+    case LinkKind::kEthernet:
+      return "ethernet";
+    case LinkKind::kInfinityFabric:
+      return "infinity_fabric";
   }
   return "?";
 }
 
 const char* Name(FabricKind v) {
   switch (v) {
-    case FabricKind::kNone: return "none";
-    case FabricKind::kFatTree: return "fat_tree";
-    case FabricKind::kRailOptimized: return "rail_optimized";
-    case FabricKind::kClos: return "clos";
+    case FabricKind::kNone:
+      return "none";
+    case FabricKind::kFatTree:
+      return "fat_tree";
+    case FabricKind::kRailOptimized:
+      return "rail_optimized";
+    case FabricKind::kClos:
+      return "clos";
   }
   return "?";
 }

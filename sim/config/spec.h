@@ -43,7 +43,8 @@ enum class RecomputeModule { kCoreAttn, kLayernorm, kMlaUpProj, kMoeAct };
 inline constexpr int kNumRecomputeModules = 4;
 inline constexpr unsigned ModuleBit(RecomputeModule m) { return 1u << static_cast<unsigned>(m); }
 // Which fused attention kernel: Transformer Engine / cuDNN's (what Megatron-LM and NeMo run on
-// Hopper), or FlashAttention-2 (PyTorch SDPA's flash backend). Unfused attention: flash_attention false.
+// Hopper), or FlashAttention-2 (PyTorch SDPA's flash backend). Unfused attention: flash_attention
+// false.
 enum class AttentionKernel { kFused, kFlash2 };
 // The zero-bubble schedules (Qi et al. 2024, arXiv 2401.10241) and DeepSeek's DualPipe /
 // DualPipeV (arXiv 2412.19437 §3.2.1; github.com/deepseek-ai/DualPipe) split the backward into
@@ -108,8 +109,9 @@ class Origins {
 // parameter count would pass kMaxModelParams (2^53, counted exactly in int64 and in a double).
 inline constexpr int64_t kMaxModelLayers = 100000;  // num_layers, mtp_depth,
                                                     // moe.first_dense_layers, moe.layer_freq
-inline constexpr int64_t kMaxModelWidth = int64_t{1} << 24;  // hidden_size, ffn_hidden_size,
-                                                    // head_dim, the moe ffn sizes, mla ranks/dims
+inline constexpr int64_t kMaxModelWidth = int64_t{1}
+                                          << 24;  // hidden_size, ffn_hidden_size,
+                                                  // head_dim, the moe ffn sizes, mla ranks/dims
 inline constexpr int64_t kMaxModelHeads = int64_t{1} << 20;  // num_heads, num_kv_heads
 inline constexpr int64_t kMaxModelRows = int64_t{1} << 31;   // vocab_size, max_seq_len,
                                                              // position_table_rows
@@ -123,14 +125,15 @@ struct MoeSpec {
   int64_t top_k = 0;                   // moe.top_k: experts each token is routed to
   int64_t expert_ffn_hidden_size = 0;  // moe.expert_ffn_hidden_size (default: ffn_hidden_size)
   int64_t num_shared_experts = 0;      // moe.num_shared_experts: always-on experts (DeepSeek)
-  int64_t shared_expert_ffn_hidden_size = 0;  // moe.shared_expert_ffn_hidden_size (default: expert's)
+  int64_t shared_expert_ffn_hidden_size =
+      0;  // moe.shared_expert_ffn_hidden_size (default: expert's)
   // moe.shared_expert_gate: sigmoid(x . w) scales the shared experts' output, w a Linear h -> 1
   // without bias (Qwen2-MoE's shared_expert_gate); needs num_shared_experts > 0. Default false.
   bool shared_expert_gate = false;
-  int64_t first_dense_layers = 0;      // moe.first_dense_layers: leading dense layers (DeepSeek: 3)
-  int64_t layer_freq = 1;              // moe.layer_freq: every n-th layer after those is MoE
-  double capacity_factor = 0.0;        // moe.capacity_factor: 0 = dropless
-  double imbalance = 1.0;              // moe.imbalance: busiest expert rank's load / mean load
+  int64_t first_dense_layers = 0;  // moe.first_dense_layers: leading dense layers (DeepSeek: 3)
+  int64_t layer_freq = 1;          // moe.layer_freq: every n-th layer after those is MoE
+  double capacity_factor = 0.0;    // moe.capacity_factor: 0 = dropless
+  double imbalance = 1.0;          // moe.imbalance: busiest expert rank's load / mean load
   // moe.max_nodes_per_token: node-limited routing (DeepSeek-V3: 4): each token's experts lie on
   // at most this many nodes of its EP group, and the dispatcher sends it once to each of them and
   // forwards it over NVLink there. 0 = unlimited (one transfer per routed copy).
@@ -142,26 +145,26 @@ struct MoeSpec {
 
 // Multi-head latent attention (DeepSeek-V2/V3; the `mla:` mapping of a model file).
 struct MlaSpec {
-  int64_t q_lora_rank = 0;        // mla.q_lora_rank: 0 = queries not compressed
-  int64_t kv_lora_rank = 0;       // mla.kv_lora_rank
-  int64_t qk_nope_head_dim = 0;   // mla.qk_nope_head_dim
-  int64_t qk_rope_head_dim = 0;   // mla.qk_rope_head_dim: decoupled RoPE dims (shared key)
-  int64_t v_head_dim = 0;         // mla.v_head_dim
+  int64_t q_lora_rank = 0;       // mla.q_lora_rank: 0 = queries not compressed
+  int64_t kv_lora_rank = 0;      // mla.kv_lora_rank
+  int64_t qk_nope_head_dim = 0;  // mla.qk_nope_head_dim
+  int64_t qk_rope_head_dim = 0;  // mla.qk_rope_head_dim: decoupled RoPE dims (shared key)
+  int64_t v_head_dim = 0;        // mla.v_head_dim
 };
 
 struct ModelSpec {
-  std::string name;              // name
-  int64_t hidden_size = 0;       // hidden_size (h)
-  int64_t num_layers = 0;        // num_layers (L)
-  int64_t num_heads = 0;         // num_heads (n)
-  int64_t num_kv_heads = 0;      // num_kv_heads (k; default n)
-  int64_t head_dim = 0;          // head_dim (d; default h/n; with mla: qk_nope + qk_rope)
-  int64_t ffn_hidden_size = 0;   // ffn_hidden_size (f; default 4h)
-  int64_t vocab_size = 0;        // vocab_size (V)
-  int64_t max_seq_len = 0;       // max_seq_len
-  Activation activation = Activation::kGelu;                    // activation
-  NormKind norm = NormKind::kLayerNorm;                         // norm
-  bool bias = false;             // bias: biases on every linear layer
+  std::string name;             // name
+  int64_t hidden_size = 0;      // hidden_size (h)
+  int64_t num_layers = 0;       // num_layers (L)
+  int64_t num_heads = 0;        // num_heads (n)
+  int64_t num_kv_heads = 0;     // num_kv_heads (k; default n)
+  int64_t head_dim = 0;         // head_dim (d; default h/n; with mla: qk_nope + qk_rope)
+  int64_t ffn_hidden_size = 0;  // ffn_hidden_size (f; default 4h)
+  int64_t vocab_size = 0;       // vocab_size (V)
+  int64_t max_seq_len = 0;      // max_seq_len
+  Activation activation = Activation::kGelu;  // activation
+  NormKind norm = NormKind::kLayerNorm;       // norm
+  bool bias = false;                          // bias: biases on every linear layer
   bool qkv_bias = false;         // qkv_bias: biases on q/k/v only (Qwen2); default = bias
   bool attn_out_bias = false;    // attn_out_bias: bias on the attention output projection
                                  // (Llama's o_proj with attention_bias); default = bias
@@ -211,18 +214,18 @@ struct AttentionMeasurement {
 };
 
 struct HardwareSpec {
-  std::string name;                        // name
+  std::string name;  // name
   std::map<DType, double>
-      peak_flops;  // peak_flops.{fp32,tf32,bf16,fp16,fp8,mxfp8,nvfp4}: FLOP/s, dense
-  double memory_capacity = 0.0;            // memory.capacity: bytes
-  double memory_bandwidth = 0.0;           // memory.bandwidth: bytes/s
-  int64_t sm_count = 132;                  // sm_count: streaming multiprocessors (AMD: CUs)
+      peak_flops;                 // peak_flops.{fp32,tf32,bf16,fp16,fp8,mxfp8,nvfp4}: FLOP/s, dense
+  double memory_capacity = 0.0;   // memory.capacity: bytes
+  double memory_bandwidth = 0.0;  // memory.bandwidth: bytes/s
+  int64_t sm_count = 132;         // sm_count: streaming multiprocessors (AMD: CUs)
   // matmul: the shape-dependent efficiency curve (sim/hardware/matmul_curve.h documents the
   // formula; defaults: the NVIDIA H200 fit of hardware/calibration/fit_h200.py).
-  double matmul_max_efficiency = 0.8375;   // matmul.max_efficiency: fraction of peak, large GEMMs
+  double matmul_max_efficiency = 0.8375;  // matmul.max_efficiency: fraction of peak, large GEMMs
   // matmul.max_efficiency_by_dtype.{fp32,tf32,bf16,fp16,fp8}: overrides max_efficiency per dtype
   std::map<DType, double> matmul_max_efficiency_by_dtype;
-  int64_t matmul_tile_m = 128;             // matmul.tile: [m, n] largest output tile of one CTA
+  int64_t matmul_tile_m = 128;  // matmul.tile: [m, n] largest output tile of one CTA
   int64_t matmul_tile_n = 256;
   // matmul.k_half: the per-tile epilogue (and prologue) in k-steps of a 2-byte operand: the
   // k-loop reaches half efficiency at k = k_half (bf16/fp16). Scaled by 2/bytes for other dtypes
@@ -230,12 +233,12 @@ struct HardwareSpec {
   double matmul_k_half = 178;
   double matmul_tile_intensity_half = 12.1;  // matmul.tile_intensity_half: operand reuse of a
                                              // tile (a*b/(a+b)) at which a tile reaches 1/2
-  double matmul_k_split_min = 164;         // matmul.k_split_min: shortest split-K slice (k-steps
-                                           // of a 2-byte operand, scaled like k_half)
-  double matmul_latency = 2.3e-6;          // matmul.latency: seconds per GEMM kernel (pipeline
-                                           // fill and drain), on top of the launch overhead
-  bool matmul_wave_quantization = false;   // matmul.wave_quantization: tiles run in whole waves
-                                           // (true: Ampere cuBLAS; false: balanced, Hopper)
+  double matmul_k_split_min = 164;           // matmul.k_split_min: shortest split-K slice (k-steps
+                                             // of a 2-byte operand, scaled like k_half)
+  double matmul_latency = 2.3e-6;            // matmul.latency: seconds per GEMM kernel (pipeline
+                                             // fill and drain), on top of the launch overhead
+  bool matmul_wave_quantization = false;     // matmul.wave_quantization: tiles run in whole waves
+                                             // (true: Ampere cuBLAS; false: balanced, Hopper)
   // Fraction of the burst math rate a GPU holds when it computes for seconds at its power limit
   // (clocks drop); applies to matmul and attention, not to memory-bound kernels.
   double sustained_compute_fraction = 1.0;  // sustained_compute_fraction
@@ -250,12 +253,12 @@ struct HardwareSpec {
   double attention_flash2_fwd_efficiency = 0.0;
   double attention_flash2_bwd_efficiency = 0.0;
   // memory-bound kernels: fraction of HBM bandwidth reached, per kernel class.
-  double mem_eff_elementwise = 0.86;       // memory_efficiency.elementwise
-  double mem_eff_norm = 0.63;              // memory_efficiency.norm
-  double mem_eff_softmax = 0.27;           // memory_efficiency.softmax
-  double mem_eff_gather = 0.86;            // memory_efficiency.gather
-  double mem_eff_optimizer = 0.67;         // memory_efficiency.optimizer
-  double mem_eff_permute = 0.0;            // memory_efficiency.permute: MoE permutes (0: gather's)
+  double mem_eff_elementwise = 0.86;   // memory_efficiency.elementwise
+  double mem_eff_norm = 0.63;          // memory_efficiency.norm
+  double mem_eff_softmax = 0.27;       // memory_efficiency.softmax
+  double mem_eff_gather = 0.86;        // memory_efficiency.gather
+  double mem_eff_optimizer = 0.67;     // memory_efficiency.optimizer
+  double mem_eff_permute = 0.0;        // memory_efficiency.permute: MoE permutes (0: gather's)
   double mem_eff_cross_entropy = 0.0;  // memory_efficiency.cross_entropy: the loss (0: softmax's)
   double kernel_launch_overhead = 1.7e-6;  // kernel_launch_overhead: seconds per kernel
   // runtime memory that is not model state or activations.
@@ -269,11 +272,11 @@ struct HardwareSpec {
   // default_topology: the usual cluster of this accelerator (a topology name or path), used by
   // check-claim without --topology; resolved only when used. "" = none.
   std::string default_topology;
-  double price_per_gpu_hour = 0.0;          // price_per_gpu_hour: USD per GPU-hour; 0 = not given
+  double price_per_gpu_hour = 0.0;  // price_per_gpu_hour: USD per GPU-hour; 0 = not given
   std::vector<GemmMeasurement> grouped_gemm_table;  // grouped_gemm_table: expert GEMMs (groups > 0)
   std::vector<AttentionMeasurement> attention_table;  // attention_table: fused causal attention
-  double power_limit = 0.0;                 // power_limit: watts (board TDP); 0 = not given
-  std::string source;                       // source: citations
+  double power_limit = 0.0;  // power_limit: watts (board TDP); 0 = not given
+  std::string source;        // source: citations
   Origins origins;
 };
 
@@ -324,38 +327,39 @@ struct CollectiveFit {
 };
 
 struct TopologySpec {
-  std::string name;                 // name
-  int64_t gpus_per_node = 8;        // gpus_per_node
+  std::string name;                           // name
+  int64_t gpus_per_node = 8;                  // gpus_per_node
   LinkKind intra_kind = LinkKind::kNvSwitch;  // intra_node.kind
-  double intra_bandwidth = 0.0;     // intra_node.bandwidth: bytes/s per GPU per direction
-  double intra_latency = 1e-6;      // intra_node.latency: seconds
-  double intra_efficiency = 0.8;    // intra_node.efficiency: achievable fraction (nccl-tests busbw)
-  bool nvls = false;                // intra_node.nvls: the switch reduces in-network (NVLink SHARP)
-  double nvls_efficiency = 0.686;   // intra_node.nvls_efficiency: fraction of bandwidth NVLS reaches
-  double nvls_latency = 25e-6;      // intra_node.nvls_latency: seconds per NVLS all-reduce
+  double intra_bandwidth = 0.0;               // intra_node.bandwidth: bytes/s per GPU per direction
+  double intra_latency = 1e-6;                // intra_node.latency: seconds
+  double intra_efficiency = 0.8;   // intra_node.efficiency: achievable fraction (nccl-tests busbw)
+  bool nvls = false;               // intra_node.nvls: the switch reduces in-network (NVLink SHARP)
+  double nvls_efficiency = 0.686;  // intra_node.nvls_efficiency: fraction of bandwidth NVLS reaches
+  double nvls_latency = 25e-6;     // intra_node.nvls_latency: seconds per NVLS all-reduce
   // intra_node.links: direct GPU-to-GPU links per GPU of a switchless full mesh (AMD Infinity
   // Fabric: 7 on an 8-GPU node); 0 = a switch (NVSwitch). intra_bandwidth is their sum.
   int64_t intra_links = 0;
   // intra_node.collectives: measured fits inside one node (all_reduce, all_gather,
   // reduce_scatter, all_to_all), used for groups inside one node instead of the algorithms.
   CollectiveFit fit_all_reduce, fit_all_gather, fit_reduce_scatter, fit_all_to_all;
-  bool has_inter_node = true;       // false when the file has no inter_node block
+  bool has_inter_node = true;                   // false when the file has no inter_node block
   LinkKind inter_kind = LinkKind::kInfiniBand;  // inter_node.kind
-  int64_t nics_per_node = 8;        // inter_node.nics_per_node
-  double nic_bandwidth = 0.0;       // inter_node.nic_bandwidth: bytes/s per NIC per direction
-  double inter_latency = 5e-6;      // inter_node.latency: seconds
-  double inter_efficiency = 0.9;    // inter_node.efficiency: achievable fraction of the NIC
+  int64_t nics_per_node = 8;                    // inter_node.nics_per_node
+  double nic_bandwidth = 0.0;     // inter_node.nic_bandwidth: bytes/s per NIC per direction
+  double inter_latency = 5e-6;    // inter_node.latency: seconds
+  double inter_efficiency = 0.9;  // inter_node.efficiency: achievable fraction of the NIC
   FabricKind fabric = FabricKind::kFatTree;  // inter_node.fabric
-  double oversubscription = 1.0;    // inter_node.oversubscription: at the layer above the leaves
-  int64_t nodes_per_leaf = 16;      // inter_node.nodes_per_leaf: nodes under one leaf (or rail) group
-  int64_t nodes_per_pod = 0;        // inter_node.nodes_per_pod: nodes of a pod (3-tier); 0 = one pod
-  double pod_oversubscription = 1.0;  // inter_node.pod_oversubscription: at the layer above the pods
-  int64_t max_nodes = 0;            // inter_node.max_nodes: 0 = unbounded
-  StorageSpec storage;              // storage
+  double oversubscription = 1.0;  // inter_node.oversubscription: at the layer above the leaves
+  int64_t nodes_per_leaf = 16;    // inter_node.nodes_per_leaf: nodes under one leaf (or rail) group
+  int64_t nodes_per_pod = 0;      // inter_node.nodes_per_pod: nodes of a pod (3-tier); 0 = one pod
+  double pod_oversubscription =
+      1.0;                // inter_node.pod_oversubscription: at the layer above the pods
+  int64_t max_nodes = 0;  // inter_node.max_nodes: 0 = unbounded
+  StorageSpec storage;    // storage
   // accelerator_family: the family of the GPUs its nodes carry (hardware.family, "hopper");
   // "" = any.
   std::string accelerator_family;
-  std::string source;               // source
+  std::string source;  // source
   Origins origins;
 
   // Why `gpus` GPUs cannot be this cluster ("" when they can): below 1 or above kMaxGpus, not
@@ -365,13 +369,13 @@ struct TopologySpec {
 
 // ---------------------------------------------------------------- training and layout
 struct TrainingSpec {
-  int64_t seq_len = 0;                       // training.seq_len
-  int64_t global_batch = 0;                  // training.global_batch: sequences per step
-  int64_t micro_batch = 1;                   // training.micro_batch
-  DType precision = DType::kBf16;            // training.precision
-  Optimizer optimizer = Optimizer::kAdam;    // training.optimizer
-  DType grad_dtype = DType::kFp32;           // training.grad_dtype
-  Recompute recompute = Recompute::kNone;    // training.recompute
+  int64_t seq_len = 0;                     // training.seq_len
+  int64_t global_batch = 0;                // training.global_batch: sequences per step
+  int64_t micro_batch = 1;                 // training.micro_batch
+  DType precision = DType::kBf16;          // training.precision
+  Optimizer optimizer = Optimizer::kAdam;  // training.optimizer
+  DType grad_dtype = DType::kFp32;         // training.grad_dtype
+  Recompute recompute = Recompute::kNone;  // training.recompute
   // training.recompute_modules (with recompute: selective): ModuleBit flags.
   unsigned recompute_modules = ModuleBit(RecomputeModule::kCoreAttn);
   // training.fp8_saved_activations: the inputs of fp8 matmuls and of the routed experts' SwiGLU
@@ -382,7 +386,7 @@ struct TrainingSpec {
   bool fp8_dispatch = false;
   // training.optimizer_state_dtype: Adam's m and v (fp32; DeepSeek-V3 §3.3.3 keeps them in bf16).
   DType optimizer_state_dtype = DType::kFp32;
-  bool flash_attention = true;               // training.flash_attention
+  bool flash_attention = true;  // training.flash_attention
   // training.fused_kernels: Megatron/Transformer-Engine fused kernels (a fused SwiGLU saves only
   // its input); false = PyTorch eager (gate, up, silu and product each saved separately).
   bool fused_kernels = true;
@@ -390,7 +394,7 @@ struct TrainingSpec {
   // training.fused_loss: a fused cross-entropy that works in place (Megatron-LM's vocab-parallel
   // one); false = PyTorch's (fp32 copy, log-softmax and its gradients materialized).
   bool fused_loss = true;
-  std::optional<double> tokens;              // training.tokens: total tokens to train
+  std::optional<double> tokens;  // training.tokens: total tokens to train
 };
 
 struct ParallelSpec {
@@ -402,7 +406,7 @@ struct ParallelSpec {
   int zero_stage = 0;              // parallel.zero_stage
   bool sequence_parallel = false;  // parallel.sequence_parallel
   PipelineSchedule schedule = PipelineSchedule::k1F1B;  // parallel.schedule
-  int64_t virtual_stages = 1;      // parallel.virtual_stages
+  int64_t virtual_stages = 1;                           // parallel.virtual_stages
   // parallel.order: placement of ranks on GPUs, innermost dimension first.
   std::vector<std::string> order = {"tp", "cp", "dp", "pp"};
   int64_t first_stage_layers = 0;  // parallel.first_stage_layers: 0 = even split
@@ -429,7 +433,7 @@ struct ParallelSpec {
     return static_cast<double>(pp) * static_cast<double>(ChunksPerRank()) *
            static_cast<double>(microbatches) * static_cast<double>(pipelines);
   }
-  double dp_bucket_bytes = 40e6;   // parallel.dp_bucket_size: gradient bucket (bytes)
+  double dp_bucket_bytes = 40e6;     // parallel.dp_bucket_size: gradient bucket (bytes)
   bool overlap_grad_reduce = true;   // parallel.overlap_grad_reduce
   bool overlap_param_gather = true;  // parallel.overlap_param_gather
   // parallel.tp_comm_overlap: TP collectives pipelined with their GEMMs (Transformer Engine
@@ -441,18 +445,18 @@ struct ParallelSpec {
 };
 
 struct Scenario {
-  std::string name;        // name
-  std::string file;        // the scenario file it was read from
-  ModelSpec model;         // model
-  HardwareSpec hardware;   // hardware
-  TopologySpec topology;   // topology
-  int64_t gpus = 0;        // gpus
-  TrainingSpec training;   // training
-  ParallelSpec parallel;   // parallel
+  std::string name;       // name
+  std::string file;       // the scenario file it was read from
+  ModelSpec model;        // model
+  HardwareSpec hardware;  // hardware
+  TopologySpec topology;  // topology
+  int64_t gpus = 0;       // gpus
+  TrainingSpec training;  // training
+  ParallelSpec parallel;  // parallel
   // The checkpoint storage in effect: the topology's `storage:` with the scenario's over it.
   StorageSpec storage;          // storage
   ReliabilitySpec reliability;  // reliability
-  Origins origins;         // keys of the scenario file itself ("gpus", "parallel.tp", ...)
+  Origins origins;              // keys of the scenario file itself ("gpus", "parallel.tp", ...)
 };
 
 }  // namespace shardsim

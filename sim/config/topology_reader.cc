@@ -9,10 +9,9 @@
 namespace shardsim {
 namespace {
 
-const std::vector<LinkKind> kLinks = {LinkKind::kNvSwitch, LinkKind::kNvLink,
-                                      LinkKind::kPcie,     LinkKind::kInfiniBand,
-                                      LinkKind::kRoce,     LinkKind::kEthernet,
-                                      LinkKind::kInfinityFabric};
+const std::vector<LinkKind> kLinks = {
+    LinkKind::kNvSwitch, LinkKind::kNvLink,   LinkKind::kPcie,          LinkKind::kInfiniBand,
+    LinkKind::kRoce,     LinkKind::kEthernet, LinkKind::kInfinityFabric};
 const std::vector<FabricKind> kFabrics = {FabricKind::kNone, FabricKind::kFatTree,
                                           FabricKind::kRailOptimized, FabricKind::kClos};
 
@@ -40,11 +39,11 @@ Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
   intra.NonNegativeInt("links", &t.intra_links);
   MapReader fits = intra.Sub("collectives");
   if (fits.present()) {
-    for (const auto& [key, fit] : {std::pair<const char*, CollectiveFit*>{"all_reduce",
-                                                                          &t.fit_all_reduce},
-                                   {"all_gather", &t.fit_all_gather},
-                                   {"reduce_scatter", &t.fit_reduce_scatter},
-                                   {"all_to_all", &t.fit_all_to_all}}) {
+    for (const auto& [key, fit] :
+         {std::pair<const char*, CollectiveFit*>{"all_reduce", &t.fit_all_reduce},
+          {"all_gather", &t.fit_all_gather},
+          {"reduce_scatter", &t.fit_reduce_scatter},
+          {"all_to_all", &t.fit_all_to_all}}) {
       MapReader f = fits.Sub(key);
       if (!f.present()) continue;
       f.Fraction("efficiency", &fit->efficiency, Need::kRequired);
@@ -64,9 +63,9 @@ Status ReadTopology(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
     inter.Quantity("latency", Dimension::kTime, &t.inter_latency, Need::kOptional, true);
     inter.Fraction("efficiency", &t.inter_efficiency);
     inter.Enum("fabric", &t.fabric, kFabrics);
-    for (const auto& [key, field] : {std::pair<const char*, double*>{"oversubscription",
-                                                                      &t.oversubscription},
-                                     {"pod_oversubscription", &t.pod_oversubscription}}) {
+    for (const auto& [key, field] :
+         {std::pair<const char*, double*>{"oversubscription", &t.oversubscription},
+          {"pod_oversubscription", &t.pod_oversubscription}}) {
       double over = 0.0;
       if (!inter.Number(key, &over)) continue;
       if (over >= 1.0) {

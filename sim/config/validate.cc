@@ -57,11 +57,12 @@ void CheckLayers(const Scenario& s, Checker& c) {
   if (first == 0 && last == 0) {
     // Megatron-Core counts the embedding / loss as a layer of the split when asked to.
     if ((layers + e + l) % Mul(p.pp, v) != 0) {
-      const std::string counted =
-          e + l == 0 ? num_layers
-                     : num_layers + " + " + Str(e + l) + " (" +
-                           (e > 0 && l > 0 ? "embedding and loss" : e > 0 ? "embedding" : "loss") +
-                           " counted as layers)";
+      const std::string counted = e + l == 0 ? num_layers
+                                             : num_layers + " + " + Str(e + l) + " (" +
+                                                   (e > 0 && l > 0 ? "embedding and loss"
+                                                    : e > 0        ? "embedding"
+                                                                   : "loss") +
+                                                   " counted as layers)";
       c.Fail("parallel.pp", counted + " is not divisible by pp*virtual_stages = " + Str(p.pp) +
                                 "*" + Str(v) + " = " + Str(Mul(p.pp, v)));
     }
@@ -95,8 +96,8 @@ void CheckLayers(const Scenario& s, Checker& c) {
   }
   const int64_t per_stage = middle > 0 ? rest / middle : 0;
   if ((first > 0 && first % v != 0) || (last > 0 && last % v != 0) || per_stage % v != 0) {
-    c.Fail(key, split + "; every stage's layers must be divisible by virtual_stages (" + Str(v) +
-                    ")");
+    c.Fail(key,
+           split + "; every stage's layers must be divisible by virtual_stages (" + Str(v) + ")");
   }
 }
 
@@ -115,9 +116,9 @@ Status ValidateModel(const ModelSpec& m) {
                               Ref(m.origins, "moe.num_experts", m.moe->num_experts) + ")");
     }
     if (m.moe->first_dense_layers >= m.num_layers) {
-      c.Fail("moe.first_dense_layers",
-             Str(m.moe->first_dense_layers) + " leaves no MoE layer of num_layers (" +
-                 Ref(m.origins, "num_layers", m.num_layers) + ")");
+      c.Fail("moe.first_dense_layers", Str(m.moe->first_dense_layers) +
+                                           " leaves no MoE layer of num_layers (" +
+                                           Ref(m.origins, "num_layers", m.num_layers) + ")");
     }
   }
   return sink.ToStatus();
@@ -181,8 +182,8 @@ Status ValidateScenario(const Scenario& s) {
   const int64_t per_step = Mul(p.dp, s.training.micro_batch);
   if (s.training.global_batch % per_step != 0) {
     c.Fail("training.global_batch", Str(s.training.global_batch) +
-                                        " is not divisible by dp*micro_batch = " + Str(p.dp) +
-                                        "*" + Str(s.training.micro_batch) + " = " + Str(per_step));
+                                        " is not divisible by dp*micro_batch = " + Str(p.dp) + "*" +
+                                        Str(s.training.micro_batch) + " = " + Str(per_step));
   }
   // Every micro-batch is simulated (its tasks held at once) and tokens are counted in int64/double.
   if (per_step > 0 && s.training.global_batch % per_step == 0 &&
@@ -248,8 +249,8 @@ Status ValidateScenario(const Scenario& s) {
       (s.training.global_batch / per_step) % p.pp != 0) {
     c.Fail("parallel.schedule",
            "interleaved_1f1b needs the micro-batches per step (global_batch / (dp*micro_batch) = " +
-               Str(s.training.global_batch / per_step) + ") to be a multiple of pp (" +
-               Str(p.pp) + ")");
+               Str(s.training.global_batch / per_step) + ") to be a multiple of pp (" + Str(p.pp) +
+               ")");
   }
   // The zero-bubble schedules split each backward into B and W passes per micro-batch; ZeRO-3
   // gathers and reduces per layer inside one backward, which the zero-bubble runtimes
@@ -320,11 +321,10 @@ Status ValidateScenario(const Scenario& s) {
   if (m.position_embedding == PositionEmbedding::kLearned &&
       s.training.seq_len > m.position_table_rows) {
     const bool explicit_rows = mo.Get("position_table_rows").loc.known();
-    const std::string rows = explicit_rows
-                                 ? "model.position_table_rows (" +
-                                       Ref(mo, "position_table_rows", m.position_table_rows) + ")"
-                                 : "model.max_seq_len (" +
-                                       Ref(mo, "max_seq_len", m.position_table_rows) + ")";
+    const std::string rows =
+        explicit_rows ? "model.position_table_rows (" +
+                            Ref(mo, "position_table_rows", m.position_table_rows) + ")"
+                      : "model.max_seq_len (" + Ref(mo, "max_seq_len", m.position_table_rows) + ")";
     c.Fail("training.seq_len", Str(s.training.seq_len) + " exceeds " + rows +
                                    ", the rows of the learned position table");
   }

@@ -22,7 +22,8 @@ Result<int64_t> ParseInteger(std::string_view text) {
   if (s.find_first_of("eE") != std::string_view::npos && s.find('.') == std::string_view::npos) {
     Result<double> d = ParseNumber(s);
     if (d.ok() && std::floor(*d) == *d) {
-      if (std::fabs(*d) >= 9.2e18) return Status::Invalid(quoted + " is out of range for an integer");
+      if (std::fabs(*d) >= 9.2e18)
+        return Status::Invalid(quoted + " is out of range for an integer");
       return static_cast<int64_t>(*d);
     }
   }
@@ -51,9 +52,7 @@ MapReader::MapReader(const ConfigNode* map, KeyOrigin where, std::string msg_pre
       sink_(sink),
       origins_(origins) {}
 
-bool MapReader::Has(std::string_view key) const {
-  return present() && map_->Find(key) != nullptr;
-}
+bool MapReader::Has(std::string_view key) const { return present() && map_->Find(key) != nullptr; }
 
 const ConfigNode* MapReader::Get(std::string_view key, Need need) {
   known_.emplace_back(key);
@@ -174,8 +173,9 @@ bool MapReader::Quantity(std::string_view key, Dimension dim, double* out, Need 
   const ConfigNode* n = Get(key, need);
   if (n == nullptr) return false;
   if (!n->is_scalar()) {
-    Error(*n, key, "expected a quantity like \"" + std::string(ExampleUnit(dim)) + "\", got " +
-                       n->Describe());
+    Error(
+        *n, key,
+        "expected a quantity like \"" + std::string(ExampleUnit(dim)) + "\", got " + n->Describe());
     return false;
   }
   Result<double> v = ParseQuantity(n->text(), dim);
@@ -184,8 +184,9 @@ bool MapReader::Quantity(std::string_view key, Dimension dim, double* out, Need 
     return false;
   }
   if (*v < 0.0 || (*v == 0.0 && !allow_zero)) {
-    Error(*n, key, std::string(allow_zero ? "must not be negative" : "must be positive") +
-                       ", got \"" + n->text() + "\"");
+    Error(*n, key,
+          std::string(allow_zero ? "must not be negative" : "must be positive") + ", got \"" +
+              n->text() + "\"");
     return false;
   }
   *out = *v;

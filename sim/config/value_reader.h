@@ -76,8 +76,9 @@ class MapReader {
         }
       }
     }
-    Error(*n, key, n->Describe() + " is not one of " + Join(names) +
-                       (n->is_scalar() ? DidYouMean(n->text(), names) : std::string()));
+    Error(*n, key,
+          n->Describe() + " is not one of " + Join(names) +
+              (n->is_scalar() ? DidYouMean(n->text(), names) : std::string()));
     return false;
   }
 
@@ -91,9 +92,7 @@ class MapReader {
   void Finish();
 
   std::string MsgPath(std::string_view key) const { return msg_prefix_ + std::string(key); }
-  std::string OriginPath(std::string_view key) const {
-    return origin_prefix_ + std::string(key);
-  }
+  std::string OriginPath(std::string_view key) const { return origin_prefix_ + std::string(key); }
   const ConfigNode* node() const { return map_; }
   DiagnosticSink* sink() const { return sink_; }
   Origins* origins() const { return origins_; }

@@ -51,8 +51,9 @@ class Converter {
   ConfigNode Convert(const YAML::Node& n, const KeyOrigin& fallback, int depth) {
     const KeyOrigin origin = OriginOf(n, fallback);
     if (depth > kMaxDepth || ++nodes_ > kMaxNodes) {
-      if (!too_deep_) sink_.Add(origin.loc, "nesting too deep or too many nodes (alias cycle?)",
-                                origin.source_line);
+      if (!too_deep_)
+        sink_.Add(origin.loc, "nesting too deep or too many nodes (alias cycle?)",
+                  origin.source_line);
       too_deep_ = true;
       return ConfigNode::Null(origin);
     }

@@ -70,7 +70,7 @@ double OpCostModel::FusedCurve(const AttentionShape& s, Pass pass, double* seq_f
 }
 
 OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, Bytes bytes,
-                                MemClass softmax) const {
+                              MemClass softmax) const {
   OpCost c;
   if (pass == Pass::kBackwardWeight || s.batch_heads <= 0 || s.seq_q <= 0 || s.seq_kv <= 0 ||
       s.head_dim <= 0) {

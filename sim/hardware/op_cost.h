@@ -96,8 +96,8 @@ class OpCostModel {
   // `bytes` > 0 overrides the HBM traffic (Q, K, V, O; unfused: plus the s x s scores).
   // `softmax` is the kernel class of the unfused path's softmax: kNorm for a fused single-pass
   // kernel (Megatron-LM's scaled-masked-softmax), kSoftmax for a framework's generic one.
-  OpCost Attention(const AttentionShape& shape, Pass pass, DType dtype,
-                   Bytes bytes = Bytes(0.0), MemClass softmax = MemClass::kSoftmax) const;
+  OpCost Attention(const AttentionShape& shape, Pass pass, DType dtype, Bytes bytes = Bytes(0.0),
+                   MemClass softmax = MemClass::kSoftmax) const;
   // A memory-bound kernel class moving `bytes` in `kernels` launches.
   OpCost MemoryBound(Bytes bytes, MemClass cls, int kernels = 1) const;
   // One optimizer step over `params_local` parameters, each moving `bytes_per_param` bytes

@@ -237,10 +237,10 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
     const ModelStateBytes dense = ZeroModelStates(
         static_cast<double>(p.dense), b.weight_bytes_per_param, b.grad_bytes_per_param,
         b.optimizer_bytes_per_param, parallel.zero_stage, static_cast<double>(b.zero_shards));
-    const ModelStateBytes expert = ZeroModelStates(
-        static_cast<double>(p.expert), b.weight_bytes_per_param, b.grad_bytes_per_param,
-        b.optimizer_bytes_per_param, parallel.zero_stage,
-        static_cast<double>(b.expert_zero_shards));
+    const ModelStateBytes expert =
+        ZeroModelStates(static_cast<double>(p.expert), b.weight_bytes_per_param,
+                        b.grad_bytes_per_param, b.optimizer_bytes_per_param, parallel.zero_stage,
+                        static_cast<double>(b.expert_zero_shards));
     s.weights = dense.weights + expert.weights;
     s.gradients = dense.gradients + expert.gradients;
     s.optimizer = dense.optimizer + expert.optimizer;
@@ -331,13 +331,12 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
       ", recompute " + RecomputeText(training) + ", flash attention " +
       (training.flash_attention ? "on" : "off") + ", " +
       (training.fused_kernels ? "fused" : "eager") + " kernels");
-  b.assumptions.push_back("runtime reserve: CUDA context + library handles " +
-                          FormatBytes(Bytes(hardware.reserve_cuda_context)) +
-                          ", communication buffers " +
-                          FormatBytes(Bytes(hardware.reserve_comm_buffers)) +
-                          ", allocator fragmentation " +
-                          FormatSig(hardware.reserve_fragmentation * 100.0, 2) +
-                          "% of allocated (" + hardware.name + ")");
+  b.assumptions.push_back(
+      "runtime reserve: CUDA context + library handles " +
+      FormatBytes(Bytes(hardware.reserve_cuda_context)) + ", communication buffers " +
+      FormatBytes(Bytes(hardware.reserve_comm_buffers)) + ", allocator fragmentation " +
+      FormatSig(hardware.reserve_fragmentation * 100.0, 2) + "% of allocated (" + hardware.name +
+      ")");
   return b;
 }
 

@@ -31,13 +31,13 @@ struct StageMemory {
   Bytes weights;
   Bytes gradients;
   Bytes optimizer;
-  Bytes zero3_buffers;              // ZeRO-3: all-gathered layer weights in flight (2 layers)
-  Bytes activations_per_microbatch; // saved by this stage for one micro-batch
-  double in_flight = 0.0;           // micro-batches held at the peak
-  Bytes activations;                // held at the peak
-  Bytes recompute_buffer;           // full recompute: one layer rebuilt in backward
-  Bytes loss_buffers;               // last stage: logits and their fp32 gradient (transient)
-  Bytes moe_buffers;                // all-to-all dispatch/combine buffers of one MoE layer
+  Bytes zero3_buffers;               // ZeRO-3: all-gathered layer weights in flight (2 layers)
+  Bytes activations_per_microbatch;  // saved by this stage for one micro-batch
+  double in_flight = 0.0;            // micro-batches held at the peak
+  Bytes activations;                 // held at the peak
+  Bytes recompute_buffer;            // full recompute: one layer rebuilt in backward
+  Bytes loss_buffers;                // last stage: logits and their fp32 gradient (transient)
+  Bytes moe_buffers;                 // all-to-all dispatch/combine buffers of one MoE layer
   Bytes cuda_context;
   Bytes comm_buffers;
   Bytes fragmentation;

@@ -29,9 +29,9 @@ struct FlopsSummary {
                                    // the attention core)
   double model_per_step = 0;       // (fwd + bwd) * tokens
   double hardware_per_step = 0;    // model + recompute
-  double executed_per_step = 0;    // what the kernels run (causal skip, flash backward, elementwise)
-  double params_6nd = 0;           // N used for 6·N·D: active parameters
-  double six_nd = 0;               // 6 * N * tokens_per_step
+  double executed_per_step = 0;  // what the kernels run (causal skip, flash backward, elementwise)
+  double params_6nd = 0;         // N used for 6·N·D: active parameters
+  double six_nd = 0;             // 6 * N * tokens_per_step
 };
 
 Result<FlopsSummary> SummarizeFlops(const ModelSpec& model, const TrainingSpec& training);

@@ -31,8 +31,8 @@ void AppendMha(const Ctx& c, std::vector<Op>& ops) {
   const int64_t kv_heads = m.num_kv_heads >= t ? m.num_kv_heads / t : 1;
   const int64_t d = m.head_dim;
   const int64_t h = m.hidden_size;
-  ops.push_back(MatmulOp(c, "attn.qkv", TpSplit::kColumn, c.tokens, (q_heads + 2 * kv_heads) * d,
-                         h, 1, m.qkv_bias, ActBytes(c, D(c.norm_tokens) * D(h)),
+  ops.push_back(MatmulOp(c, "attn.qkv", TpSplit::kColumn, c.tokens, (q_heads + 2 * kv_heads) * d, h,
+                         1, m.qkv_bias, ActBytes(c, D(c.norm_tokens) * D(h)),
                          "column-parallel q/k/v; saves its input (the norm output)"));
   DropWithModule(RecomputeModule::kLayernorm, ops.back());
   if (m.qk_norm) {
@@ -77,8 +77,8 @@ void AppendMla(const Ctx& c, std::vector<Op>& ops) {
     DropWithModule(RecomputeModule::kLayernorm, ops.back());
     ops.push_back(NormOp(c, "attn.q_norm", c.tokens, a.q_lora_rank, true, false));
     ops.back().tp_split = TpSplit::kReplicated;
-    ops.push_back(MatmulOp(c, "attn.q_up", TpSplit::kColumn, c.tokens, heads * qk, a.q_lora_rank,
-                           1, false, ActBytes(c, D(c.tokens) * D(a.q_lora_rank)),
+    ops.push_back(MatmulOp(c, "attn.q_up", TpSplit::kColumn, c.tokens, heads * qk, a.q_lora_rank, 1,
+                           false, ActBytes(c, D(c.tokens) * D(a.q_lora_rank)),
                            "query up-projection; saves the latent query"));
     DropWithModule(RecomputeModule::kLayernorm, ops.back());
     ops.back().rerun_by |= up_proj;
@@ -164,7 +164,7 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
                        e.expert_bias, input_saved ? norm_out : Bytes(0),
                        "router logits; saves the norm output and fp32 routing probabilities");
   if (IsQuantizedGemm(router.dtype)) router.dtype = DType::kBf16;  // routers stay in high precision
-  router.saved = input_saved ? norm_out : Bytes(0);              // kept in bf16, as the router runs
+  router.saved = input_saved ? norm_out : Bytes(0);  // kept in bf16, as the router runs
   DropWithModule(RecomputeModule::kLayernorm, router);
   router.saved += Bytes(4.0 * D(c.norm_tokens) * D(e.num_experts));
   ops.push_back(router);
@@ -198,8 +198,8 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
       // Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) * shared_expert(x), the gate a
       // Linear h -> 1 without bias: h parameters, 2·T·h FLOPs forward. Replicated like the
       // router, which already saved its input; the sigmoid and the product are not counted.
-      Op gate = MatmulOp(c, "moe.shared_gate", TpSplit::kReplicated, c.norm_tokens, 1, h, 1,
-                         false, Bytes(0), "shared-expert gate logit; input saved by the router");
+      Op gate = MatmulOp(c, "moe.shared_gate", TpSplit::kReplicated, c.norm_tokens, 1, h, 1, false,
+                         Bytes(0), "shared-expert gate logit; input saved by the router");
       if (IsQuantizedGemm(gate.dtype)) gate.dtype = DType::kBf16;  // as the router: high precision
       ops.push_back(gate);
     }
@@ -221,10 +221,11 @@ void AppendMlp(const Ctx& c, bool moe, bool input_saved, std::vector<Op>& ops) {
     AppendMoe(c, input_saved, ops);
     return;
   }
-  const Bytes saved = input_saved ? ActBytes(c, D(c.norm_tokens) * D(c.model.hidden_size)) : Bytes(0);
+  const Bytes saved =
+      input_saved ? ActBytes(c, D(c.norm_tokens) * D(c.model.hidden_size)) : Bytes(0);
   const size_t fc1 = ops.size();
-  AppendFfn(c, "mlp", TpSplit::kColumn, TpSplit::kRow, c.tokens, c.model.ffn_hidden_size / c.tp,
-            1, c.model.mlp_bias, saved, ops);
+  AppendFfn(c, "mlp", TpSplit::kColumn, TpSplit::kRow, c.tokens, c.model.ffn_hidden_size / c.tp, 1,
+            c.model.mlp_bias, saved, ops);
   DropWithModule(RecomputeModule::kLayernorm, ops[fc1]);
 }
 

@@ -90,8 +90,8 @@ struct Op {
                                // attention core as the full s x s square (Megatron / PaLM
                                // convention); backward counts twice this
   PassCost bwd_input;
-  PassCost bwd_weight;         // zero for ops without weights
-  int64_t params = 0;          // parameters this op holds on this device
+  PassCost bwd_weight;  // zero for ops without weights
+  int64_t params = 0;   // parameters this op holds on this device
   // Activation bytes this op keeps for its backward, per micro-batch, with no recompute. A
   // tensor saved by several ops is counted once, at the first op that saves it.
   Bytes saved;
@@ -104,8 +104,8 @@ struct Op {
   unsigned rerun_by = 0;
   // Bytes this op's output occupies (per micro-batch), for transient-memory estimates.
   Bytes output;
-  int kernels = 1;     // kernel launches in forward (backward is priced with the same count)
-  std::string note;    // where the formula comes from, for --explain
+  int kernels = 1;   // kernel launches in forward (backward is priced with the same count)
+  std::string note;  // where the formula comes from, for --explain
 
   const PassCost& cost(Pass p) const {
     return p == Pass::kForward ? fwd : (p == Pass::kBackwardInput ? bwd_input : bwd_weight);

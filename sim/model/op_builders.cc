@@ -183,7 +183,8 @@ Op RopeOp(const Ctx& c, std::string name, int64_t heads, int64_t rope_dim) {
   op.fwd.flops = Flops(3.0 * e);
   op.bwd_input.flops = Flops(3.0 * e);
   op.kernels = c.options.fused_kernels ? 1 : 3;
-  op.note = "rotary position embedding of q and k; saves nothing (its outputs are saved by the core)";
+  op.note =
+      "rotary position embedding of q and k; saves nothing (its outputs are saved by the core)";
   return op;
 }
 
@@ -206,8 +207,9 @@ Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads
   const int64_t b = o.micro_batch;
   const int64_t s_q = o.seq_len / o.cp;  // local queries; with CP each device attends over all
   const int64_t s_kv = o.seq_len;        // keys, passed around the ring (Liu et al. 2023)
-  op.attention = AttentionShape{b * q_heads, s_q, s_kv, qk_dim, v_dim, true, flash,
-                                 flash && o.attention_kernel == AttentionKernel::kFlash2};
+  op.attention = AttentionShape{
+      b * q_heads, s_q,  s_kv,  qk_dim,
+      v_dim,       true, flash, flash && o.attention_kernel == AttentionKernel::kFlash2};
   const double s2 = D(b) * D(q_heads) * D(s_q) * D(s_kv);  // score elements
   // Scores QK^T (2·s_q·s_kv·d) and context PV (2·s_q·s_kv·d_v) per head: 4·s²·d per head for
   // MHA, i.e. 4·s²·h per layer per sequence (Narayanan 2021 eq. 3). Model FLOPs count the full
@@ -224,7 +226,8 @@ Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads
   const double out = c.act_bytes * D(c.tokens) * D(q_heads) * D(v_dim);
   // Unfused: scores written, softmax read+write, context reads P; dropout adds a mask and a
   // second copy of P.
-  const double score_traffic = flash ? 0.0 : s2 * (4.0 * c.act_bytes + (dropout ? 2.0 * c.act_bytes + 1.0 : 0.0));
+  const double score_traffic =
+      flash ? 0.0 : s2 * (4.0 * c.act_bytes + (dropout ? 2.0 * c.act_bytes + 1.0 : 0.0));
   op.fwd.bytes = Bytes(q + kv_all + out + score_traffic);
   op.bwd_input.bytes = Bytes(2.0 * (q + kv_all + out) + out + 1.5 * score_traffic);
   // Saved: Q, K and V (Korthikanti's 4sbh + 2sbh); unfused attention also keeps the softmax

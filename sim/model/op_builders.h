@@ -22,11 +22,11 @@ namespace shardsim::model_internal {
 struct Ctx {
   const ModelSpec& model;
   const GraphOptions& options;
-  double act_bytes;      // bytes per activation element (2 for bf16/fp16/fp8 training, 4 fp32)
-  double weight_bytes;   // bytes per weight element as the matmul reads it
-  DType matmul_dtype;    // fp8 under fp8 training
-  int64_t tokens;        // T = b * s / cp, tokens of a micro-batch on this device
-  int64_t norm_tokens;   // tokens that replicated/elementwise ops see: T / t with SP, else T
+  double act_bytes;     // bytes per activation element (2 for bf16/fp16/fp8 training, 4 fp32)
+  double weight_bytes;  // bytes per weight element as the matmul reads it
+  DType matmul_dtype;   // fp8 under fp8 training
+  int64_t tokens;       // T = b * s / cp, tokens of a micro-batch on this device
+  int64_t norm_tokens;  // tokens that replicated/elementwise ops see: T / t with SP, else T
   int64_t tp;
 };
 

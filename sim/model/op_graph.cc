@@ -153,13 +153,15 @@ LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
   } else {
     // norms_per_layer 3-4 (Gemma 2): a norm after the attention (and after the MLP) output too.
     if (m.norms_per_layer >= 3) {
-      ops.push_back(model_internal::NormOp(c, "post_attn_norm", c.norm_tokens, h, true, m.norm_bias));
+      ops.push_back(
+          model_internal::NormOp(c, "post_attn_norm", c.norm_tokens, h, true, m.norm_bias));
     }
     ops.push_back(model_internal::ResidualOp(c, "attn.residual", c.norm_tokens, h));
     ops.push_back(model_internal::NormOp(c, "ln2", c.norm_tokens, h, true, m.norm_bias));
     model_internal::AppendMlp(c, moe, true, ops);
     if (m.norms_per_layer >= 4) {
-      ops.push_back(model_internal::NormOp(c, "post_mlp_norm", c.norm_tokens, h, true, m.norm_bias));
+      ops.push_back(
+          model_internal::NormOp(c, "post_mlp_norm", c.norm_tokens, h, true, m.norm_bias));
     }
     ops.push_back(model_internal::ResidualOp(c, "mlp.residual", c.norm_tokens, h));
   }
@@ -208,13 +210,12 @@ std::vector<Op> BuildEmbedding(const Ctx& c) {
 }
 
 // Final norm, vocab-parallel output head and softmax cross-entropy (`prefix` for MTP heads).
-void AppendHead(const Ctx& c, const std::string& prefix, bool head_params,
-                std::vector<Op>& ops) {
+void AppendHead(const Ctx& c, const std::string& prefix, bool head_params, std::vector<Op>& ops) {
   const ModelSpec& m = c.model;
   const int64_t h = m.hidden_size;
   const int64_t v_local = CeilDiv(m.vocab_size, c.tp);
-  ops.push_back(model_internal::NormOp(c, prefix + "final_norm", c.norm_tokens, h, true,
-                                       m.norm_bias));
+  ops.push_back(
+      model_internal::NormOp(c, prefix + "final_norm", c.norm_tokens, h, true, m.norm_bias));
   Op head = model_internal::MatmulOp(c, prefix + "head", TpSplit::kVocab, c.tokens, v_local, h, 1,
                                      false, ActBytes(c, D(c.norm_tokens) * D(h)),
                                      "vocab-parallel output projection; saves its input");
@@ -277,8 +278,10 @@ Result<OpGraph> BuildOpGraph(const ModelSpec& model, const GraphOptions& options
   for (int64_t d = 1; d <= model.mtp_depth; ++d) {
     const std::string p = "mtp" + std::to_string(d) + ".";
     const int64_t h = model.hidden_size;
-    g.mtp.push_back(model_internal::NormOp(c, p + "enorm", c.norm_tokens, h, true, model.norm_bias));
-    g.mtp.push_back(model_internal::NormOp(c, p + "hnorm", c.norm_tokens, h, true, model.norm_bias));
+    g.mtp.push_back(
+        model_internal::NormOp(c, p + "enorm", c.norm_tokens, h, true, model.norm_bias));
+    g.mtp.push_back(
+        model_internal::NormOp(c, p + "hnorm", c.norm_tokens, h, true, model.norm_bias));
     g.mtp.push_back(model_internal::MatmulOp(
         c, p + "eh_proj", TpSplit::kReplicated, c.tokens, h, 2 * h, 1, false,
         ActBytes(c, 2.0 * D(c.norm_tokens) * D(h)), "projection of [embedding; hidden] to hidden"));

@@ -22,16 +22,16 @@ namespace shardsim {
 
 // How one device sees a micro-batch.
 struct GraphOptions {
-  int64_t seq_len = 0;       // full sequence length s
-  int64_t micro_batch = 1;   // sequences per micro-batch b
+  int64_t seq_len = 0;      // full sequence length s
+  int64_t micro_batch = 1;  // sequences per micro-batch b
   DType precision = DType::kBf16;
   bool flash_attention = true;
   bool fused_kernels = true;
   AttentionKernel attention_kernel = AttentionKernel::kFused;
   bool fused_loss = true;
-  int64_t tp = 1;            // tensor-parallel degree t
-  int64_t cp = 1;            // context-parallel degree: each device holds s / cp tokens
-  int64_t ep = 1;            // expert-parallel degree
+  int64_t tp = 1;  // tensor-parallel degree t
+  int64_t cp = 1;  // context-parallel degree: each device holds s / cp tokens
+  int64_t ep = 1;  // expert-parallel degree
   bool sequence_parallel = false;
   bool fp8_saved_activations = false;  // training.fp8_saved_activations
   bool fp8_dispatch = false;           // training.fp8_dispatch
@@ -45,7 +45,7 @@ double ActivationBytes(DType precision);
 
 // The ops of one kind of decoder layer (dense, MoE, MTP), in forward order.
 struct LayerOps {
-  std::string kind;       // "dense", "moe"
+  std::string kind;  // "dense", "moe"
   std::vector<Op> ops;
   // The layer's input activation (per micro-batch, this device): all that full recompute keeps
   // (Korthikanti 2022 §4.3: 2sbh per layer, divided by t with sequence parallelism).

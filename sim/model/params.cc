@@ -5,8 +5,7 @@
 namespace shardsim {
 namespace {
 
-void AddRows(const std::string& kind, int64_t layers, const std::vector<Op>& ops,
-             ParamCount& out) {
+void AddRows(const std::string& kind, int64_t layers, const std::vector<Op>& ops, ParamCount& out) {
   for (const Op& op : ops) {
     if (op.params > 0) out.rows.push_back(ParamRow{kind, layers, op.name, op.params});
   }

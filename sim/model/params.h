@@ -20,16 +20,16 @@ struct ParamRow {
 };
 
 struct ParamCount {
-  int64_t total = 0;          // every weight once (tied embeddings once); excludes MTP modules
-  int64_t active = 0;         // used per token: total for dense models; MoE counts top_k experts
+  int64_t total = 0;   // every weight once (tied embeddings once); excludes MTP modules
+  int64_t active = 0;  // used per token: total for dense models; MoE counts top_k experts
   // Active parameters that multiply: `active` without the lookup tables (token embedding and
   // learned positions), which a token reads one row of. DeepSeek's "activated" parameters
   // (DeepSeek-V3 README_WEIGHTS.md: 36.6B "including 0.9B for the output Head") follow it.
   int64_t active_compute = 0;
-  int64_t embedding = 0;      // token embedding + learned position table + untied output head
-  int64_t non_embedding = 0;  // total - embedding
-  int64_t mtp = 0;            // DeepSeek multi-token-prediction modules (not in total)
-  std::vector<ParamRow> rows; // per layer kind, per op with parameters
+  int64_t embedding = 0;       // token embedding + learned position table + untied output head
+  int64_t non_embedding = 0;   // total - embedding
+  int64_t mtp = 0;             // DeepSeek multi-token-prediction modules (not in total)
+  std::vector<ParamRow> rows;  // per layer kind, per op with parameters
 };
 
 // Counts from the unsharded op graph (tp = cp = ep = 1), so the count and the ops cannot

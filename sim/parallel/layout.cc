@@ -7,13 +7,20 @@ namespace shardsim {
 
 const char* Name(CommGroup g) {
   switch (g) {
-    case CommGroup::kTp: return "tp";
-    case CommGroup::kCp: return "cp";
-    case CommGroup::kGrad: return "dp";
-    case CommGroup::kPp: return "pp";
-    case CommGroup::kEp: return "ep";
-    case CommGroup::kExpertGrad: return "expert_dp";
-    case CommGroup::kEmbedding: return "embedding";
+    case CommGroup::kTp:
+      return "tp";
+    case CommGroup::kCp:
+      return "cp";
+    case CommGroup::kGrad:
+      return "dp";
+    case CommGroup::kPp:
+      return "pp";
+    case CommGroup::kEp:
+      return "ep";
+    case CommGroup::kExpertGrad:
+      return "expert_dp";
+    case CommGroup::kEmbedding:
+      return "embedding";
   }
   return "?";
 }
@@ -29,13 +36,20 @@ Result<Layout> Layout::Make(const Scenario& sc) {
 int64_t Layout::GroupSize(CommGroup g) const {
   const ParallelSpec& p = parallel_;
   switch (g) {
-    case CommGroup::kTp: return p.tp;
-    case CommGroup::kCp: return p.cp > 1 ? 2 : 1;
-    case CommGroup::kGrad: return p.dp * p.cp;
-    case CommGroup::kPp: return p.pp > 1 ? 2 : 1;
-    case CommGroup::kEp: return p.ep;
-    case CommGroup::kExpertGrad: return p.dp * p.cp / p.ep;
-    case CommGroup::kEmbedding: return p.pp > 1 ? 2 : 1;
+    case CommGroup::kTp:
+      return p.tp;
+    case CommGroup::kCp:
+      return p.cp > 1 ? 2 : 1;
+    case CommGroup::kGrad:
+      return p.dp * p.cp;
+    case CommGroup::kPp:
+      return p.pp > 1 ? 2 : 1;
+    case CommGroup::kEp:
+      return p.ep;
+    case CommGroup::kExpertGrad:
+      return p.dp * p.cp / p.ep;
+    case CommGroup::kEmbedding:
+      return p.pp > 1 ? 2 : 1;
   }
   return 1;
 }

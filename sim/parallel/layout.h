@@ -23,13 +23,13 @@
 namespace shardsim {
 
 enum class CommGroup {
-  kTp,         // tensor-parallel group
-  kCp,         // a rank and its next context-parallel neighbour (ring attention)
-  kGrad,       // data x context parallel ranks: gradient reduction, ZeRO sharding
-  kPp,         // a pipeline rank and the next one (activations forward, gradients back)
-  kEp,         // expert-parallel group (all-to-all dispatch and combine)
-  kExpertGrad, // ranks holding the same experts: expert gradient reduction
-  kEmbedding,  // first and last pipeline rank: tied-embedding gradient all-reduce
+  kTp,          // tensor-parallel group
+  kCp,          // a rank and its next context-parallel neighbour (ring attention)
+  kGrad,        // data x context parallel ranks: gradient reduction, ZeRO sharding
+  kPp,          // a pipeline rank and the next one (activations forward, gradients back)
+  kEp,          // expert-parallel group (all-to-all dispatch and combine)
+  kExpertGrad,  // ranks holding the same experts: expert gradient reduction
+  kEmbedding,   // first and last pipeline rank: tied-embedding gradient all-reduce
 };
 inline constexpr int kNumCommGroups = 7;
 const char* Name(CommGroup g);  // "tp", "cp", "dp", "pp", "ep", "expert_dp", "embedding"
@@ -60,7 +60,9 @@ class Layout {
 
  private:
   Layout(Cluster cluster, Placement placement, ParallelSpec parallel)
-      : cluster_(std::move(cluster)), placement_(std::move(placement)), parallel_(std::move(parallel)) {}
+      : cluster_(std::move(cluster)),
+        placement_(std::move(placement)),
+        parallel_(std::move(parallel)) {}
 
   Cluster cluster_;
   Placement placement_;

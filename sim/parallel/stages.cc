@@ -73,7 +73,8 @@ Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const Parallel
     if (rest < 0 || (free_ranks == 0 ? rest != 0 : rest % free_ranks != 0)) {
       return Status::Invalid("num_layers (" + std::to_string(num_layers) +
                              ") minus the first/last stage layers does not split evenly over "
-                             "the other " + std::to_string(free_ranks) + " stages");
+                             "the other " +
+                             std::to_string(free_ranks) + " stages");
     }
     const int64_t each = free_ranks > 0 ? rest / free_ranks : 0;
     for (int64_t r = 0; r < p; ++r) {
@@ -90,11 +91,10 @@ Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const Parallel
   } else {
     const int64_t split = num_layers + e + l;
     if (split % (p * v) != 0) {
-      return Status::Invalid("num_layers (" + std::to_string(num_layers) +
-                             (e + l > 0 ? " + " + std::to_string(e + l) + " for the embedding/loss"
-                                        : std::string()) +
-                             ") is not divisible by pp * virtual_stages (" +
-                             std::to_string(p * v) + ")");
+      return Status::Invalid(
+          "num_layers (" + std::to_string(num_layers) +
+          (e + l > 0 ? " + " + std::to_string(e + l) + " for the embedding/loss" : std::string()) +
+          ") is not divisible by pp * virtual_stages (" + std::to_string(p * v) + ")");
     }
     const int64_t per_chunk = split / (p * v);  // >= 1, so no chunk goes below 0 layers
     for (auto& chunk : count) std::fill(chunk.begin(), chunk.end(), per_chunk);

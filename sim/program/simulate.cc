@@ -29,12 +29,19 @@ Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device&
   };
   const auto comm = [&](const TaskInfo& t, Seconds d) {
     switch (t.category) {
-      case TaskCategory::kPpSend: b.pp += d; break;
+      case TaskCategory::kPpSend:
+        b.pp += d;
+        break;
       case TaskCategory::kGradReduce:
-      case TaskCategory::kEmbeddingSync: b.dp += d; break;
+      case TaskCategory::kEmbeddingSync:
+        b.dp += d;
+        break;
       case TaskCategory::kParamGather:
-      case TaskCategory::kZero3Gather: b.gather += d; break;
-      default: return false;
+      case TaskCategory::kZero3Gather:
+        b.gather += d;
+        break;
+      default:
+        return false;
     }
     by_link[t.link] += d;
     by_kind[t.category][t.link] += d;
@@ -113,9 +120,11 @@ void Stats(const StepProgram& prog, const RunResult& run, SimResult& r) {
   for (int32_t t = 0; t < run.num_tasks(); ++t) {
     const TaskId id(t);
     const TaskInfo& info = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
-    if (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward) continue;
+    if (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward)
+      continue;
     if (info.activation_delta.value() != 0.0) {
-      deltas[static_cast<size_t>(info.device)].push_back({run.end(id).picos(), info.activation_delta.value()});
+      deltas[static_cast<size_t>(info.device)].push_back(
+          {run.end(id).picos(), info.activation_delta.value()});
     }
   }
   for (size_t i = 0; i < deltas.size(); ++i) {
@@ -234,7 +243,8 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
 
   Stats(*program, *result, r);
   for (const DeviceStats& d : r.devices) {
-    if (d.busy > r.devices[static_cast<size_t>(r.reference_device)].busy) r.reference_device = d.device;
+    if (d.busy > r.devices[static_cast<size_t>(r.reference_device)].busy)
+      r.reference_device = d.device;
   }
   // Memory at the simulated peak: the closed-form stage budget with its activations replaced by
   // the live activations at their peak on the timeline.
@@ -250,9 +260,9 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
 
   std::map<LinkClass, Seconds> by_link;
   std::map<TaskCategory, std::map<LinkClass, Seconds>> by_kind;
-  r.breakdown = Attribute(*program, *result,
-                          program->devices[static_cast<size_t>(r.reference_device)], by_link,
-                          by_kind);
+  r.breakdown =
+      Attribute(*program, *result, program->devices[static_cast<size_t>(r.reference_device)],
+                by_link, by_kind);
   // The pipeline bubble as Narayanan 2021 §2.2 defines it: the time the busiest rank waits on
   // the pipeline (warm-up and flush) over the time it works, (p-1)/m for 1F1B and (p-1)/(v·m)
   // interleaved when communication is free. Both come from the step as that rank lived it
@@ -305,7 +315,8 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   for (const auto& [cls, s] : by_link) r.exposed_by_link.push_back({Name(cls), s});
 
   const Breakdown& b = r.breakdown;
-  auto add = [&](const std::string& kind, const std::string& coll, const std::string& res, Seconds s) {
+  auto add = [&](const std::string& kind, const std::string& coll, const std::string& res,
+                 Seconds s) {
     if (s.value() <= 0.0) return;
     r.bottlenecks.push_back(Bottleneck{kind, coll, res, s, t > 0 ? s.value() / t : 0.0});
   };
@@ -316,7 +327,8 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   add("communication",
       std::string("dp ") + (sc.parallel.zero_stage == 0 ? "all_reduce" : "reduce_scatter"),
       Name(ran_on({TaskCategory::kGradReduce, TaskCategory::kEmbeddingSync})), b.dp);
-  add("communication", sc.parallel.zero_stage == 3 ? "zero3 all_gather" : "dp all_gather (parameters)",
+  add("communication",
+      sc.parallel.zero_stage == 3 ? "zero3 all_gather" : "dp all_gather (parameters)",
       Name(ran_on({TaskCategory::kParamGather, TaskCategory::kZero3Gather})), b.gather);
   add("pipeline_bubble", "", "pipeline", b.bubble);
   add("recompute", "", "compute", b.recompute);

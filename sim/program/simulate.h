@@ -29,14 +29,14 @@ struct SimOptions {
 
 // The step's critical path by what it was doing; the fields sum to the step time.
 struct Breakdown {
-  Seconds compute;    // kernels of the reference device (the one with the most work)
-  Seconds recompute;  // recompute forwards inside its backward passes
-  Seconds tp, cp, ep; // exposed communication inside its layers
-  Seconds pp;         // pipeline transfers on the critical path
-  Seconds dp;         // gradient reductions (and tied-embedding sync) on the critical path
-  Seconds gather;     // parameter all-gathers (ZeRO-1/2 after the step, ZeRO-3 per layer)
+  Seconds compute;     // kernels of the reference device (the one with the most work)
+  Seconds recompute;   // recompute forwards inside its backward passes
+  Seconds tp, cp, ep;  // exposed communication inside its layers
+  Seconds pp;          // pipeline transfers on the critical path
+  Seconds dp;          // gradient reductions (and tied-embedding sync) on the critical path
+  Seconds gather;      // parameter all-gathers (ZeRO-1/2 after the step, ZeRO-3 per layer)
   Seconds optimizer;
-  Seconds bubble;     // waiting for other pipeline ranks' compute
+  Seconds bubble;  // waiting for other pipeline ranks' compute
   Seconds total() const {
     return compute + recompute + tp + cp + ep + pp + dp + gather + optimizer + bubble;
   }
@@ -65,17 +65,17 @@ struct Breakdown {
 struct Bottleneck {
   std::string kind;        // "communication", "pipeline_bubble", "recompute", "optimizer"
   std::string collective;  // "tp all_reduce", "dp reduce_scatter", "pp send_recv", or ""
-  std::string resource;    // link class ("nvlink (intra-node)", "nic (inter-node)"), "pipeline", ...
+  std::string resource;  // link class ("nvlink (intra-node)", "nic (inter-node)"), "pipeline", ...
   Seconds exposed;
-  double share = 0.0;      // exposed / step time
+  double share = 0.0;  // exposed / step time
 };
 
 struct DeviceStats {
   int32_t device = 0;
   RankCoords coords;
-  Seconds busy;              // compute stream busy time
-  Bytes peak_activations;    // live activations at their peak, from the simulated timeline
-  Bytes peak_memory;         // everything at that peak (model states, buffers, reserve)
+  Seconds busy;            // compute stream busy time
+  Bytes peak_activations;  // live activations at their peak, from the simulated timeline
+  Bytes peak_memory;       // everything at that peak (model states, buffers, reserve)
   // (seconds, live activation bytes) at each change, for plots of memory over the step.
   std::vector<std::pair<double, double>> activation_timeline;
 };
@@ -89,15 +89,15 @@ struct SimResult {
   double peak_flops_per_gpu = 0.0;  // the MFU denominator: dense peak of the training precision
   double mfu = 0.0;
   double hfu = 0.0;
-  double bubble_fraction = 0.0;     // breakdown.bubble over the busiest rank's own work (0: pp 1)
+  double bubble_fraction = 0.0;  // breakdown.bubble over the busiest rank's own work (0: pp 1)
   FlopsSummary flops;
-  MemoryBudget memory;              // closed form (sim/memory)
+  MemoryBudget memory;  // closed form (sim/memory)
   StepCosts costs;
-  Bytes peak_memory;                // worst device, from the simulated timeline
+  Bytes peak_memory;  // worst device, from the simulated timeline
   int32_t worst_device = 0;
   bool fits = true;
   Breakdown breakdown;
-  std::vector<Bottleneck> bottlenecks;  // largest first
+  std::vector<Bottleneck> bottlenecks;                           // largest first
   std::vector<std::pair<std::string, Seconds>> exposed_by_link;  // link class -> seconds
   std::vector<DeviceStats> devices;
   int32_t reference_device = 0;

@@ -51,7 +51,8 @@ bool InRegion(const Op& op, bool attention, bool column_only) {
   const bool column = op.tp_split == TpSplit::kColumn;
   const bool split = column || op.tp_split == TpSplit::kRow || op.tp_split == TpSplit::kExperts;
   if (!split || (column_only && !column)) return false;
-  const bool is_attn = op.name.rfind("attn.", 0) == 0 || op.name.find(".attn.") != std::string::npos;
+  const bool is_attn =
+      op.name.rfind("attn.", 0) == 0 || op.name.find(".attn.") != std::string::npos;
   return is_attn == attention;
 }
 
@@ -61,9 +62,9 @@ struct Pricer {
   const OpGraph& g;
   const Layout& layout;
   const OpCostModel& hw;
-  RankCoords at;       // the representative rank
-  RankCoords cp_at;    // the CP rank of its ring whose hop is the slowest (Layout::SlowestCpHop)
-  Bytes act;           // one full activation tensor of the micro-batch: T x h
+  RankCoords at;     // the representative rank
+  RankCoords cp_at;  // the CP rank of its ring whose hop is the slowest (Layout::SlowestCpHop)
+  Bytes act;         // one full activation tensor of the micro-batch: T x h
   bool sp;
   int64_t tp;
   Seconds ep_pass;  // a MoE layer's dispatch + combine in one pass (zero without EP)
@@ -136,8 +137,8 @@ struct Pricer {
       if (op.kind != OpKind::kAttention) continue;
       const AttentionShape& a = op.attention;
       const ModelSpec& m = sc.model;
-      const int64_t kv_heads = m.mla ? m.num_heads / tp
-                                     : (m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1);
+      const int64_t kv_heads =
+          m.mla ? m.num_heads / tp : (m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1);
       const double bytes_per = act.value() / static_cast<double>(m.hidden_size);  // per channel
       const Bytes kv(bytes_per * static_cast<double>(kv_heads * (a.head_dim + a.v_head_dim)));
       Result<CollectiveCost> fwd = layout.Cost(CommGroup::kCp, CollectiveOp::kSendRecv, kv, cp_at);
@@ -237,7 +238,8 @@ struct Pricer {
     b.bwd.compute = OpsTime(g.embedding, true, hw);
     b.wgrad = WeightGradTime(g.embedding, hw);
     if (tp > 1) {
-      Result<Seconds> fwd = Coll(CommGroup::kTp, sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, act);
+      Result<Seconds> fwd =
+          Coll(CommGroup::kTp, sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, act);
       if (!fwd.ok()) return fwd.status();
       b.fwd.tp += *fwd;
       b.tp_comm_total += *fwd;
@@ -405,7 +407,8 @@ Result<StepCosts> PriceStep(const Scenario& sc, const OpGraph& g, const Layout& 
     for (int64_t r = 0; r < sc.parallel.pp; ++r) {
       RankCoords at;
       at.pp = r;
-      Result<CollectiveCost> c = layout.Cost(CommGroup::kPp, CollectiveOp::kSendRecv, out.pp_message, at);
+      Result<CollectiveCost> c =
+          layout.Cost(CommGroup::kPp, CollectiveOp::kSendRecv, out.pp_message, at);
       if (!c.ok()) return c.status();
       out.pp_send.push_back(ToCommTime(*c));
     }

@@ -39,14 +39,14 @@ struct PassTime {
 struct CpHop {
   int64_t from_cp = 0;  // the hop from CP rank from_cp to to_cp
   int64_t to_cp = 0;
-  Bytes fwd_bytes;                       // K and V of the local block
-  Bytes bwd_bytes;                       // K, V and their gradients
-  Seconds fwd;                           // one round's transfer forward
-  Seconds bwd;                           // and backward
-  Seconds block_fwd;                     // one round's attention block forward
-  Seconds block_bwd;                     // and backward (input gradients)
-  LinkClass link = LinkClass::kNvlink;   // the class that bounds the transfer
-  int64_t rounds = 0;                    // cp - 1 per pass
+  Bytes fwd_bytes;                      // K and V of the local block
+  Bytes bwd_bytes;                      // K, V and their gradients
+  Seconds fwd;                          // one round's transfer forward
+  Seconds bwd;                          // and backward
+  Seconds block_fwd;                    // one round's attention block forward
+  Seconds block_bwd;                    // and backward (input gradients)
+  LinkClass link = LinkClass::kNvlink;  // the class that bounds the transfer
+  int64_t rounds = 0;                   // cp - 1 per pass
 };
 
 // A layer (or the embedding / the head) for one micro-batch. `bwd` includes the recompute

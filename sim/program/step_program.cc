@@ -17,15 +17,24 @@ namespace shardsim {
 
 const char* Name(TaskCategory c) {
   switch (c) {
-    case TaskCategory::kForward: return "forward";
-    case TaskCategory::kBackward: return "backward";
-    case TaskCategory::kOptimizer: return "optimizer";
-    case TaskCategory::kPpSend: return "pp_send";
-    case TaskCategory::kGradReduce: return "grad_reduce";
-    case TaskCategory::kParamGather: return "param_gather";
-    case TaskCategory::kZero3Gather: return "zero3_gather";
-    case TaskCategory::kEmbeddingSync: return "embedding_sync";
-    case TaskCategory::kJoin: return "join";
+    case TaskCategory::kForward:
+      return "forward";
+    case TaskCategory::kBackward:
+      return "backward";
+    case TaskCategory::kOptimizer:
+      return "optimizer";
+    case TaskCategory::kPpSend:
+      return "pp_send";
+    case TaskCategory::kGradReduce:
+      return "grad_reduce";
+    case TaskCategory::kParamGather:
+      return "param_gather";
+    case TaskCategory::kZero3Gather:
+      return "zero3_gather";
+    case TaskCategory::kEmbeddingSync:
+      return "embedding_sync";
+    case TaskCategory::kJoin:
+      return "join";
   }
   return "?";
 }
@@ -62,9 +71,9 @@ class Builder {
   };
 
   TaskId Add(TaskInfo info, ResourceId stream, SimTime duration) {
-    const TaskId t = prog_.engine.AddDelay(stream, duration,
-                                           static_cast<uint32_t>(prog_.tasks->size()),
-                                           static_cast<uint8_t>(info.category));
+    const TaskId t =
+        prog_.engine.AddDelay(stream, duration, static_cast<uint32_t>(prog_.tasks->size()),
+                              static_cast<uint8_t>(info.category));
     prog_.tasks->push_back(info);
     return t;
   }
@@ -103,8 +112,8 @@ class Builder {
   // Collective costs, memoized: a step repeats the same few collectives (one per layer and
   // micro-batch under ZeRO-3) and analyzing a group's shape is the expensive part.
   Result<CommTime> Cost(CommGroup grp, CollectiveOp op, Bytes size, const Device& d) {
-    const CostKey key{static_cast<int>(grp), static_cast<int>(op), size.value(), d.coords.dp,
-                      d.coords.pp, d.coords.cp};
+    const CostKey key{static_cast<int>(grp), static_cast<int>(op), size.value(),
+                      d.coords.dp,           d.coords.pp,          d.coords.cp};
     auto it = cost_cache_.find(key);
     if (it != cost_cache_.end()) return it->second;
     Result<CollectiveCost> c = layout_.Cost(grp, op, size, d.coords);
@@ -125,7 +134,14 @@ class Builder {
   // Collective flows joined across replicas (every-rank mode): returns the task that completes
   // when all members of this collective instance have.
   // Identifies one collective across the ranks that run it (every-rank mode).
-  enum class JoinKind { kParamGather, kGradBucket, kExpertGrad, kZero2, kZero3Gather, kZero3Reduce };
+  enum class JoinKind {
+    kParamGather,
+    kGradBucket,
+    kExpertGrad,
+    kZero2,
+    kZero3Gather,
+    kZero3Reduce
+  };
   struct JoinKey {
     JoinKind kind;
     int64_t stage, chunk, microbatch, index;
@@ -142,7 +158,7 @@ class Builder {
   ProgramOptions opt_;
   StepProgram prog_;
   ScheduleShape shape_;
-  std::vector<std::vector<ChunkWork>> chunks_;  // [pp rank][chunk]
+  std::vector<std::vector<ChunkWork>> chunks_;     // [pp rank][chunk]
   std::vector<std::vector<ScheduleItem>> orders_;  // [pp rank]: the schedule's run order
   // Flat tables indexed by Slot(device, chunk, micro-batch): the first and last compute task of
   // each forward and backward (a backward split into gradient buckets has several).
@@ -160,7 +176,7 @@ class Builder {
   int64_t sp_shards_ = 1;    // sequence parallelism's shards of a column-parallel input
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
   std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather
-  std::map<JoinKey, TaskId> join_task_;  // every-rank mode: the task that completes a collective
+  std::map<JoinKey, TaskId> join_task_;     // every-rank mode: the task that completes a collective
 };
 
 Status Builder::MakeChunks() {
@@ -213,8 +229,9 @@ void Builder::MakeDevices() {
         dev.coords.pp = r;
         dev.coords.dp = d;
         dev.coords.cp = c;
-        const std::string n = "rank pp" + std::to_string(r) +
-                              (opt_.every_rank ? " dp" + std::to_string(d) + " cp" + std::to_string(c) : "");
+        const std::string n =
+            "rank pp" + std::to_string(r) +
+            (opt_.every_rank ? " dp" + std::to_string(d) + " cp" + std::to_string(c) : "");
         dev.compute = prog_.engine.AddStream(n + " compute");
         dev.pp_next = prog_.engine.AddStream(n + " pp->next");
         dev.pp_prev = prog_.engine.AddStream(n + " pp->prev");
@@ -269,12 +286,13 @@ Status Builder::BuildDevice(const Device& d) {
   // ZeRO-1/2 parameter all-gathers: overlapped with the first forwards (Megatron-LM
   // --overlap-param-gather) they are queued first on the data stream; otherwise after the
   // optimizer step (Finish).
-  if ((zero == 1 || zero == 2) && sc_.parallel.overlap_param_gather && layout_.GroupSize(CommGroup::kGrad) > 1) {
+  if ((zero == 1 || zero == 2) && sc_.parallel.overlap_param_gather &&
+      layout_.GroupSize(CommGroup::kGrad) > 1) {
     for (size_t c = 0; c < chunks.size(); ++c) {
       const Bytes bytes(static_cast<double>(chunks[c].dense_params) * weight_bytes);
-      Result<TaskId> t = AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad,
-                                       CollectiveOp::kAllGather, bytes, d.gather, TaskId(),
-                                       static_cast<int32_t>(c));
+      Result<TaskId> t =
+          AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad, CollectiveOp::kAllGather,
+                        bytes, d.gather, TaskId(), static_cast<int32_t>(c));
       if (!t.ok()) return t.status();
       gather_[ChunkSlot(d.index, static_cast<int32_t>(c))] =
           Joined(JoinKey{JoinKind::kParamGather, d.coords.pp, static_cast<int64_t>(c), 0, 0}, *t);
@@ -334,7 +352,9 @@ Status Builder::BuildDevice(const Device& d) {
       int64_t buckets = 1;
       if (reduce_here && sc_.parallel.overlap_grad_reduce) {
         buckets = std::clamp<int64_t>(
-            static_cast<int64_t>(std::ceil(grads.value() / std::max(1.0, sc_.parallel.dp_bucket_bytes))), 1, 16);
+            static_cast<int64_t>(
+                std::ceil(grads.value() / std::max(1.0, sc_.parallel.dp_bucket_bytes))),
+            1, 16);
       }
       TaskInfo piece = info;
       piece.parts = info.parts * (1.0 / static_cast<double>(buckets));
@@ -350,22 +370,23 @@ Status Builder::BuildDevice(const Device& d) {
         if (!reduce_here) continue;
         const Bytes bucket = grads / static_cast<double>(buckets);
         // Without overlap the reduction waits for the whole backward pass (the last piece).
-        Result<TaskId> f = AddCollective(
-            d, TaskCategory::kGradReduce, CommGroup::kGrad,
-            zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, bucket, d.grad, t,
-            it.chunk);
+        Result<TaskId> f =
+            AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
+                          zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter,
+                          bucket, d.grad, t, it.chunk);
         if (!f.ok()) return f.status();
         waits_[static_cast<size_t>(d.index)].push_back(
             Joined(JoinKey{JoinKind::kGradBucket, d.coords.pp, it.chunk, 0, k}, *f));
       }
       if (reduce_here && w.expert_params > 0 && layout_.GroupSize(CommGroup::kExpertGrad) > 1) {
         const Bytes eg(static_cast<double>(w.expert_params) * grad_bytes);
-        Result<TaskId> f = AddCollective(
-            d, TaskCategory::kGradReduce, CommGroup::kExpertGrad,
-            zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, eg, d.grad, last,
-            it.chunk);
+        Result<TaskId> f =
+            AddCollective(d, TaskCategory::kGradReduce, CommGroup::kExpertGrad,
+                          zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, eg,
+                          d.grad, last, it.chunk);
         if (!f.ok()) return f.status();
-        waits_[static_cast<size_t>(d.index)].push_back(Joined(JoinKey{JoinKind::kExpertGrad, d.coords.pp, it.chunk, 0, 0}, *f));
+        waits_[static_cast<size_t>(d.index)].push_back(
+            Joined(JoinKey{JoinKind::kExpertGrad, d.coords.pp, it.chunk, 0, 0}, *f));
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
       if (grads_done && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
@@ -373,7 +394,8 @@ Status Builder::BuildDevice(const Device& d) {
                                          CollectiveOp::kReduceScatter, grads, d.grad, last,
                                          it.chunk, it.microbatch);
         if (!f.ok()) return f.status();
-        waits_[static_cast<size_t>(d.index)].push_back(Joined(JoinKey{JoinKind::kZero2, d.coords.pp, it.chunk, it.microbatch, 0}, *f));
+        waits_[static_cast<size_t>(d.index)].push_back(
+            Joined(JoinKey{JoinKind::kZero2, d.coords.pp, it.chunk, it.microbatch, 0}, *f));
       }
     }
     if (!backward) {
@@ -393,7 +415,8 @@ Status Builder::BuildDevice(const Device& d) {
 // ZeRO-3 / FSDP: each layer's parameters are all-gathered before its forward and again before
 // its backward (at most two layers gathered at a time: the one computing and the next,
 // prefetched), and its gradients reduce-scattered after its backward (Rajbhandari 2019 §5.3).
-Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last) {
+Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first,
+                               TaskId* last) {
   const ChunkWork& w = chunks_[static_cast<size_t>(d.coords.pp)][static_cast<size_t>(it.chunk)];
   const bool backward = it.phase == Phase::kBackward;
   const bool gathered = layout_.GroupSize(CommGroup::kGrad) > 1;
@@ -451,7 +474,8 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
     info.parts = parts;
     info.recompute = recompute;
     // The embedding's and the head's saved tensors live with the first and last layer tasks.
-    if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0)) acts += Sum(g_.embedding).saved;
+    if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0))
+      acts += Sum(g_.embedding).saved;
     if (w.head && (backward ? idx == 0 : idx + 1 == layers.size())) {
       acts += Sum(g_.head).saved + Sum(g_.mtp).saved;
     }
@@ -526,7 +550,8 @@ Status Builder::Finish(const Device& d) {
   // gradient (Megatron-LM _allreduce_embedding_grads).
   if (sc_.model.tied_embeddings && p > 1 && (r == 0 || r == p - 1)) {
     const int64_t rows = (sc_.model.vocab_size + sc_.parallel.tp - 1) / sc_.parallel.tp;
-    const Bytes bytes(static_cast<double>(rows * sc_.model.hidden_size) * BytesOf(sc_.training.grad_dtype));
+    const Bytes bytes(static_cast<double>(rows * sc_.model.hidden_size) *
+                      BytesOf(sc_.training.grad_dtype));
     const int32_t chunk = r == 0 ? 0 : static_cast<int32_t>(chunks.size() - 1);
     Result<TaskId> f = AddCollective(
         d, TaskCategory::kEmbeddingSync, CommGroup::kEmbedding, CollectiveOp::kAllReduce, bytes,
@@ -567,9 +592,9 @@ Status Builder::Finish(const Device& d) {
       layout_.GroupSize(CommGroup::kGrad) > 1) {
     for (size_t c = 0; c < chunks.size(); ++c) {
       const Bytes bytes(static_cast<double>(chunks[c].dense_params) * mem_.weight_bytes_per_param);
-      Result<TaskId> t = AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad,
-                                       CollectiveOp::kAllGather, bytes, d.gather, opt,
-                                       static_cast<int32_t>(c));
+      Result<TaskId> t =
+          AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad, CollectiveOp::kAllGather,
+                        bytes, d.gather, opt, static_cast<int32_t>(c));
       if (!t.ok()) return t.status();
     }
   }
@@ -600,8 +625,8 @@ Result<StepProgram> Builder::Build() {
   orders_ = std::move(*orders);
   MakeDevices();
   // Per device and chunk-step: a forward, a backward, two transfers and their dependencies.
-  const int64_t steps = static_cast<int64_t>(prog_.devices.size()) * shape_.virtual_stages *
-                        prog_.microbatches;
+  const int64_t steps =
+      static_cast<int64_t>(prog_.devices.size()) * shape_.virtual_stages * prog_.microbatches;
   prog_.engine.Reserve(static_cast<int32_t>(std::min<int64_t>(4 * steps + 1024, 1 << 28)),
                        8 * steps + 1024);
   prog_.tasks->reserve(static_cast<size_t>(4 * steps + 1024));
@@ -625,8 +650,8 @@ Result<StepProgram> Builder::Build() {
     const RankCoords& c = ranks[static_cast<size_t>(i.device)];
     return std::string(Name(i.category)) + " of chunk " + std::to_string(i.chunk) +
            ", micro-batch " + std::to_string(i.microbatch) + " on rank (pp " +
-           std::to_string(c.pp) + ", dp " + std::to_string(c.dp) + ", cp " +
-           std::to_string(c.cp) + ")";
+           std::to_string(c.pp) + ", dp " + std::to_string(c.dp) + ", cp " + std::to_string(c.cp) +
+           ")";
   });
   return std::move(prog_);
 }

@@ -32,15 +32,15 @@ class OpCostModel;
 struct MemoryBudget;
 
 enum class TaskCategory : uint8_t {
-  kForward,      // forward of a chunk (or a layer under ZeRO-3) on the compute stream
-  kBackward,     // backward, with its recompute
-  kOptimizer,    // optimizer step over the local shard
-  kPpSend,       // activation or gradient transfer to a neighbouring pipeline rank
-  kGradReduce,   // data-parallel gradient all-reduce / reduce-scatter
-  kParamGather,  // ZeRO-1/2 parameter all-gather after the step (or overlapped with forward)
-  kZero3Gather,  // ZeRO-3 / FSDP parameter all-gather before a layer's forward or backward
+  kForward,        // forward of a chunk (or a layer under ZeRO-3) on the compute stream
+  kBackward,       // backward, with its recompute
+  kOptimizer,      // optimizer step over the local shard
+  kPpSend,         // activation or gradient transfer to a neighbouring pipeline rank
+  kGradReduce,     // data-parallel gradient all-reduce / reduce-scatter
+  kParamGather,    // ZeRO-1/2 parameter all-gather after the step (or overlapped with forward)
+  kZero3Gather,    // ZeRO-3 / FSDP parameter all-gather before a layer's forward or backward
   kEmbeddingSync,  // tied-embedding gradient all-reduce between first and last rank
-  kJoin,         // every-rank mode: a collective completes when all its members have
+  kJoin,           // every-rank mode: a collective completes when all its members have
 };
 inline constexpr int kNumTaskCategories = 9;
 const char* Name(TaskCategory c);
@@ -55,17 +55,17 @@ struct TaskInfo {
   int32_t device = 0;
   int32_t chunk = 0;
   int32_t microbatch = 0;
-  int32_t layer = -1;     // ZeRO-3 per-layer tasks
-  int16_t bucket = 0;     // a backward split by gradient bucket: piece `bucket` of `buckets`
+  int32_t layer = -1;  // ZeRO-3 per-layer tasks
+  int16_t bucket = 0;  // a backward split by gradient bucket: piece `bucket` of `buckets`
   int16_t buckets = 1;
   BackwardPart part = BackwardPart::kWhole;  // backward tasks
-  PassTime parts;         // compute tasks: what their duration is made of
-  Seconds recompute;      // backward tasks: the recompute forward inside `parts`
-  CommGroup group = CommGroup::kTp;  // communication tasks
+  PassTime parts;                            // compute tasks: what their duration is made of
+  Seconds recompute;                         // backward tasks: the recompute forward inside `parts`
+  CommGroup group = CommGroup::kTp;          // communication tasks
   CollectiveOp op = CollectiveOp::kAllReduce;
   LinkClass link = LinkClass::kNvlink;
-  Bytes bytes;            // communication tasks: the collective's size
-  Bytes activation_delta; // compute tasks: activations allocated (+) or freed (-) at their end
+  Bytes bytes;             // communication tasks: the collective's size
+  Bytes activation_delta;  // compute tasks: activations allocated (+) or freed (-) at their end
 };
 
 struct Device {

@@ -57,14 +57,18 @@ void AddParams(const Scenario& sc, const BudgetReport& r, std::string& out) {
   const ParamCount& c = r.params;
   out += "Parameters (summed from matrix shapes)\n";
   TextTable t({"", "count"});
-  t.AddRow({"total", FormatCount(static_cast<double>(c.total)) + " (" + std::to_string(c.total) + ")"});
+  t.AddRow(
+      {"total", FormatCount(static_cast<double>(c.total)) + " (" + std::to_string(c.total) + ")"});
   if (sc.model.moe) t.AddRow({"active per token", FormatCount(static_cast<double>(c.active))});
-  t.AddRow({"embedding (token/position tables, untied head)", FormatCount(static_cast<double>(c.embedding))});
+  t.AddRow({"embedding (token/position tables, untied head)",
+            FormatCount(static_cast<double>(c.embedding))});
   t.AddRow({"non-embedding", FormatCount(static_cast<double>(c.non_embedding))});
-  if (c.mtp > 0) t.AddRow({"multi-token prediction (not in total)", FormatCount(static_cast<double>(c.mtp))});
+  if (c.mtp > 0)
+    t.AddRow({"multi-token prediction (not in total)", FormatCount(static_cast<double>(c.mtp))});
   std::string kind;
   for (const ParamRow& row : c.rows) {
-    const std::string k = row.layer_kind + (row.layers > 1 ? " x" + std::to_string(row.layers) : "");
+    const std::string k =
+        row.layer_kind + (row.layers > 1 ? " x" + std::to_string(row.layers) : "");
     if (k != kind) {
       t.AddSection("  " + k);
       kind = k;
@@ -77,7 +81,8 @@ void AddParams(const Scenario& sc, const BudgetReport& r, std::string& out) {
 void AddFlops(const Scenario& sc, const BudgetReport& r, std::string& out) {
   const FlopsSummary& f = r.flops;
   const double tokens = static_cast<double>(f.tokens_per_step);
-  out += "\nFLOPs (model FLOPs: matmuls, attention as the full s x s square; backward = 2x forward)\n";
+  out +=
+      "\nFLOPs (model FLOPs: matmuls, attention as the full s x s square; backward = 2x forward)\n";
   TextTable t({"", "per token", "per step"});
   auto row = [&](const std::string& name, double per_token) {
     t.AddRow({name, FormatSci(per_token), FormatSci(per_token * tokens)});
@@ -97,7 +102,8 @@ void AddFlops(const Scenario& sc, const BudgetReport& r, std::string& out) {
   const double six = 6.0 * f.params_6nd;
   out += "  op-level / 6ND = " + FormatSig(f.model_per_step / f.six_nd, 4) + ": attention " +
          (g.attention >= 0 ? "+" : "") + Percent(g.attention / six) + ", lookup tables " +
-         Percent(g.lookup_tables / six) + (g.tied_head != 0 ? ", tied head +" + Percent(g.tied_head / six) : "") +
+         Percent(g.lookup_tables / six) +
+         (g.tied_head != 0 ? ", tied head +" + Percent(g.tied_head / six) : "") +
          ", norms/biases " + Percent(g.norms_and_biases / six) +
          (g.mtp != 0 ? ", MTP +" + Percent(g.mtp / six) : "") + "\n";
 }
@@ -113,20 +119,30 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
   t.SetLeftAligned({2});
   const std::string shard = " / " + std::to_string(m.zero_shards);
   const int z = sc.parallel.zero_stage;
-  t.AddRow({"weights", B(s.weights), FormatSig(m.weight_bytes_per_param, 2) + " B/param" + (z >= 3 ? shard : "")});
-  t.AddRow({"gradients", B(s.gradients), FormatSig(m.grad_bytes_per_param, 2) + " B/param" + (z >= 2 ? shard : "")});
-  t.AddRow({"optimizer state", B(s.optimizer), FormatSig(m.optimizer_bytes_per_param, 3) + " B/param" + (z >= 1 ? shard : "")});
-  if (s.zero3_buffers.value() > 0) t.AddRow({"ZeRO-3 gathered weights", B(s.zero3_buffers), "2 layers in flight"});
+  t.AddRow({"weights", B(s.weights),
+            FormatSig(m.weight_bytes_per_param, 2) + " B/param" + (z >= 3 ? shard : "")});
+  t.AddRow({"gradients", B(s.gradients),
+            FormatSig(m.grad_bytes_per_param, 2) + " B/param" + (z >= 2 ? shard : "")});
+  t.AddRow({"optimizer state", B(s.optimizer),
+            FormatSig(m.optimizer_bytes_per_param, 3) + " B/param" + (z >= 1 ? shard : "")});
+  if (s.zero3_buffers.value() > 0)
+    t.AddRow({"ZeRO-3 gathered weights", B(s.zero3_buffers), "2 layers in flight"});
   t.AddRow({"activations", B(s.activations),
-            B(s.activations_per_microbatch) + " per micro-batch x " + FormatSig(s.in_flight, 3) + " in flight"});
-  if (s.recompute_buffer.value() > 0) t.AddRow({"recompute buffer", B(s.recompute_buffer), "one layer rebuilt in backward"});
-  if (s.loss_buffers.value() > 0) t.AddRow({"loss buffers", B(s.loss_buffers), "fp32 logit gradients (transient)"});
-  if (s.moe_buffers.value() > 0) t.AddRow({"MoE dispatch buffers", B(s.moe_buffers), "one layer's all-to-all"});
+            B(s.activations_per_microbatch) + " per micro-batch x " + FormatSig(s.in_flight, 3) +
+                " in flight"});
+  if (s.recompute_buffer.value() > 0)
+    t.AddRow({"recompute buffer", B(s.recompute_buffer), "one layer rebuilt in backward"});
+  if (s.loss_buffers.value() > 0)
+    t.AddRow({"loss buffers", B(s.loss_buffers), "fp32 logit gradients (transient)"});
+  if (s.moe_buffers.value() > 0)
+    t.AddRow({"MoE dispatch buffers", B(s.moe_buffers), "one layer's all-to-all"});
   t.AddRow({"CUDA context", B(s.cuda_context), "runtime reserve"});
   t.AddRow({"communication buffers", B(s.comm_buffers), "runtime reserve"});
-  t.AddRow({"fragmentation", B(s.fragmentation), Percent(sc.hardware.reserve_fragmentation) + " of allocated"});
+  t.AddRow({"fragmentation", B(s.fragmentation),
+            Percent(sc.hardware.reserve_fragmentation) + " of allocated"});
   const Bytes total = s.total();
-  t.AddRow({"total", B(total), "capacity " + B(Bytes(cap)) + (BudgetFits(sc, r) ? ": fits" : ": DOES NOT FIT")});
+  t.AddRow({"total", B(total),
+            "capacity " + B(Bytes(cap)) + (BudgetFits(sc, r) ? ": fits" : ": DOES NOT FIT")});
   out += t.ToString();
   const MemoryFigures fig = DeviceMemoryFigures(s, s.activations, sc.hardware);
   out += "  as profilers print it: allocated " + B(fig.allocated) +
@@ -171,12 +187,17 @@ std::string BudgetJson(const Scenario& sc, const BudgetReport& r) {
   Json j;
   j["scenario"] = sc.name;
   j["model"] = sc.model.name;
-  j["params"] = {{"total", c.total},       {"active", c.active},
-                 {"embedding", c.embedding}, {"non_embedding", c.non_embedding},
+  j["params"] = {{"total", c.total},
+                 {"active", c.active},
+                 {"embedding", c.embedding},
+                 {"non_embedding", c.non_embedding},
                  {"mtp", c.mtp}};
   Json rows = Json::array();
   for (const ParamRow& row : c.rows) {
-    rows.push_back({{"layer_kind", row.layer_kind}, {"layers", row.layers}, {"op", row.op}, {"params", row.params}});
+    rows.push_back({{"layer_kind", row.layer_kind},
+                    {"layers", row.layers},
+                    {"op", row.op},
+                    {"params", row.params}});
   }
   j["params"]["by_matrix"] = rows;
   const SixNdGap g = ExplainSixNd(sc.model, f, c);
@@ -186,18 +207,21 @@ std::string BudgetJson(const Scenario& sc, const BudgetReport& r) {
                 {"hardware_per_step", f.hardware_per_step},
                 {"executed_per_step", f.executed_per_step},
                 {"tokens_per_step", f.tokens_per_step},
-                {"per_token", {{"forward", f.model_fwd_per_token},
-                               {"backward", f.model_bwd_per_token},
-                               {"recompute", f.recompute_per_token}}},
-                {"forward_per_token", {{"layer_matmuls", f.fwd_layer_matmuls},
-                                       {"attention", f.fwd_attention},
-                                       {"head", f.fwd_head},
-                                       {"mtp", f.fwd_mtp}}},
-                {"six_nd_gap_per_step", {{"attention", g.attention * tokens},
-                                         {"lookup_tables", g.lookup_tables * tokens},
-                                         {"tied_head", g.tied_head * tokens},
-                                         {"norms_and_biases", g.norms_and_biases * tokens},
-                                         {"mtp", g.mtp * tokens}}}};
+                {"per_token",
+                 {{"forward", f.model_fwd_per_token},
+                  {"backward", f.model_bwd_per_token},
+                  {"recompute", f.recompute_per_token}}},
+                {"forward_per_token",
+                 {{"layer_matmuls", f.fwd_layer_matmuls},
+                  {"attention", f.fwd_attention},
+                  {"head", f.fwd_head},
+                  {"mtp", f.fwd_mtp}}},
+                {"six_nd_gap_per_step",
+                 {{"attention", g.attention * tokens},
+                  {"lookup_tables", g.lookup_tables * tokens},
+                  {"tied_head", g.tied_head * tokens},
+                  {"norms_and_biases", g.norms_and_biases * tokens},
+                  {"mtp", g.mtp * tokens}}}};
   auto fig_of = [&](const StageMemory& st) {
     return DeviceMemoryFigures(st, st.activations, sc.hardware);
   };

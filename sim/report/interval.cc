@@ -135,7 +135,8 @@ std::string ResidualsJson(const std::vector<ResidualRow>& rows) {
   std::string out =
       "{\n  \"about\": \"Validation residuals: error = published step time / predicted - 1 of "
       "every held run of tests/validation/reference_runs_test.cc (known outliers left out). "
-      "Written by Residuals.FileIsCurrent of tests/validation/residuals_test.cc (SHARDSIM_UPDATE_RESIDUALS=1); do not "
+      "Written by Residuals.FileIsCurrent of tests/validation/residuals_test.cc "
+      "(SHARDSIM_UPDATE_RESIDUALS=1); do not "
       "edit. Read by simulate and check-claim for their prediction intervals "
       "(sim/report/interval.h).\",\n  \"runs\": [\n";
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -73,7 +73,8 @@ std::string SimulateText(const Scenario& sc, const SimResult& r,
                Sec(r.step_time) + (ranged ? " [" + Sec(Seconds(interval->StepLow(step_s))) + ", " +
                                                 Sec(Seconds(interval->StepHigh(step_s))) + "]"
                                           : "")});
-  head.AddRow({"tokens/s", FormatSig(r.tokens_per_s, 4) + " (" + FormatSig(r.tokens_per_s_per_gpu, 4) + " per GPU)"});
+  head.AddRow({"tokens/s", FormatSig(r.tokens_per_s, 4) + " (" +
+                               FormatSig(r.tokens_per_s_per_gpu, 4) + " per GPU)"});
   head.AddRow({"model TFLOP/s per GPU", FormatSig(r.tflops_per_gpu, 4)});
   head.AddRow({"MFU / HFU", Percent(r.mfu) + " / " + Percent(r.hfu) + " of " +
                                 FormatRate(r.peak_flops_per_gpu, "FLOP/s") + " " +
@@ -105,7 +106,9 @@ std::string SimulateText(const Scenario& sc, const SimResult& r,
   out += head.ToString();
   if (interval != nullptr) out += "  " + IntervalText(*interval) + "\n";
   out += "\nWhere the step goes (critical path of pipeline rank " +
-         std::to_string(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) + ")\n";
+         std::to_string(
+             r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) +
+         ")\n";
   TextTable t({"", "time", "share"});
   BreakdownRows(r.breakdown, r.step_time, t);
   out += t.ToString();
@@ -114,7 +117,8 @@ std::string SimulateText(const Scenario& sc, const SimResult& r,
     TextTable bt({"", "resource", "exposed", "share"});
     bt.SetLeftAligned({1});
     for (const Bottleneck& b : r.bottlenecks) {
-      bt.AddRow({b.collective.empty() ? b.kind : b.collective, b.resource, Sec(b.exposed), Percent(b.share)});
+      bt.AddRow({b.collective.empty() ? b.kind : b.collective, b.resource, Sec(b.exposed),
+                 Percent(b.share)});
     }
     out += bt.ToString();
   }
@@ -133,8 +137,11 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
   j["hardware"] = sc.hardware.name;
   j["topology"] = sc.topology.name;
   j["gpus"] = sc.gpus;
-  j["layout"] = {{"dp", sc.parallel.dp}, {"tp", sc.parallel.tp}, {"pp", sc.parallel.pp},
-                 {"cp", sc.parallel.cp}, {"ep", sc.parallel.ep},
+  j["layout"] = {{"dp", sc.parallel.dp},
+                 {"tp", sc.parallel.tp},
+                 {"pp", sc.parallel.pp},
+                 {"cp", sc.parallel.cp},
+                 {"ep", sc.parallel.ep},
                  {"zero_stage", sc.parallel.zero_stage},
                  {"sequence_parallel", sc.parallel.sequence_parallel},
                  {"schedule", Name(sc.parallel.schedule)},
@@ -162,7 +169,9 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
       "model FLOPs: matmuls with attention as the full s x s square, backward 2x forward, no "
       "recompute (Megatron-LM / PaLM); HFU adds the recompute forward";
   j["bubble_fraction"] = r.bubble_fraction;
-  const StageMemory& s = r.memory.stages[static_cast<size_t>(r.devices[static_cast<size_t>(r.worst_device)].coords.pp)];
+  const StageMemory& s =
+      r.memory
+          .stages[static_cast<size_t>(r.devices[static_cast<size_t>(r.worst_device)].coords.pp)];
   const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
   const MemoryFigures fig = DeviceMemoryFigures(s, wd.peak_activations, sc.hardware);
   j["memory"] = {
@@ -199,8 +208,11 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
   j["fits"] = r.fits;
   Json bn = Json::array();
   for (const Bottleneck& b : r.bottlenecks) {
-    bn.push_back({{"kind", b.kind}, {"collective", b.collective}, {"resource", b.resource},
-                  {"exposed_s", b.exposed.value()}, {"share", b.share}});
+    bn.push_back({{"kind", b.kind},
+                  {"collective", b.collective},
+                  {"resource", b.resource},
+                  {"exposed_s", b.exposed.value()},
+                  {"share", b.share}});
   }
   j["bottlenecks"] = bn;
   Json breakdown = Json::object();
@@ -215,7 +227,10 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
                 {"tokens_per_step", r.flops.tokens_per_step}};
   Json devs = Json::array();
   for (const DeviceStats& d : r.devices) {
-    devs.push_back({{"device", d.device}, {"pp", d.coords.pp}, {"dp", d.coords.dp}, {"cp", d.coords.cp},
+    devs.push_back({{"device", d.device},
+                    {"pp", d.coords.pp},
+                    {"dp", d.coords.dp},
+                    {"cp", d.coords.cp},
                     {"compute_busy_s", d.busy.value()},
                     {"peak_activations_bytes", d.peak_activations.value()},
                     {"peak_memory_bytes", d.peak_memory.value()}});
@@ -236,8 +251,13 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
   const StepProgram& prog = *r.program;
   const RunResult& run = *r.run;
   for (const Device& d : prog.devices) {
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d.index},
-                      {"args", {{"name", "pp" + std::to_string(d.coords.pp) + " dp" + std::to_string(d.coords.dp) + " cp" + std::to_string(d.coords.cp)}}}});
+    events.push_back(
+        {{"name", "process_name"},
+         {"ph", "M"},
+         {"pid", d.index},
+         {"args",
+          {{"name", "pp" + std::to_string(d.coords.pp) + " dp" + std::to_string(d.coords.dp) +
+                        " cp" + std::to_string(d.coords.cp)}}}});
     for (size_t k = 0; k < kStreamNames.size(); ++k) {
       events.push_back({{"name", "thread_name"},
                         {"ph", "M"},
@@ -266,7 +286,8 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
                     : "");
         break;
       default:
-        name = std::string(Name(t.category)) + (t.bytes.value() > 0 ? " " + FormatBytes(t.bytes) : "");
+        name =
+            std::string(Name(t.category)) + (t.bytes.value() > 0 ? " " + FormatBytes(t.bytes) : "");
     }
     const double ts = run.start(id).seconds().value() * 1e6;
     const double dur = (run.end(id) - run.start(id)).seconds().value() * 1e6;
@@ -291,8 +312,14 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
       args["group"] = Name(t.group);
       args["op"] = Name(t.op);
     }
-    events.push_back({{"name", name}, {"cat", Name(t.category)}, {"ph", "X"}, {"ts", ts},
-                      {"dur", dur}, {"pid", t.device}, {"tid", tid}, {"args", args}});
+    events.push_back({{"name", name},
+                      {"cat", Name(t.category)},
+                      {"ph", "X"},
+                      {"ts", ts},
+                      {"dur", dur},
+                      {"pid", t.device},
+                      {"tid", tid},
+                      {"args", args}});
   }
   Json j;
   j["traceEvents"] = events;
@@ -306,11 +333,13 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
   if (!g.ok()) return g.status().ToString() + "\n";
   const OpCostModel hw(sc.hardware);
   std::string out = "Per-layer pricing (one micro-batch on one device)\n";
-  TextTable t({"block", "pass", "total", "kernels", "tp exposed", "cp exposed", "ep exposed", "recompute"});
+  TextTable t(
+      {"block", "pass", "total", "kernels", "tp exposed", "cp exposed", "ep exposed", "recompute"});
   auto rows = [&](const std::string& name, const BlockCost& b) {
-    t.AddRow({name, "fwd", Sec(b.fwd.total()), Sec(b.fwd.compute), Sec(b.fwd.tp), Sec(b.fwd.cp), Sec(b.fwd.ep), ""});
-    t.AddRow({"", "bwd", Sec(b.bwd.total()), Sec(b.bwd.compute), Sec(b.bwd.tp), Sec(b.bwd.cp), Sec(b.bwd.ep),
-              Sec(b.recompute.total())});
+    t.AddRow({name, "fwd", Sec(b.fwd.total()), Sec(b.fwd.compute), Sec(b.fwd.tp), Sec(b.fwd.cp),
+              Sec(b.fwd.ep), ""});
+    t.AddRow({"", "bwd", Sec(b.bwd.total()), Sec(b.bwd.compute), Sec(b.bwd.tp), Sec(b.bwd.cp),
+              Sec(b.bwd.ep), Sec(b.recompute.total())});
   };
   // The layer kinds the model has, with how many layers of each (a kind with none is not shown).
   std::vector<int64_t> layers_of(g->layer_kinds.size(), 0);
@@ -340,10 +369,10 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
     out += "  cp ring hop (" + kind_name(k) + "): cp rank " + std::to_string(h.from_cp) + " -> " +
            std::to_string(h.to_cp) + " on " + Name(h.link) + "; per round fwd " +
            FormatBytes(h.fwd_bytes) + " K/V in " + Sec(h.fwd) + " against a " + Sec(h.block_fwd) +
-           " attention block, bwd " + FormatBytes(h.bwd_bytes) + " in " + Sec(h.bwd) +
-           " against " + Sec(h.block_bwd) + "; " + std::to_string(h.rounds) +
-           " rounds: exposed " + exposed(h.fwd, h.block_fwd) + " fwd, " +
-           exposed(h.bwd, h.block_bwd) + " bwd per layer\n";
+           " attention block, bwd " + FormatBytes(h.bwd_bytes) + " in " + Sec(h.bwd) + " against " +
+           Sec(h.block_bwd) + "; " + std::to_string(h.rounds) + " rounds: exposed " +
+           exposed(h.fwd, h.block_fwd) + " fwd, " + exposed(h.bwd, h.block_bwd) +
+           " bwd per layer\n";
   }
   out += "\nPer-op costs (" + sc.hardware.name + ")\n";
   auto ops = [&](const std::string& section, const std::vector<Op>& list) {

@@ -12,7 +12,8 @@ std::string LayoutSummary(const Scenario& sc) {
   s += ", ZeRO-" + std::to_string(p.zero_stage);
   if (p.sequence_parallel && p.tp > 1) s += ", SP";  // SP splits over the TP group: none at tp 1
   s += ", " + std::string(Name(p.schedule));
-  if (p.schedule == PipelineSchedule::kInterleaved1F1B) s += " v" + std::to_string(p.virtual_stages);
+  if (p.schedule == PipelineSchedule::kInterleaved1F1B)
+    s += " v" + std::to_string(p.virtual_stages);
   return s;
 }
 

@@ -58,10 +58,14 @@ std::string ClaimJson(const ClaimCheck& c) {
   // The prediction interval the verdict used (null: the fixed ±uncertainty).
   Json interval = nullptr;
   if (c.interval.available) {
-    interval = {{"error_low", c.interval.error_low}, {"error_high", c.interval.error_high},
-                {"median_error", c.interval.median_error}, {"coverage", c.interval.coverage},
-                {"runs", c.interval.runs}, {"group", c.interval.group},
-                {"note", c.interval.note}, {"source", c.interval.source}};
+    interval = {{"error_low", c.interval.error_low},
+                {"error_high", c.interval.error_high},
+                {"median_error", c.interval.median_error},
+                {"coverage", c.interval.coverage},
+                {"runs", c.interval.runs},
+                {"group", c.interval.group},
+                {"note", c.interval.note},
+                {"source", c.interval.source}};
   }
   Json j = {{"claim", claim},
             {"model", c.model},

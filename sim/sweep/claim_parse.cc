@@ -65,9 +65,9 @@ std::string Normalize(const std::string& text) {
 // context", "... @ 4096-token sequences"): returns it (8k = 8192) and leaves the rest in `s`;
 // 0 when there is none; -1 when it is there but not a positive integer in range. Read from the
 // right in one pass (no regular expression on user text):
-//   claim = REST [ ,]* (at |@ ?|with |for )? (WORD ' '? (=|:|of)? ' '? N | N '-'|' '? (tokens? )? WORD)
-//   N = [0-9]+ ' '? k? (' tokens?')?  (after WORD) or [0-9]+ ' '? k? (before WORD)
-//   WORD = seq(uence)?s?( length| len)? | context( length)? | ctx
+//   claim = REST [ ,]* (at |@ ?|with |for )? (WORD ' '? (=|:|of)? ' '? N | N '-'|' '? (tokens? )?
+//   WORD) N = [0-9]+ ' '? k? (' tokens?')?  (after WORD) or [0-9]+ ' '? k? (before WORD) WORD =
+//   seq(uence)?s?( length| len)? | context( length)? | ctx
 int64_t TakeSequence(std::string& s) {
   static const std::vector<std::string> kWords = [] {
     std::vector<std::string> w;

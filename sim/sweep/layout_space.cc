@@ -70,8 +70,8 @@ std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
   const bool base_split_keys = SplitKeysGiven(scenario);
   auto consider = [&](LayoutChoice l) {
     const int64_t chunks = l.pp * l.virtual_stages;
-    l.edges_in_split = !base_split_keys && SearchCountsEdges(layers, l.pp) &&
-                       (layers + 2) % chunks == 0;
+    l.edges_in_split =
+        !base_split_keys && SearchCountsEdges(layers, l.pp) && (layers + 2) % chunks == 0;
     const std::vector<int64_t> eps =
         moe ? Divisors(l.dp * l.cp) : std::vector<int64_t>{scenario.parallel.ep};
     for (int64_t ep : eps) {

@@ -71,7 +71,8 @@ Status CheckSpec(const TopologySpec& s) {
                                    std::to_string(s.intra_links) + "; leave it out for a switch");
   }
   if (s.intra_links > 0 && s.nvls) {
-    c.Fail("intra_node.nvls", "needs an NVSwitch; a mesh (intra_node.links) has no switch to reduce in");
+    c.Fail("intra_node.nvls",
+           "needs an NVSwitch; a mesh (intra_node.links) has no switch to reduce in");
   }
   if (s.nvls) {
     c.Fraction("intra_node.nvls_efficiency", s.nvls_efficiency);

@@ -57,7 +57,8 @@ TEST(Format, HumanReadable) {
 }
 
 TEST(Strings, DidYouMean) {
-  EXPECT_EQ(DidYouMean("hiden_size", {"hidden_size", "num_heads"}), "; did you mean 'hidden_size'?");
+  EXPECT_EQ(DidYouMean("hiden_size", {"hidden_size", "num_heads"}),
+            "; did you mean 'hidden_size'?");
   EXPECT_EQ(DidYouMean("zzz", {"hidden_size", "num_heads"}), "");
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
 }

@@ -33,8 +33,10 @@ TEST(BudgetCli, JsonHasTheContractKeys) {
   const auto r = Shardsim("budget " + Quickstart() + " --json", false);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* k : {"total", "active", "embedding", "non_embedding"}) EXPECT_TRUE(j["params"].contains(k)) << k;
-  for (const char* k : {"per_step", "six_nd", "hardware_per_step"}) EXPECT_TRUE(j["flops"].contains(k)) << k;
+  for (const char* k : {"total", "active", "embedding", "non_embedding"})
+    EXPECT_TRUE(j["params"].contains(k)) << k;
+  for (const char* k : {"per_step", "six_nd", "hardware_per_step"})
+    EXPECT_TRUE(j["flops"].contains(k)) << k;
   for (const char* k : {"weights", "gradients", "optimizer", "activations", "total"}) {
     EXPECT_TRUE(j["memory"]["per_device"].contains(k)) << k;
   }
@@ -82,10 +84,13 @@ TEST(SimulateCli, JsonHasTheContractKeys) {
   EXPECT_LT(j["mfu"].get<double>(), 1.0);
   const auto& b = j["bottlenecks"];
   ASSERT_FALSE(b.empty());
-  for (const char* k : {"kind", "collective", "resource", "exposed_s", "share"}) EXPECT_TRUE(b[0].contains(k)) << k;
-  for (size_t i = 1; i < b.size(); ++i) EXPECT_GE(b[i - 1]["exposed_s"].get<double>(), b[i]["exposed_s"].get<double>());
+  for (const char* k : {"kind", "collective", "resource", "exposed_s", "share"})
+    EXPECT_TRUE(b[0].contains(k)) << k;
+  for (size_t i = 1; i < b.size(); ++i)
+    EXPECT_GE(b[i - 1]["exposed_s"].get<double>(), b[i]["exposed_s"].get<double>());
   // tokens/s is the batch's tokens over the step time.
-  EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 1024.0 * 8192.0, 1e-3);
+  EXPECT_NEAR(j["tokens_per_s"].get<double>() * j["step_time_s"].get<double>(), 1024.0 * 8192.0,
+              1e-3);
 }
 
 TEST(SimulateCli, SameInputSameBytes) {
@@ -95,7 +100,8 @@ TEST(SimulateCli, SameInputSameBytes) {
 }
 
 TEST(SimulateCli, TraceIsChromeTraceJson) {
-  const std::string trace = (std::filesystem::temp_directory_path() / "shardsim_trace.json").string();
+  const std::string trace =
+      (std::filesystem::temp_directory_path() / "shardsim_trace.json").string();
   const auto r = Shardsim("simulate " + Quickstart() + " --trace " + trace, false);
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream in(trace);
@@ -149,9 +155,10 @@ TEST(SimulateCli, BadInputExitsTwoWithLocation) {
 TEST(SimulateCli, OversizedHfModelExitsTwoWithLocation) {
   const std::string json = kSource + "/tests/config/data/hf/llama-oversized.json";
   const std::string path = TempFile("shardsim_oversized.yaml",
-                                    "model: {hf_config: " + json + "}\nhardware: h100-sxm\n"
-                                    "topology: dgx-h100\ngpus: 8\ntraining:\n  seq_len: 4096\n"
-                                    "  global_batch: 8\n");
+                                    "model: {hf_config: " + json +
+                                        "}\nhardware: h100-sxm\n"
+                                        "topology: dgx-h100\ngpus: 8\ntraining:\n  seq_len: 4096\n"
+                                        "  global_batch: 8\n");
   for (const char* cmd : {"simulate ", "budget "}) {
     const auto r = Shardsim(cmd + path);
     EXPECT_EQ(r.code, 2) << r.out;

@@ -39,9 +39,9 @@ TEST(SimulateInterval, JsonCarriesTheIntervalAndItsBasis) {
 
 TEST(SimulateInterval, HardwareWithoutValidationRunsSaysSo) {
   // B200: no validation run; the interval of every run, labelled.
-  testing::WriteFile(
-      "/tmp/shardsim_interval_b200.yaml",
-      "base: " + std::string(SHARDSIM_SOURCE_DIR) + "/scenarios/quickstart.yaml\nhardware: b200\ntopology: dgx-b200\n");
+  testing::WriteFile("/tmp/shardsim_interval_b200.yaml",
+                     "base: " + std::string(SHARDSIM_SOURCE_DIR) +
+                         "/scenarios/quickstart.yaml\nhardware: b200\ntopology: dgx-b200\n");
   const testing::CliRun b = testing::Shardsim("simulate /tmp/shardsim_interval_b200.yaml");
   EXPECT_NE(b.out.find("no validation runs on b200 hardware: wider interval from all"),
             std::string::npos)

@@ -101,8 +101,8 @@ TEST(ClosedForm, CrossNodeSendReceiveUsesOneNicPath) {
     EXPECT_DOUBLE_EQ(l.effective_bandwidth.value(), 10e9);
   }
   // The pipeline's pairs of a TP-8 layout: 8 pairs per node, each on its own GPU's NIC.
-  const CollectiveCost pp = Cost(c, *Group::Strided(3, {{2, 8}}), CollectiveOp::kSendRecv, kS,
-                                 Algorithm::kAuto, 8);
+  const CollectiveCost pp =
+      Cost(c, *Group::Strided(3, {{2, 8}}), CollectiveOp::kSendRecv, kS, Algorithm::kAuto, 8);
   EXPECT_DOUBLE_EQ(pp.time.value(), kAInter + kS / 10e9);
 }
 
@@ -139,8 +139,7 @@ TEST(ClosedForm, NvlsReduceScatterAndAllGather) {
   const Cluster two = Make(t, 16);
   CollectiveOptions o;
   o.algorithm = Algorithm::kNvls;
-  EXPECT_FALSE(
-      CostCollective(two, Range(0, 16), CollectiveOp::kAllGather, Bytes(kS), o).ok());
+  EXPECT_FALSE(CostCollective(two, Range(0, 16), CollectiveOp::kAllGather, Bytes(kS), o).ok());
   EXPECT_FALSE(CostCollective(c, Range(0, 8), CollectiveOp::kBroadcast, Bytes(kS), o).ok());
 }
 
@@ -315,8 +314,9 @@ TEST(Sharing, ShippedFatTreeSlowsOnlySpineBoundTraffic) {
   const Group rail = *Group::Strided(0, {{64, 8}});  // a DP ring of TP 8: one GPU per node
   const CollectiveCost ring_thin =
       Cost(thin, rail, CollectiveOp::kAllReduce, kS, Algorithm::kRing, 8);
-  EXPECT_DOUBLE_EQ(ring_thin.time.value(),
-                   Cost(flat, rail, CollectiveOp::kAllReduce, kS, Algorithm::kRing, 8).time.value());
+  EXPECT_DOUBLE_EQ(
+      ring_thin.time.value(),
+      Cost(flat, rail, CollectiveOp::kAllReduce, kS, Algorithm::kRing, 8).time.value());
   EXPECT_EQ(ring_thin.bottleneck, "nic (inter-node)");
   EXPECT_DOUBLE_EQ(ring_thin.bandwidth_part.value(), 2.0 * 63 / 64 * kS / nic);
 }
@@ -446,7 +446,8 @@ TEST(Auto, NeverSlowerOnFasterLinks) {
         const CollectiveCost cost = Cost(c, Range(0, 16), CollectiveOp::kAllReduce, bytes);
         const double t = cost.time.value();
         if (t > previous * (1 + 1e-12)) {
-          EXPECT_EQ(cost.algo, Algorithm::kRing) << base.name << " " << bytes << " B at " << latency;
+          EXPECT_EQ(cost.algo, Algorithm::kRing)
+              << base.name << " " << bytes << " B at " << latency;
           EXPECT_NE(cost.choice.find("rates tree"), std::string::npos) << cost.choice;
         }
         previous = t;

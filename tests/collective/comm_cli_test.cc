@@ -162,9 +162,10 @@ TEST(TopologyFiles, LoadToTheTestSpecs) {
     EXPECT_DOUBLE_EQ(b->nvls_latency, t.nvls_latency) << t.name;
     EXPECT_EQ(b->intra_kind, t.intra_kind) << t.name;
     EXPECT_EQ(b->intra_links, t.intra_links) << t.name;
-    for (const auto& [got, want] :
-         {std::pair{b->fit_all_reduce, t.fit_all_reduce}, {b->fit_all_gather, t.fit_all_gather},
-          {b->fit_reduce_scatter, t.fit_reduce_scatter}, {b->fit_all_to_all, t.fit_all_to_all}}) {
+    for (const auto& [got, want] : {std::pair{b->fit_all_reduce, t.fit_all_reduce},
+                                    {b->fit_all_gather, t.fit_all_gather},
+                                    {b->fit_reduce_scatter, t.fit_reduce_scatter},
+                                    {b->fit_all_to_all, t.fit_all_to_all}}) {
       EXPECT_DOUBLE_EQ(got.efficiency, want.efficiency) << t.name;
       EXPECT_DOUBLE_EQ(got.latency, want.latency) << t.name;
     }

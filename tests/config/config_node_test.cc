@@ -1,7 +1,8 @@
 // The located YAML/JSON tree: locations of nodes and keys, JSON input, syntax errors, merging.
+#include "sim/config/config_node.h"
+
 #include <gtest/gtest.h>
 
-#include "sim/config/config_node.h"
 #include "sim/config/yaml_source.h"
 
 namespace shardsim {

@@ -19,7 +19,8 @@ TEST(ErrorsTest, YamlSyntaxError) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:3:1: error: YAML syntax error: end of sequence flow not found");
+            "tests/config/data/inline.yaml:3:1: error: YAML syntax error: end of sequence flow not "
+            "found");
 }
 
 TEST(ErrorsTest, UnknownKeyWithDidYouMeanAndMissingRequiredKey) {
@@ -39,10 +40,12 @@ TEST(ErrorsTest, UnknownKeyWithDidYouMeanAndMissingRequiredKey) {
 }
 
 TEST(ErrorsTest, UnknownNestedKey) {
-  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel:\n  dp: 8\n  zero_stag: 1\n");
+  Result<Scenario> s =
+      BuildText(Head() + "gpus: 8\n" + kTraining + "parallel:\n  dp: 8\n  zero_stag: 1\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:8:3: error: parallel.zero_stag: unknown key; did you mean 'zero_stage'?\n"
+            "tests/config/data/inline.yaml:8:3: error: parallel.zero_stag: unknown key; did you "
+            "mean 'zero_stage'?\n"
             "      zero_stag: 1\n"
             "      ^");
 }
@@ -71,17 +74,20 @@ TEST(ErrorsTest, WrongType) {
 TEST(ErrorsTest, EmptyValueIsLocatedAtItsKey) {
   Result<Scenario> s = BuildText(Head() + "gpus:\n" + kTraining);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:4:1: error: gpus: expected an integer, got an empty value\n"
-            "    gpus:\n"
-            "    ^");
+  EXPECT_EQ(
+      s.status().ToString(),
+      "tests/config/data/inline.yaml:4:1: error: gpus: expected an integer, got an empty value\n"
+      "    gpus:\n"
+      "    ^");
 }
 
 // training.tokens: 1e300 printed a time to train of 63 digits; 0.5 was taken.
 TEST(ErrorsTest, TrainingTokensWithinBounds) {
   for (const char* tokens : {"0.5", "1e300"}) {
-    Result<Scenario> s = BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 256, "
-                                   "tokens: " + std::string(tokens) + "}\n");
+    Result<Scenario> s = BuildText(Head() +
+                                   "gpus: 8\ntraining: {seq_len: 4096, global_batch: 256, "
+                                   "tokens: " +
+                                   std::string(tokens) + "}\n");
     ASSERT_FALSE(s.ok()) << tokens;
     EXPECT_NE(s.status().ToString().find("error: training.tokens: must be between 1 and 1e18 "
                                          "tokens, got "),
@@ -91,10 +97,12 @@ TEST(ErrorsTest, TrainingTokensWithinBounds) {
 }
 
 TEST(ErrorsTest, FractionForAnInteger) {
-  Result<Scenario> s = BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1.5}\n");
+  Result<Scenario> s =
+      BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1.5}\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:5:41: error: training.global_batch: expected an integer, got \"1.5\"\n"
+            "tests/config/data/inline.yaml:5:41: error: training.global_batch: expected an "
+            "integer, got \"1.5\"\n"
             "    training: {seq_len: 4096, global_batch: 1.5}\n"
             "                                            ^");
 }
@@ -103,7 +111,8 @@ TEST(ErrorsTest, IntegerOverflow) {
   Result<Scenario> s = BuildText(Head() + "gpus: 99999999999999999999\n" + kTraining);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:4:7: error: gpus: \"99999999999999999999\" is out of range for an integer\n"
+            "tests/config/data/inline.yaml:4:7: error: gpus: \"99999999999999999999\" is out of "
+            "range for an integer\n"
             "    gpus: 99999999999999999999\n"
             "          ^");
 }
@@ -111,10 +120,12 @@ TEST(ErrorsTest, IntegerOverflow) {
 TEST(ErrorsTest, MissingUnit) {
   Result<Scenario> s = BuildText(
       "model: tiny-llama\nhardware:\n  base: test-gpu\n  memory:\n    capacity: 80\n"
-      "topology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+      "topology: test-dgx\ngpus: 8\n" +
+      std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:5:15: error: hardware.memory.capacity: \"80\" has no unit; expected e.g. \"80 GiB\"\n"
+            "tests/config/data/inline.yaml:5:15: error: hardware.memory.capacity: \"80\" has no "
+            "unit; expected e.g. \"80 GiB\"\n"
             "        capacity: 80\n"
             "                  ^");
 }
@@ -122,10 +133,12 @@ TEST(ErrorsTest, MissingUnit) {
 TEST(ErrorsTest, WrongUnit) {
   Result<Scenario> s = BuildText(
       "model: tiny-llama\nhardware: {base: test-gpu, memory: {bandwidth: 80 GiB}}\n"
-      "topology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+      "topology: test-dgx\ngpus: 8\n" +
+      std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:2:48: error: hardware.memory.bandwidth: \"80 GiB\": unknown unit \"GiB\"; expected e.g. \"450 GB/s\"\n"
+            "tests/config/data/inline.yaml:2:48: error: hardware.memory.bandwidth: \"80 GiB\": "
+            "unknown unit \"GiB\"; expected e.g. \"450 GB/s\"\n"
             "    hardware: {base: test-gpu, memory: {bandwidth: 80 GiB}}\n"
             "                                                   ^");
 }
@@ -134,13 +147,16 @@ TEST(ErrorsTest, ZeroAndNegativeSizes) {
   Result<Scenario> s = BuildText(
       "model: {base: tiny-llama, hidden_size: 0}\n"
       "hardware: {base: test-gpu, memory: {capacity: 0 GiB}}\n"
-      "topology: test-dgx\ngpus: -8\n" + std::string(kTraining));
+      "topology: test-dgx\ngpus: -8\n" +
+      std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:40: error: model.hidden_size: must be between 1 and 16777216, got 0\n"
+            "tests/config/data/inline.yaml:1:40: error: model.hidden_size: must be between 1 and "
+            "16777216, got 0\n"
             "    model: {base: tiny-llama, hidden_size: 0}\n"
             "                                           ^\n"
-            "tests/config/data/inline.yaml:2:47: error: hardware.memory.capacity: must be positive, got \"0 GiB\"\n"
+            "tests/config/data/inline.yaml:2:47: error: hardware.memory.capacity: must be "
+            "positive, got \"0 GiB\"\n"
             "    hardware: {base: test-gpu, memory: {capacity: 0 GiB}}\n"
             "                                                  ^\n"
             "tests/config/data/inline.yaml:4:7: error: gpus: must be positive, got -8\n"
@@ -151,42 +167,54 @@ TEST(ErrorsTest, ZeroAndNegativeSizes) {
 TEST(ErrorsTest, SharedExpertGateWithoutSharedExperts) {
   Result<Scenario> s = BuildText(
       "model: {base: tiny-llama, moe: {num_experts: 8, top_k: 2, shared_expert_gate: true}}\n"
-      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
+      std::string(kTraining));
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:79: error: model.moe.shared_expert_gate: gates the shared experts, but model.moe.num_shared_experts is 0\n"
-            "    model: {base: tiny-llama, moe: {num_experts: 8, top_k: 2, shared_expert_gate: true}}\n"
-            "                                                                                  ^");
+  EXPECT_EQ(
+      s.status().ToString(),
+      "tests/config/data/inline.yaml:1:79: error: model.moe.shared_expert_gate: gates the shared "
+      "experts, but model.moe.num_shared_experts is 0\n"
+      "    model: {base: tiny-llama, moe: {num_experts: 8, top_k: 2, shared_expert_gate: true}}\n"
+      "                                                                                  ^");
 }
 
 // Model sizes past what shardsim models (spec.h kMaxModel*): an error at the key, where they
 // used to end in std::bad_alloc (num_layers: 1e12) or an overflowed count (vocab_size: 2^62).
 TEST(ErrorsTest, ModelSizesOverTheLimits) {
   Result<Scenario> s = BuildText(
-      "model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, top_k: 2}}\n"
-      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+      "model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, top_k: "
+      "2}}\n"
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
+      std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:39: error: model.num_layers: must be between 1 and 100000, got 1000000000000\n"
-            "    model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, top_k: 2}}\n"
+            "tests/config/data/inline.yaml:1:39: error: model.num_layers: must be between 1 and "
+            "100000, got 1000000000000\n"
+            "    model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, "
+            "top_k: 2}}\n"
             "                                          ^\n"
-            "tests/config/data/inline.yaml:1:73: error: model.moe.num_experts: must be between 1 and 65536, got 1000000\n"
-            "    model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, top_k: 2}}\n"
+            "tests/config/data/inline.yaml:1:73: error: model.moe.num_experts: must be between 1 "
+            "and 65536, got 1000000\n"
+            "    model: {base: tiny-llama, num_layers: 1000000000000, moe: {num_experts: 1000000, "
+            "top_k: 2}}\n"
             "                                                                            ^");
   TestLib();
   Result<ModelSpec> hf = ImportHfConfig("tests/config/data/hf/llama-oversized.json");
   ASSERT_FALSE(hf.ok());
   EXPECT_EQ(hf.status().ToString(),
-            "tests/config/data/hf/llama-oversized.json:2:49: error: num_layers: must be between 1 and 100000, got 1000000000000\n"
+            "tests/config/data/hf/llama-oversized.json:2:49: error: num_layers: must be between 1 "
+            "and 100000, got 1000000000000\n"
             "     \"num_attention_heads\": 4, \"num_hidden_layers\": 1000000000000,\n"
             "                                                    ^\n"
-            "tests/config/data/hf/llama-oversized.json:3:16: error: vocab_size: must be between 1 and 2147483648, got 4611686018427387904\n"
+            "tests/config/data/hf/llama-oversized.json:3:16: error: vocab_size: must be between 1 "
+            "and 2147483648, got 4611686018427387904\n"
             "     \"vocab_size\": 4611686018427387904}\n"
             "                   ^");
   // At the limit is fine.
-  Result<Scenario> most = BuildText("model: {base: tiny-llama, num_layers: 100000}\n"
-                                    "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
-                                    std::string(kTraining));
+  Result<Scenario> most = BuildText(
+      "model: {base: tiny-llama, num_layers: 100000}\n"
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
+      std::string(kTraining));
   EXPECT_TRUE(most.ok()) << most.status().ToString();
 }
 
@@ -195,24 +223,31 @@ TEST(ErrorsTest, ModelSizesOverTheLimits) {
 TEST(ErrorsTest, ParameterCountOver2To53) {
   Result<Scenario> s = BuildText(
       "model: {base: tiny-llama, num_layers: 100000, hidden_size: 16777216}\n"
-      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
+      std::string(kTraining));
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:27: error: model.num_layers: the model would hold about 7.04e+19 parameters, more than shardsim counts exactly (at most 2^53 = 9007199254740992)\n"
-            "    model: {base: tiny-llama, num_layers: 100000, hidden_size: 16777216}\n"
-            "                              ^");
+  EXPECT_EQ(
+      s.status().ToString(),
+      "tests/config/data/inline.yaml:1:27: error: model.num_layers: the model would hold about "
+      "7.04e+19 parameters, more than shardsim counts exactly (at most 2^53 = 9007199254740992)\n"
+      "    model: {base: tiny-llama, num_layers: 100000, hidden_size: 16777216}\n"
+      "                              ^");
   Result<Scenario> v = BuildText(
       "model: {base: tiny-llama, vocab_size: 2147483648, hidden_size: 16777216}\n"
-      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" + std::string(kTraining));
+      "hardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
+      std::string(kTraining));
   ASSERT_FALSE(v.ok());
-  EXPECT_EQ(v.status().ToString(),
-            "tests/config/data/inline.yaml:1:27: error: model.vocab_size: the model would hold about 7.77e+16 parameters, more than shardsim counts exactly (at most 2^53 = 9007199254740992)\n"
-            "    model: {base: tiny-llama, vocab_size: 2147483648, hidden_size: 16777216}\n"
-            "                              ^");
+  EXPECT_EQ(
+      v.status().ToString(),
+      "tests/config/data/inline.yaml:1:27: error: model.vocab_size: the model would hold about "
+      "7.77e+16 parameters, more than shardsim counts exactly (at most 2^53 = 9007199254740992)\n"
+      "    model: {base: tiny-llama, vocab_size: 2147483648, hidden_size: 16777216}\n"
+      "                              ^");
 }
 
 TEST(ErrorsTest, UnknownEnumValue) {
-  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, schedule: 1f1c}\n");
+  Result<Scenario> s =
+      BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, schedule: 1f1c}\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(
       s.status().ToString(),
@@ -223,10 +258,12 @@ TEST(ErrorsTest, UnknownEnumValue) {
 }
 
 TEST(ErrorsTest, BooleanExpected) {
-  Result<Scenario> s = BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, sequence_parallel: yes}\n");
+  Result<Scenario> s =
+      BuildText(Head() + "gpus: 8\n" + kTraining + "parallel: {dp: 8, sequence_parallel: yes}\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:6:38: error: parallel.sequence_parallel: expected true or false, got \"yes\"\n"
+            "tests/config/data/inline.yaml:6:38: error: parallel.sequence_parallel: expected true "
+            "or false, got \"yes\"\n"
             "    parallel: {dp: 8, sequence_parallel: yes}\n"
             "                                         ^");
 }
@@ -234,51 +271,62 @@ TEST(ErrorsTest, BooleanExpected) {
 TEST(ErrorsTest, HeadsNotDivisibleByKvHeads) {
   Result<Scenario> s = BuildText(
       "model:\n  base: tiny-llama\n  num_kv_heads: 3\nhardware: test-gpu\ntopology: test-dgx\n"
-      "gpus: 8\n" + std::string(kTraining));
+      "gpus: 8\n" +
+      std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:3:17: error: num_kv_heads: 3 does not divide num_heads (8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
+            "tests/config/data/inline.yaml:3:17: error: num_kv_heads: 3 does not divide num_heads "
+            "(8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
             "      num_kv_heads: 3\n"
             "                    ^");
 }
 
 TEST(ErrorsTest, TpDoesNotDivideHeads) {
-  Result<Scenario> s = BuildText(Head() + "gpus: 24\n" + kTraining + "parallel:\n  dp: 8\n  tp: 3\n");
+  Result<Scenario> s =
+      BuildText(Head() + "gpus: 24\n" + kTraining + "parallel:\n  dp: 8\n  tp: 3\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:8:7: error: parallel.tp: 3 does not divide model.num_heads (8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
+            "tests/config/data/inline.yaml:8:7: error: parallel.tp: 3 does not divide "
+            "model.num_heads (8, tests/config/data/lib/models/tiny-llama.yaml:5:12)\n"
             "      tp: 3\n"
             "          ^");
 }
 
 TEST(ErrorsTest, LayoutDoesNotMultiplyToGpus) {
-  Result<Scenario> s = BuildText(Head() + "gpus: 64\n" + kTraining + "parallel: {dp: 4, tp: 2, pp: 4}\n");
+  Result<Scenario> s =
+      BuildText(Head() + "gpus: 64\n" + kTraining + "parallel: {dp: 4, tp: 2, pp: 4}\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:4:7: error: gpus: 64 does not equal dp*tp*pp*cp = 4*2*4*1 = 32\n"
+            "tests/config/data/inline.yaml:4:7: error: gpus: 64 does not equal dp*tp*pp*cp = "
+            "4*2*4*1 = 32\n"
             "    gpus: 64\n"
             "          ^");
 }
 
 TEST(ErrorsTest, UnknownLibraryNameListsCloseNames) {
-  Result<Scenario> s = BuildText("model: tiny-lama\nhardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
-                                 std::string(kTraining));
+  Result<Scenario> s =
+      BuildText("model: tiny-lama\nhardware: test-gpu\ntopology: test-dgx\ngpus: 8\n" +
+                std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:8: error: model: no model named 'tiny-lama' in tests/config/data/lib/models/; close names: tiny-llama\n"
+            "tests/config/data/inline.yaml:1:8: error: model: no model named 'tiny-lama' in "
+            "tests/config/data/lib/models/; close names: tiny-llama\n"
             "    model: tiny-lama\n"
             "           ^");
 }
 
 TEST(ErrorsTest, MissingFile) {
-  Result<Scenario> s = BuildText("model: models/none.yaml\nhardware: test-gpu\ntopology: test-dgx\n"
-                                 "gpus: 8\n" + std::string(kTraining));
+  Result<Scenario> s = BuildText(
+      "model: models/none.yaml\nhardware: test-gpu\ntopology: test-dgx\n"
+      "gpus: 8\n" +
+      std::string(kTraining));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:1:8: error: model: cannot open 'tests/config/data/models/none.yaml': No such file or directory\n"
+            "tests/config/data/inline.yaml:1:8: error: model: cannot open "
+            "'tests/config/data/models/none.yaml': No such file or directory\n"
             "    model: models/none.yaml\n"
             "           ^");
   Result<Scenario> top = LoadScenario("tests/config/data/none.yaml", TestLib());
@@ -292,7 +340,8 @@ TEST(ErrorsTest, FileThatReferencesItself) {
   Result<ModelSpec> m = LoadModel("self", TestLib());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().ToString(),
-            "tests/config/data/lib/models/self.yaml:1:7: error: base: cycle of base references: tests/config/data/lib/models/self.yaml -> tests/config/data/lib/models/self.yaml\n"
+            "tests/config/data/lib/models/self.yaml:1:7: error: base: cycle of base references: "
+            "tests/config/data/lib/models/self.yaml -> tests/config/data/lib/models/self.yaml\n"
             "    base: self\n"
             "          ^");
 }
@@ -301,7 +350,9 @@ TEST(ErrorsTest, BaseCycleThroughTwoFiles) {
   Result<ModelSpec> m = LoadModel("loop-a", TestLib());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().ToString(),
-            "tests/config/data/lib/models/loop-b.yaml:1:7: error: base: cycle of base references: tests/config/data/lib/models/loop-a.yaml -> tests/config/data/lib/models/loop-b.yaml -> tests/config/data/lib/models/loop-a.yaml\n"
+            "tests/config/data/lib/models/loop-b.yaml:1:7: error: base: cycle of base references: "
+            "tests/config/data/lib/models/loop-a.yaml -> tests/config/data/lib/models/loop-b.yaml "
+            "-> tests/config/data/lib/models/loop-a.yaml\n"
             "    base: loop-a.yaml\n"
             "          ^");
 }

@@ -1,8 +1,9 @@
 // Loading specs: every key read with its type and unit, defaults, base: merging, path
 // resolution, origins.
+#include "sim/config/loader.h"
+
 #include <gtest/gtest.h>
 
-#include "sim/config/loader.h"
 #include "tests/config/test_util.h"
 
 namespace shardsim {
@@ -74,9 +75,9 @@ TEST(LoaderTest, ModelKeysAndDefaults) {
 
   Result<ModelSpec> g = LoadModel("tiny-gpt", lib);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  EXPECT_EQ(g->num_kv_heads, 4);         // default: num_heads
-  EXPECT_EQ(g->ffn_hidden_size, 1024);   // default: 4h
-  EXPECT_TRUE(g->qkv_bias);              // default: bias
+  EXPECT_EQ(g->num_kv_heads, 4);        // default: num_heads
+  EXPECT_EQ(g->ffn_hidden_size, 1024);  // default: 4h
+  EXPECT_TRUE(g->qkv_bias);             // default: bias
   EXPECT_TRUE(g->attn_out_bias);
   EXPECT_TRUE(g->mlp_bias);
   EXPECT_EQ(g->position_table_rows, 1024);  // default: max_seq_len
@@ -242,8 +243,9 @@ TEST(LoaderTest, InlineModelWithoutBase) {
 }
 
 TEST(LoaderTest, IntegersAcceptExponentFormButNotFractions) {
-  Result<Scenario> s = BuildText(Head() + "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1e3}\n"
-                                          "parallel: {dp: 8}\n");
+  Result<Scenario> s = BuildText(Head() +
+                                 "gpus: 8\ntraining: {seq_len: 4096, global_batch: 1e3}\n"
+                                 "parallel: {dp: 8}\n");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->training.global_batch, 1000);
 }

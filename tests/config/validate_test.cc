@@ -94,14 +94,16 @@ TEST(ValidateTest, UnevenFirstAndLastStages) {
   const std::string interleaved = "schedule: interleaved_1f1b, virtual_stages: 2";
   EXPECT_EQ(First(Layout("2", "{pp: 2, first_stage_layers: 2, " + interleaved + "}")), "");
   const std::string batch = "{seq_len: 4096, global_batch: 255}";  // micro-batches: 3k
-  EXPECT_EQ(First(Layout("3", "{pp: 3, first_stage_layers: 4, last_stage_layers: 2, " +
-                                  interleaved + "}", batch)),
-            "");
-  EXPECT_EQ(First(Layout("3", "{pp: 3, first_stage_layers: 3, last_stage_layers: 3, " +
-                                  interleaved + "}", batch)),
-            "parallel.first_stage_layers: first_stage_layers 3 and last_stage_layers 3 leave 2 of "
-            "model.num_layers (8, tests/config/data/lib/models/tiny-llama.yaml:4:13) for 1 other "
-            "stage; every stage's layers must be divisible by virtual_stages (2)");
+  EXPECT_EQ(
+      First(Layout("3", "{pp: 3, first_stage_layers: 4, last_stage_layers: 2, " + interleaved + "}",
+                   batch)),
+      "");
+  EXPECT_EQ(
+      First(Layout("3", "{pp: 3, first_stage_layers: 3, last_stage_layers: 3, " + interleaved + "}",
+                   batch)),
+      "parallel.first_stage_layers: first_stage_layers 3 and last_stage_layers 3 leave 2 of "
+      "model.num_layers (8, tests/config/data/lib/models/tiny-llama.yaml:4:13) for 1 other "
+      "stage; every stage's layers must be divisible by virtual_stages (2)");
 }
 
 // Megatron-Core's account_for_embedding/loss_in_pipeline_split: the embedding and the loss count
@@ -175,8 +177,9 @@ TEST(ValidateTest, StepSizeLimits) {
       "training.global_batch: global_batch * seq_len = 4*4611686018427387904 tokens per step "
       "is more than shardsim counts exactly (9007199254740992, 2^53)");
   // 2^28 tokens ran into the engine's clock ("the simulated step lasts longer than ...").
-  EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 268435456, global_batch: 1}")),
-            "training.seq_len: 268435456 is longer than shardsim simulates (16777216 tokens, 2^24)");
+  EXPECT_EQ(
+      First(Layout("1", "{}", "{seq_len: 268435456, global_batch: 1}")),
+      "training.seq_len: 268435456 is longer than shardsim simulates (16777216 tokens, 2^24)");
   EXPECT_EQ(First(Layout("1", "{}", "{seq_len: 16777216, global_batch: 1}")), "");
 }
 

@@ -51,7 +51,8 @@ TEST(HtmlPage, JsonCannotCloseItsScriptElement) {
   EXPECT_EQ(ScriptSafeJson(R"({"name":"</script><script>alert(1)</script>"})"),
             R"({"name":"\u003c/script>\u003cscript>alert(1)\u003c/script>"})");
   // "<!--" would turn the rest of the page into script data (the charts never drew).
-  EXPECT_EQ(ScriptSafeJson(R"({"name":"a<!--<script>b"})"), R"({"name":"a\u003c!--\u003cscript>b"})");
+  EXPECT_EQ(ScriptSafeJson(R"({"name":"a<!--<script>b"})"),
+            R"({"name":"a\u003c!--\u003cscript>b"})");
   // Still the same JSON.
   EXPECT_EQ(Json::parse(ScriptSafeJson(R"({"a":"</b><!--"})"))["a"], "</b><!--");
 }

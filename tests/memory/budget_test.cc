@@ -74,7 +74,8 @@ TEST(InFlight, SchedulesHoldTheRightMicrobatches) {
   // GPipe holds all m; 1F1B holds min(p - i, m) on stage i.
   EXPECT_DOUBLE_EQ(InFlightMicrobatches(PipelineSchedule::kGpipe, 4, 1, 16, 0), 16.0);
   for (int64_t i = 0; i < 8; ++i) {
-    EXPECT_DOUBLE_EQ(InFlightMicrobatches(PipelineSchedule::k1F1B, 8, 1, 32, i), 8.0 - static_cast<double>(i));
+    EXPECT_DOUBLE_EQ(InFlightMicrobatches(PipelineSchedule::k1F1B, 8, 1, 32, i),
+                     8.0 - static_cast<double>(i));
   }
   EXPECT_DOUBLE_EQ(InFlightMicrobatches(PipelineSchedule::k1F1B, 8, 1, 3, 0), 3.0);
   // Interleaved: the first stage holds p·(1 + (p−1)/(p·v)) (Korthikanti 2022 §4.2.3).
@@ -140,7 +141,8 @@ TEST(Budget, AgreesWithH200Measurements) {
     const double act_meas = r["activation_bytes"];
     const double peak_meas = r["peak_allocated_bytes"];
     const double act_pred = s.activations.value();
-    const double peak_pred = (s.model_states() + s.activations + s.loss_buffers + s.recompute_buffer).value();
+    const double peak_pred =
+        (s.model_states() + s.activations + s.loss_buffers + s.recompute_buffer).value();
     const double act_err = act_pred / act_meas - 1.0;
     const double peak_err = peak_pred / peak_meas - 1.0;
     // FLOPs against torch.utils.flop_counter: it counts matmuls (2mnk per pass) and SDPA as the
@@ -150,13 +152,16 @@ TEST(Budget, AgreesWithH200Measurements) {
     ASSERT_TRUE(f.ok());
     const double flops_pred =
         f->hardware_per_step +
-        (t.flash_attention ? 0.5 * f->fwd_attention * static_cast<double>(f->tokens_per_step) : 0.0);
+        (t.flash_attention ? 0.5 * f->fwd_attention * static_cast<double>(f->tokens_per_step)
+                           : 0.0);
     const double counted = r["counted_flops"].is_null() ? NAN : r["counted_flops"].get<double>();
     const double flops_err = flops_pred / counted - 1.0;
-    std::printf("%-12s %5d %3d %-5s | %8.2fG %8.2fG %+5.1f%% | %8.2fG %8.2fG %+5.1f%% | %9.3g %9.3g %+5.1f%%\n",
-                name.c_str(), static_cast<int>(t.seq_len), static_cast<int>(t.micro_batch),
-                Name(t.recompute), act_pred / gib, act_meas / gib, act_err * 100, peak_pred / gib,
-                peak_meas / gib, peak_err * 100, flops_pred, counted, flops_err * 100);
+    std::printf(
+        "%-12s %5d %3d %-5s | %8.2fG %8.2fG %+5.1f%% | %8.2fG %8.2fG %+5.1f%% | %9.3g %9.3g "
+        "%+5.1f%%\n",
+        name.c_str(), static_cast<int>(t.seq_len), static_cast<int>(t.micro_batch),
+        Name(t.recompute), act_pred / gib, act_meas / gib, act_err * 100, peak_pred / gib,
+        peak_meas / gib, peak_err * 100, flops_pred, counted, flops_err * 100);
     if (!std::isnan(counted)) {
       EXPECT_NEAR(flops_err, 0.0, 0.01) << name;
     }

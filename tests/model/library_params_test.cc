@@ -10,11 +10,11 @@
 #include <map>
 #include <string>
 
+#include "sim/base/units.h"
 #include "sim/config/config_node.h"
 #include "sim/config/loader.h"
 #include "sim/config/value_reader.h"
 #include "sim/config/yaml_source.h"
-#include "sim/base/units.h"
 #include "sim/model/params.h"
 
 namespace shardsim {
@@ -26,8 +26,8 @@ TEST(LibraryParams, ReferenceModelsTable) {
   Result<ConfigNode> ref = ParseYamlFile(kSource + "/tests/reference/models.yaml");
   ASSERT_TRUE(ref.ok()) << ref.status().ToString();
   const std::map<std::string, std::string> renamed = {{"mistral-7b-v0.1", "mistral-7b"}};
-  std::printf("\n%-22s %18s %10s %18s %11s\n", "model", "shardsim", "published", "exact from shapes",
-              "difference");
+  std::printf("\n%-22s %18s %10s %18s %11s\n", "model", "shardsim", "published",
+              "exact from shapes", "difference");
   int checked = 0;
   for (const ConfigNode& row : ref->Find("models")->items()) {
     std::string id = row.Find("id")->text();
@@ -39,8 +39,8 @@ TEST(LibraryParams, ReferenceModelsTable) {
     const ConfigNode* official = row.Find("official_params");
     const ConfigNode* derived = row.Find("derived_params");
     const double published = std::stod(official->Find("value")->text());
-    int64_t exact = derived ? *ParseInteger(derived->Find("value")->text())
-                            : static_cast<int64_t>(published);
+    int64_t exact =
+        derived ? *ParseInteger(derived->Find("value")->text()) : static_cast<int64_t>(published);
     // Narayanan et al.'s P = 12lh²(1 + 13/(12h) + (V+s)/(12lh)) leaves out the final
     // layernorm (2h), which the model has.
     if (derived && derived->Find("derived") &&
@@ -52,8 +52,8 @@ TEST(LibraryParams, ReferenceModelsTable) {
     if (id == "gpt3-1.3b") exact = 1315723264;
     const double diff = static_cast<double>(c->total) / published - 1.0;
     std::printf("%-22s %18lld %10s %18lld %+10.3f%%\n", id.c_str(),
-                static_cast<long long>(c->total), FormatCount(published).c_str(), static_cast<long long>(exact),
-                diff * 100.0);
+                static_cast<long long>(c->total), FormatCount(published).c_str(),
+                static_cast<long long>(exact), diff * 100.0);
     EXPECT_EQ(c->total, exact) << id;
     // Consistent with the published rounding: within half of its last digit's unit, or 3% for
     // "7B"-style labels.

@@ -48,8 +48,9 @@ TEST(Flops, OpLevelEqualsMegatronClosedForms) {
   struct Case {
     int64_t layers, hidden, heads, seq, batch, vocab;
   };
-  for (const Case& c : {Case{96, 12288, 96, 2048, 1536, 51200}, Case{24, 2048, 16, 2048, 512, 50257},
-                        Case{48, 6144, 48, 4096, 64, 51200}, Case{105, 20480, 128, 2048, 2304, 51200}}) {
+  for (const Case& c :
+       {Case{96, 12288, 96, 2048, 1536, 51200}, Case{24, 2048, 16, 2048, 512, 50257},
+        Case{48, 6144, 48, 4096, 64, 51200}, Case{105, 20480, 128, 2048, 2304, 51200}}) {
     const ModelSpec m = Gpt(c.layers, c.hidden, c.heads, c.vocab, c.seq);
     TrainingSpec t;
     t.seq_len = c.seq;
@@ -58,17 +59,16 @@ TEST(Flops, OpLevelEqualsMegatronClosedForms) {
     auto f = SummarizeFlops(m, t);
     ASSERT_TRUE(f.ok()) << f.status().ToString();
     const double d = static_cast<double>(c.batch);
-    const double closed = MegatronModelFlops(d, static_cast<double>(c.seq),
-                                             static_cast<double>(c.layers),
-                                             static_cast<double>(c.hidden),
-                                             static_cast<double>(c.vocab));
+    const double closed =
+        MegatronModelFlops(d, static_cast<double>(c.seq), static_cast<double>(c.layers),
+                           static_cast<double>(c.hidden), static_cast<double>(c.vocab));
     EXPECT_NEAR(f->model_per_step / closed, 1.0, 1e-9) << c.hidden;
     t.recompute = Recompute::kFull;
     auto full = SummarizeFlops(m, t);
     ASSERT_TRUE(full.ok());
-    const double closed_full = MegatronFullRecomputeFlops(
-        d, static_cast<double>(c.seq), static_cast<double>(c.layers),
-        static_cast<double>(c.hidden), static_cast<double>(c.vocab));
+    const double closed_full =
+        MegatronFullRecomputeFlops(d, static_cast<double>(c.seq), static_cast<double>(c.layers),
+                                   static_cast<double>(c.hidden), static_cast<double>(c.vocab));
     EXPECT_NEAR(full->hardware_per_step / closed_full, 1.0, 1e-9) << c.hidden;
     EXPECT_DOUBLE_EQ(full->model_per_step, f->model_per_step);  // MFU excludes recompute
   }
@@ -166,8 +166,8 @@ TEST(Activations, LlamaLayerByHand) {
   auto g = BuildOpGraph(m, o);
   ASSERT_TRUE(g.ok());
   const double tokens = 8192, h = 4096, f = 14336;
-  const double per_token = 2 * h + 2 * h + 2 * h + 2 * 2 * h * 8 / 32 + 2 * h + 2 * h + 2 * h +
-                           2 * 2 * f + 2 * f;
+  const double per_token =
+      2 * h + 2 * h + 2 * h + 2 * 2 * h * 8 / 32 + 2 * h + 2 * h + 2 * h + 2 * 2 * f + 2 * f;
   EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), tokens * per_token);
   o.fused_kernels = false;  // eager SwiGLU keeps one more f-wide tensor
   auto eager = BuildOpGraph(m, o);

@@ -34,8 +34,8 @@ inline ModelSpec Gpt(int64_t layers, int64_t hidden, int64_t heads, int64_t voca
 }
 
 // A Llama-style model: RoPE, RMSNorm, SwiGLU, no biases, untied head, no dropout.
-inline ModelSpec Llama(int64_t layers, int64_t hidden, int64_t heads, int64_t kv_heads,
-                       int64_t ffn, int64_t vocab) {
+inline ModelSpec Llama(int64_t layers, int64_t hidden, int64_t heads, int64_t kv_heads, int64_t ffn,
+                       int64_t vocab) {
   ModelSpec m;
   m.name = "llama";
   m.hidden_size = hidden;

@@ -275,8 +275,7 @@ TEST(Simulate, BudgetAndTimelineAgreeOnEveryStage) {
         const StageMemory& stage = r->memory.stages[static_cast<size_t>(d.coords.pp)];
         if (sched == PipelineSchedule::kInterleaved1F1B && d.coords.pp > 0 && d.coords.pp < 3) {
           // A middle stage: uniform chunks, the closed form.
-          EXPECT_DOUBLE_EQ(stage.in_flight,
-                           InFlightMicrobatches(sched, 4, 2, batch, d.coords.pp));
+          EXPECT_DOUBLE_EQ(stage.in_flight, InFlightMicrobatches(sched, 4, 2, batch, d.coords.pp));
         }
         EXPECT_NEAR(d.peak_memory.value(), stage.total().value(), 1.0)
             << Name(sched) << " stage " << d.coords.pp << " batch " << batch;
@@ -393,8 +392,9 @@ TEST(Simulate, ActivationsInFlightOnTheFirstStage) {
       const double per_mb = 4.0 * LayerActivationBytes(g->layer(0), sc.training).value() +
                             Sum(g->embedding).saved.value();
       const double held = r->devices[0].peak_activations.value() / per_mb;
-      const double expected = sched == PipelineSchedule::kGpipe ? static_cast<double>(m)
-                                                                : std::min<double>(4.0, static_cast<double>(m));
+      const double expected = sched == PipelineSchedule::kGpipe
+                                  ? static_cast<double>(m)
+                                  : std::min<double>(4.0, static_cast<double>(m));
       EXPECT_NEAR(held, expected, 1e-9) << Name(sched) << " m " << m;
     }
   }
@@ -469,10 +469,28 @@ TEST(EveryRank, RefusedPastThePassLimit) {
 
 // More bandwidth (NVLink and network) never makes a step slower.
 TEST(Simulate, MoreBandwidthNeverSlower) {
-  const ParallelSpec layouts[] = {
-      [] { ParallelSpec p; p.dp = 4; p.tp = 8; p.pp = 2; p.zero_stage = 1; return p; }(),
-      [] { ParallelSpec p; p.dp = 64; p.zero_stage = 3; return p; }(),
-      [] { ParallelSpec p; p.dp = 8; p.tp = 4; p.pp = 2; p.sequence_parallel = true; return p; }()};
+  const ParallelSpec layouts[] = {[] {
+                                    ParallelSpec p;
+                                    p.dp = 4;
+                                    p.tp = 8;
+                                    p.pp = 2;
+                                    p.zero_stage = 1;
+                                    return p;
+                                  }(),
+                                  [] {
+                                    ParallelSpec p;
+                                    p.dp = 64;
+                                    p.zero_stage = 3;
+                                    return p;
+                                  }(),
+                                  [] {
+                                    ParallelSpec p;
+                                    p.dp = 8;
+                                    p.tp = 4;
+                                    p.pp = 2;
+                                    p.sequence_parallel = true;
+                                    return p;
+                                  }()};
   for (const ParallelSpec& p : layouts) {
     Scenario sc = Base(p.dp * p.tp * p.pp * p.cp, p);
     auto base = Simulate(sc);

@@ -196,8 +196,8 @@ TEST(PipelineOrder, InterleavedMatchesMegatron) {
 
 // Every (chunk, micro-batch) runs forward once and backward once, forward first.
 TEST(PipelineOrder, EveryPassExactlyOnce) {
-  for (auto sched : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B,
-                     PipelineSchedule::kInterleaved1F1B}) {
+  for (auto sched :
+       {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B}) {
     for (int64_t p : {1, 2, 4, 8}) {
       for (int64_t m : {8, 16, 24}) {
         const int64_t v = sched == PipelineSchedule::kInterleaved1F1B ? 3 : 1;
@@ -208,7 +208,8 @@ TEST(PipelineOrder, EveryPassExactlyOnce) {
           ASSERT_EQ(order->size(), static_cast<size_t>(2 * m * v));
           std::set<std::pair<int, int>> fwd, bwd;
           for (const ScheduleItem& it : *order) {
-            const auto key = std::make_pair(static_cast<int>(it.chunk), static_cast<int>(it.microbatch));
+            const auto key =
+                std::make_pair(static_cast<int>(it.chunk), static_cast<int>(it.microbatch));
             if (it.phase == Phase::kForward) {
               EXPECT_TRUE(fwd.insert(key).second);
             } else {

@@ -1,12 +1,13 @@
 // check-claim --json (sim/sweep/claim_json.h): the keys and values of a check, and the CLI's
 // JSON saying what its text says.
+#include "sim/sweep/claim_json.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "sim/sweep/claim_json.h"
 #include "tests/sweep/sweep_test_util.h"
 
 namespace shardsim {
@@ -37,13 +38,31 @@ TEST(ClaimJson, KeysAndValues) {
   const nlohmann::ordered_json j = nlohmann::ordered_json::parse(ClaimJson(c));
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{
-                      "claim", "model", "hardware", "topology", "gpus", "seq_len", "global_batch",
-                      "precision", "peak_flops", "fp8_peak_flops", "conventions",
-                      "claimed_tokens_per_s_per_gpu", "ceiling_tokens_per_s_per_gpu",
-                      "min_flops_per_token", "searched", "feasible", "best", "best_columns",
-                      "given", "verdict", "judged_against", "uncertainty", "interval", "reasons",
-                      "assumptions"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"claim",
+                                            "model",
+                                            "hardware",
+                                            "topology",
+                                            "gpus",
+                                            "seq_len",
+                                            "global_batch",
+                                            "precision",
+                                            "peak_flops",
+                                            "fp8_peak_flops",
+                                            "conventions",
+                                            "claimed_tokens_per_s_per_gpu",
+                                            "ceiling_tokens_per_s_per_gpu",
+                                            "min_flops_per_token",
+                                            "searched",
+                                            "feasible",
+                                            "best",
+                                            "best_columns",
+                                            "given",
+                                            "verdict",
+                                            "judged_against",
+                                            "uncertainty",
+                                            "interval",
+                                            "reasons",
+                                            "assumptions"}));
   EXPECT_EQ(j["claim"]["kind"], "time_to_train_s");
   EXPECT_EQ(j["claim"]["value"], 54 * 86400.0);
   EXPECT_EQ(j["claim"]["train_tokens"], 15e12);

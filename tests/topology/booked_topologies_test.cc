@@ -5,10 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/collective/collective.h"
 #include "sim/config/loader.h"
@@ -52,9 +51,9 @@ struct Booked {
 };
 
 const std::vector<Booked> kBooked = {
-    {"dgx-b200", "b200", 16},       {"dgx-b300", "b300", 16},       {"dgx-h200", "h200-sxm", 16},
-    {"gb200-nvl72", "gb200", 144},  {"gb300-nvl72", "gb300", 144},  {"mi300x-8gpu", "mi300x", 16},
-    {"mi350x-8gpu", "mi350x", 16},  {"mi355x-8gpu", "mi355x", 16},
+    {"dgx-b200", "b200", 16},      {"dgx-b300", "b300", 16},      {"dgx-h200", "h200-sxm", 16},
+    {"gb200-nvl72", "gb200", 144}, {"gb300-nvl72", "gb300", 144}, {"mi300x-8gpu", "mi300x", 16},
+    {"mi350x-8gpu", "mi350x", 16}, {"mi355x-8gpu", "mi355x", 16},
 };
 
 TEST(BookedTopologies, EachRunsCommAndAScenarioEndToEnd) {
@@ -75,15 +74,13 @@ TEST(BookedTopologies, EachRunsCommAndAScenarioEndToEnd) {
     }
     // A scenario: Llama-3-8B, TP 8 inside a node, DP over the rest.
     const std::string path = dir + "/booked_" + b.topology + ".yaml";
-    testing::WriteFile(path, "name: booked\nmodel: llama3-8b\nhardware: " + b.hardware +
-                                 "\ntopology: " + b.topology + "\ngpus: " +
-                                 std::to_string(b.gpus) +
-                                 "\ntraining: {seq_len: 8192, global_batch: " +
-                                 std::to_string(b.gpus / 8 * 8) +
-                                 ", micro_batch: 1, precision: bf16, recompute: selective}\n"
-                                 "parallel: {tp: 8, pp: 1, cp: 1, dp: " +
-                                 std::to_string(b.gpus / 8) +
-                                 ", zero_stage: 1, sequence_parallel: true}\n");
+    testing::WriteFile(
+        path, "name: booked\nmodel: llama3-8b\nhardware: " + b.hardware +
+                  "\ntopology: " + b.topology + "\ngpus: " + std::to_string(b.gpus) +
+                  "\ntraining: {seq_len: 8192, global_batch: " + std::to_string(b.gpus / 8 * 8) +
+                  ", micro_batch: 1, precision: bf16, recompute: selective}\n"
+                  "parallel: {tp: 8, pp: 1, cp: 1, dp: " +
+                  std::to_string(b.gpus / 8) + ", zero_stage: 1, sequence_parallel: true}\n");
     const testing::CliRun r = testing::Shardsim("simulate " + path + " --json", false);
     ASSERT_EQ(r.code, 0) << r.out;
     const nlohmann::json s = nlohmann::json::parse(r.out);
@@ -93,7 +90,8 @@ TEST(BookedTopologies, EachRunsCommAndAScenarioEndToEnd) {
 }
 
 // dgx-b200's in-node collectives are the measured fits of
-// shared/reference/calibration/b200-memory-and-nvlink.yaml: latency + factor * S / (eff * 900 GB/s).
+// shared/reference/calibration/b200-memory-and-nvlink.yaml: latency + factor * S / (eff * 900
+// GB/s).
 TEST(BookedTopologies, DgxB200UsesTheMeasuredNcclFits) {
   const TopologySpec t = Load("dgx-b200");
   const double b = 900e9;
@@ -133,8 +131,8 @@ TEST(BookedTopologies, InfinityFabricMeshDrivesTheLinksToTheGroup) {
   ASSERT_EQ(t.intra_links, 7);
   const double link = 448e9 / 7 * 0.8;  // one link per direction through RCCL (assumed 0.8)
   const double a = 1e-6;
-  EXPECT_NEAR(Time(t, 8, Range(0, 2), CollectiveOp::kAllReduce, kGiB),
-              2 * a + 1.0 * kGiB / link, 1e-12);
+  EXPECT_NEAR(Time(t, 8, Range(0, 2), CollectiveOp::kAllReduce, kGiB), 2 * a + 1.0 * kGiB / link,
+              1e-12);
   EXPECT_NEAR(Time(t, 8, Range(0, 4), CollectiveOp::kAllGather, kGiB),
               3 * a + 3.0 / 4 * kGiB / (2 * link), 1e-12);
   EXPECT_NEAR(Time(t, 8, Range(0, 8), CollectiveOp::kAllGather, kGiB),

@@ -36,8 +36,8 @@ TEST(LayerTiming, Korthikanti22bTable4) {
                                "/tests/validation/korthikanti2022_22b_full_recompute.yaml",
                            LoadOptions{});
   ASSERT_TRUE(base.ok()) << base.status().ToString();
-  std::printf("\n%-30s %9s %9s %7s %9s %9s %7s\n", "configuration", "fwd pred", "fwd meas",
-              "error", "bwd pred", "bwd meas", "error");
+  std::printf("\n%-30s %9s %9s %7s %9s %9s %7s\n", "configuration", "fwd pred", "fwd meas", "error",
+              "bwd pred", "bwd meas", "error");
   for (const Row& r : rows) {
     Scenario sc = *base;
     sc.training.recompute = r.recompute;

@@ -45,7 +45,8 @@ double SourceFlops(const std::string& convention, const Scenario& sc) {
   const double l = static_cast<double>(sc.model.num_layers);
   const double h = static_cast<double>(sc.model.hidden_size);
   const ModelSpec& m = sc.model;
-  if (convention == "megatron_hfu_full_recompute") return MegatronFullRecomputeFlops(b, s, l, h, 51200);
+  if (convention == "megatron_hfu_full_recompute")
+    return MegatronFullRecomputeFlops(b, s, l, h, 51200);
   if (convention == "bloom_megatron_tflops") return MegatronFullRecomputeFlops(b, s, l, h, 250880);
   if (convention == "korthikanti_mfu_hfu") return MegatronModelFlops(b, s, l, h, 51200);
   if (convention == "nemo_model_tflops") {
@@ -116,9 +117,10 @@ TEST(ReferenceRuns, PredictedVsPublished) {
     const size_t n = v.size();
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   };
-  std::printf("\n%zu runs, %d known outliers; median |error| %.1f%% (all rows %.1f%%), worst %.1f%%\n",
-              rows.size(), outliers, median(errs) * 100, median(all) * 100,
-              *std::max_element(errs.begin(), errs.end()) * 100);
+  std::printf(
+      "\n%zu runs, %d known outliers; median |error| %.1f%% (all rows %.1f%%), worst %.1f%%\n",
+      rows.size(), outliers, median(errs) * 100, median(all) * 100,
+      *std::max_element(errs.begin(), errs.end()) * 100);
   std::string last;
   for (const Row& r : rows) {
     if (r.outlier.empty()) continue;
