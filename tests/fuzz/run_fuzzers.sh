@@ -16,6 +16,9 @@ all=(scenario model hardware topology hf_json sweep claim gemm_csv merge_csv)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 jobs="${SHARDSIM_FUZZ_JOBS:-2}"
+# A fixed seed (SHARDSIM_FUZZ_SEED to vary it): the same mutations on every run, so a bounded CI
+# run explores what a run here explored, and a finding reproduces.
+seed="${SHARDSIM_FUZZ_SEED:-1}"
 
 CXX="${CXX:-clang++-14}" cmake -S . -B build-fuzz -DSHARDSIM_FUZZ=ON -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O1" -DSHARDSIM_BUILD_TESTS=OFF -DSHARDSIM_BUILD_BENCH=OFF >/dev/null
@@ -46,7 +49,7 @@ for t in "${targets[@]}"; do
   log="build-fuzz/findings/$t.log"
   echo "fuzzing $t for ${seconds}s"
   if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-       "build-fuzz/tests/fuzz/fuzz_$t" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
+       "build-fuzz/tests/fuzz/fuzz_$t" "${dict[@]}" -seed="$seed" -max_total_time="$seconds" -timeout=10 \
        -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 -print_final_stats=1 \
        -artifact_prefix="build-fuzz/findings/$t-" "${dirs[@]}" >"$log" 2>&1; then
     echo "FINDING in $t (log: $log):" >&2
