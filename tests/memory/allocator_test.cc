@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/memory/h200_rows.h"
 #include "tests/model/test_models.h"
 
 namespace shardsim {
@@ -96,25 +97,7 @@ TEST(Allocator, AllocatedPeakAgreesWithH200Profiler) {
               "measured", "err");
   int held = 0;
   for (const auto& r : runs) {
-    const auto& cfg = r["cfg"];
-    ModelSpec m;
-    if (cfg["norm"] == "layernorm") {
-      m = testing::Gpt(cfg["layers"], cfg["h"], cfg["heads"], cfg["vocab"], cfg["max_seq"]);
-      m.tied_embeddings = false;
-      m.dropout = cfg["dropout"];
-    } else {
-      m = testing::Llama(cfg["layers"], cfg["h"], cfg["heads"], cfg["kv_heads"], cfg["ffn"],
-                         cfg["vocab"]);
-    }
-    TrainingSpec t;
-    t.seq_len = r["seq"];
-    t.micro_batch = r["micro_batch"];
-    t.global_batch = t.micro_batch;
-    t.grad_dtype = DType::kBf16;
-    t.recompute = r["recompute"] == "full" ? Recompute::kFull : Recompute::kNone;
-    t.flash_attention = cfg["flash"];
-    t.fused_kernels = false;
-    t.fused_loss = false;
+    const auto [m, t] = testing::H200RowSpecs(r);
     const HardwareSpec hw = H200Measured();
     auto b = EstimateMemory(m, t, ParallelSpec{}, hw);
     ASSERT_TRUE(b.ok()) << b.status().ToString();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sim/model/flops.h"
+#include "tests/memory/h200_rows.h"
 #include "tests/model/test_models.h"
 
 namespace shardsim {
@@ -112,26 +113,8 @@ TEST(Budget, AgreesWithH200Measurements) {
               "FLOPs pred", "counted", "err");
   int checked = 0;
   for (const auto& r : runs) {
-    const auto& cfg = r["cfg"];
     const std::string name = r["name"];
-    ModelSpec m;
-    if (cfg["norm"] == "layernorm") {
-      m = testing::Gpt(cfg["layers"], cfg["h"], cfg["heads"], cfg["vocab"], cfg["max_seq"]);
-      m.tied_embeddings = false;
-      m.dropout = cfg["dropout"];
-    } else {
-      m = testing::Llama(cfg["layers"], cfg["h"], cfg["heads"], cfg["kv_heads"], cfg["ffn"],
-                         cfg["vocab"]);
-    }
-    TrainingSpec t;
-    t.seq_len = r["seq"];
-    t.micro_batch = r["micro_batch"];
-    t.global_batch = t.micro_batch;
-    t.grad_dtype = DType::kBf16;
-    t.recompute = r["recompute"] == "full" ? Recompute::kFull : Recompute::kNone;
-    t.flash_attention = cfg["flash"];
-    t.fused_kernels = false;
-    t.fused_loss = false;
+    const auto [m, t] = testing::H200RowSpecs(r);
     ParallelSpec p;
     auto b = EstimateMemory(m, t, p, H200());
     ASSERT_TRUE(b.ok()) << b.status().ToString();
