@@ -50,6 +50,18 @@ const char* Name(TpSplit v) {
   return "?";
 }
 
+const char* Name(Region v) {
+  switch (v) {
+    case Region::kNone:
+      return "none";
+    case Region::kAttention:
+      return "attention";
+    case Region::kMlp:
+      return "mlp";
+  }
+  return "?";
+}
+
 const char* Name(Pass v) {
   switch (v) {
     case Pass::kForward:

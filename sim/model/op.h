@@ -45,6 +45,14 @@ enum class TpSplit {
   kExperts,     // expert MLPs split across the expert-parallel group
 };
 
+// The block of a decoder layer an op belongs to: the attention block (its input norm, the q/k/v
+// projections, the core, the output projection and its residual) or the MLP block (dense or
+// mixture-of-experts, with its norm and residual). A layer's tensor-parallel collectives are
+// issued per block (Shoeybi et al. 2019 §3: one all-reduce pair per block), and hide behind that
+// block's GEMMs (sim/program/step_costs.cc). The embedding, the head and the MTP projection
+// belong to no block. Set where the ops are built (sim/model/op_graph.cc BuildLayer).
+enum class Region { kNone, kAttention, kMlp };
+
 // Which pass of an op: forward, backward w.r.t. its input, backward w.r.t. its weights.
 enum class Pass { kForward, kBackwardInput, kBackwardWeight };
 
@@ -82,6 +90,7 @@ struct Op {
   OpKind kind = OpKind::kMatmul;
   MemClass mem_class = MemClass::kElementwise;
   TpSplit tp_split = TpSplit::kReplicated;
+  Region region = Region::kNone;
   DType dtype = DType::kBf16;  // the math dtype (fp8 for matmuls under fp8 training)
   MatmulShape matmul;          // kMatmul only
   AttentionShape attention;    // kAttention only
@@ -114,6 +123,7 @@ struct Op {
 
 const char* Name(OpKind v);
 const char* Name(TpSplit v);
+const char* Name(Region v);  // "none", "attention", "mlp"
 const char* Name(Pass v);
 
 }  // namespace shardsim

@@ -109,6 +109,7 @@ void AddQuantizeCasts(const Ctx& c, std::vector<Op>& ops) {
       cast.kind = OpKind::kCast;
       cast.mem_class = MemClass::kElementwise;
       cast.tp_split = op.tp_split;
+      cast.region = op.region;
       cast.dtype = DType::kBf16;
       cast.kernels = kernels;
       const double b = D(op.matmul.batch);
@@ -136,8 +137,15 @@ LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
   LayerOps layer;
   layer.kind = moe ? "moe" : "dense";
   std::vector<Op>& ops = layer.ops;
+  // Each op appended after `from` belongs to `region` (Op::region).
+  size_t from = 0;
+  const auto block = [&](Region region) {
+    for (size_t i = from; i < ops.size(); ++i) ops[i].region = region;
+    from = ops.size();
+  };
   ops.push_back(model_internal::NormOp(c, "ln1", c.norm_tokens, h, true, m.norm_bias));
   model_internal::AppendAttention(c, ops);
+  block(Region::kAttention);
   bool mlp_input_saved = true;
   if (m.parallel_attention) {
     // Parallel block (GPT-J, GPT-NeoX, Falcon, PaLM): the MLP reads the same x as attention;
@@ -148,8 +156,11 @@ LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
       mlp_input_saved = false;
     }
     model_internal::AppendMlp(c, moe, mlp_input_saved, ops);
+    block(Region::kMlp);
     ops.push_back(model_internal::ResidualOp(c, "attn.residual", c.norm_tokens, h));
+    block(Region::kAttention);
     ops.push_back(model_internal::ResidualOp(c, "mlp.residual", c.norm_tokens, h));
+    block(Region::kMlp);
   } else {
     // norms_per_layer 3-4 (Gemma 2): a norm after the attention (and after the MLP) output too.
     if (m.norms_per_layer >= 3) {
@@ -157,6 +168,7 @@ LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
           model_internal::NormOp(c, "post_attn_norm", c.norm_tokens, h, true, m.norm_bias));
     }
     ops.push_back(model_internal::ResidualOp(c, "attn.residual", c.norm_tokens, h));
+    block(Region::kAttention);
     ops.push_back(model_internal::NormOp(c, "ln2", c.norm_tokens, h, true, m.norm_bias));
     model_internal::AppendMlp(c, moe, true, ops);
     if (m.norms_per_layer >= 4) {
@@ -164,6 +176,7 @@ LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
           model_internal::NormOp(c, "post_mlp_norm", c.norm_tokens, h, true, m.norm_bias));
     }
     ops.push_back(model_internal::ResidualOp(c, "mlp.residual", c.norm_tokens, h));
+    block(Region::kMlp);
   }
   if (IsQuantizedGemm(c.matmul_dtype)) AddQuantizeCasts(c, ops);
   if (!prefix.empty()) {

@@ -51,9 +51,7 @@ bool InRegion(const Op& op, bool attention, bool column_only) {
   const bool column = op.tp_split == TpSplit::kColumn;
   const bool split = column || op.tp_split == TpSplit::kRow || op.tp_split == TpSplit::kExperts;
   if (!split || (column_only && !column)) return false;
-  const bool is_attn =
-      op.name.rfind("attn.", 0) == 0 || op.name.find(".attn.") != std::string::npos;
-  return is_attn == attention;
+  return (op.region == Region::kAttention) == attention;
 }
 
 // Everything a block's pricing needs.
