@@ -28,7 +28,7 @@ void AppendMha(const Ctx& c, std::vector<Op>& ops) {
   const int64_t t = c.tp;
   const int64_t q_heads = m.num_heads / t;
   // With fewer kv heads than TP ranks each rank keeps one (replicated) kv head.
-  const int64_t kv_heads = m.num_kv_heads >= t ? m.num_kv_heads / t : 1;
+  const int64_t kv_heads = KvHeadsPerRank(m, t);
   const int64_t d = m.head_dim;
   const int64_t h = m.hidden_size;
   ops.push_back(MatmulOp(c, "attn.qkv", TpSplit::kColumn, c.tokens, (q_heads + 2 * kv_heads) * d, h,

@@ -19,7 +19,7 @@ Ctx MakeCtx(const ModelSpec& model, const GraphOptions& options) {
   const bool fp32 = options.precision == DType::kFp32 || options.precision == DType::kTf32;
   const bool quantized = IsQuantizedGemm(options.precision);
   const int64_t tokens = options.micro_batch * options.seq_len / options.cp;
-  const bool sp = options.sequence_parallel && options.tp > 1;
+  const bool sp = SequenceParallelOn(options);
   return Ctx{model,
              options,
              ActivationBytes(options.precision),

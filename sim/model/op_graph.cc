@@ -16,6 +16,19 @@ double ActivationBytes(DType precision) {
   return precision == DType::kFp32 || precision == DType::kTf32 ? 4.0 : 2.0;
 }
 
+bool SequenceParallelOn(const GraphOptions& options) {
+  return options.sequence_parallel && options.tp > 1;
+}
+
+int64_t KvHeadsPerRank(const ModelSpec& model, int64_t tp) {
+  if (model.mla) return model.num_heads / tp;
+  return model.num_kv_heads >= tp ? model.num_kv_heads / tp : 1;
+}
+
+int64_t VocabRowsPerRank(const ModelSpec& model, int64_t tp) {
+  return (model.vocab_size + tp - 1) / tp;
+}
+
 GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& parallel) {
   GraphOptions o;
   o.seq_len = training.seq_len;
@@ -60,8 +73,8 @@ Status CheckSlicing(const ModelSpec& m, const GraphOptions& o) {
   }
   divides(o.tp, m.ffn_hidden_size, "ffn_hidden_size");
   divides(o.cp, o.seq_len, "seq_len");
-  const bool sp = o.sequence_parallel && o.tp > 1;
-  if (sp) divides(o.tp, o.micro_batch * o.seq_len / o.cp, "tokens per micro-batch");
+  if (SequenceParallelOn(o))
+    divides(o.tp, o.micro_batch * o.seq_len / o.cp, "tokens per micro-batch");
   if (m.moe) {
     divides(o.ep, m.moe->num_experts, "moe.num_experts");
     divides(o.tp, m.moe->expert_ffn_hidden_size, "moe.expert_ffn_hidden_size");
@@ -186,8 +199,6 @@ LayerOps BuildLayer(const Ctx& c, bool moe, const std::string& prefix) {
   return layer;
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 std::vector<Op> BuildEmbedding(const Ctx& c) {
   const ModelSpec& m = c.model;
   const int64_t h = m.hidden_size;
@@ -200,7 +211,7 @@ std::vector<Op> BuildEmbedding(const Ctx& c) {
   emb.dtype = c.options.precision;
   // Vocab-parallel embedding (Megatron-LM): each TP rank holds V/t rows (padded up), and the
   // partial outputs are all-reduced (reduce-scattered with SP) across the group.
-  const int64_t rows = CeilDiv(m.vocab_size, c.tp);
+  const int64_t rows = VocabRowsPerRank(m, c.tp);
   const bool learned = m.position_embedding == PositionEmbedding::kLearned;
   emb.params = rows * h + (learned ? m.position_table_rows * h : 0);
   const double e = D(c.tokens) * D(h);
@@ -226,7 +237,7 @@ std::vector<Op> BuildEmbedding(const Ctx& c) {
 void AppendHead(const Ctx& c, const std::string& prefix, bool head_params, std::vector<Op>& ops) {
   const ModelSpec& m = c.model;
   const int64_t h = m.hidden_size;
-  const int64_t v_local = CeilDiv(m.vocab_size, c.tp);
+  const int64_t v_local = VocabRowsPerRank(m, c.tp);
   ops.push_back(
       model_internal::NormOp(c, prefix + "final_norm", c.norm_tokens, h, true, m.norm_bias));
   Op head = model_internal::MatmulOp(c, prefix + "head", TpSplit::kVocab, c.tokens, v_local, h, 1,
@@ -307,7 +318,7 @@ Result<OpGraph> BuildOpGraph(const ModelSpec& model, const GraphOptions& options
 
 int64_t TiedHeadCopyParams(const ModelSpec& model, const ParallelSpec& parallel) {
   if (!model.tied_embeddings || parallel.pp <= 1) return 0;
-  return CeilDiv(model.vocab_size, parallel.tp) * model.hidden_size;
+  return VocabRowsPerRank(model, parallel.tp) * model.hidden_size;
 }
 
 double MoeLoadFactor(const MoeSpec& moe) {

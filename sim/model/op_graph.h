@@ -39,6 +39,18 @@ struct GraphOptions {
 
 GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& parallel);
 
+// The sharding rules the op graph applies, one definition each (the plan, sim/parallel/plan.h,
+// publishes them to the other modules):
+// - sequence parallelism is on only with a TP group to split over (Korthikanti 2022 §4.2.2);
+bool SequenceParallelOn(const GraphOptions& options);
+// - kv heads per TP rank: num_kv_heads / tp, or 1 when tp > num_kv_heads (each rank keeps one
+//   replicated kv head, tp / num_kv_heads ranks per head, as Megatron-LM's GQA does); MLA has one
+//   latent kv per query head, so num_heads / tp;
+int64_t KvHeadsPerRank(const ModelSpec& model, int64_t tp);
+// - vocabulary rows of the vocab-parallel embedding and output head per TP rank: ceil(V / tp)
+//   (Megatron-LM pads the table up to a multiple of tp).
+int64_t VocabRowsPerRank(const ModelSpec& model, int64_t tp);
+
 // Bytes per activation element under a training precision: 4 for fp32/tf32, else 2 (fp8 training
 // keeps bf16 activations; its fp8 copies are the matmuls' own).
 double ActivationBytes(DType precision);
