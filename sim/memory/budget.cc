@@ -119,24 +119,27 @@ double OptimizerBytes(const TrainingSpec& t) {
 
 Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
                                     const ParallelSpec& parallel, const HardwareSpec& hardware) {
-  Result<OpGraph> graph = BuildOpGraph(model, GraphOptionsFor(training, parallel));
-  if (!graph.ok()) return graph.status();
-  Result<std::vector<PipelineRank>> ranks = SplitLayers(model.num_layers, parallel);
-  if (!ranks.ok()) return ranks.status();
-  const OpGraph& g = *graph;
-  const int64_t microbatches =
-      std::max<int64_t>(1, training.global_batch / (parallel.dp * training.micro_batch));
+  Result<Sharding> plan = ShardModel(model, training, parallel);
+  if (!plan.ok()) return plan.status();
+  return EstimateMemory(*plan, model, training, parallel, hardware);
+}
+
+Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
+                                    const TrainingSpec& training, const ParallelSpec& parallel,
+                                    const HardwareSpec& hardware) {
+  const OpGraph& g = plan.graph;
+  const int64_t microbatches = plan.rules.microbatches;
 
   MemoryBudget b;
   b.weight_bytes_per_param = WeightBytes(training.precision);
   b.grad_bytes_per_param = BytesOf(training.grad_dtype);
   b.optimizer_bytes_per_param = OptimizerBytes(training);
-  b.zero_shards = parallel.dp * parallel.cp;
-  b.expert_zero_shards = std::max<int64_t>(1, b.zero_shards / parallel.ep);
+  b.zero_shards = plan.rules.zero_shards;
+  b.expert_zero_shards = plan.rules.expert_zero_shards;
   const int64_t world = parallel.dp * parallel.tp * parallel.pp * parallel.cp;
   // A schedule that splits the backward: every rank's order, walked for its peak below.
   const bool split = SplitsBackward(parallel.schedule);
-  const int64_t sp_shards = parallel.sequence_parallel && parallel.tp > 1 ? parallel.tp : 1;
+  const int64_t sp_shards = plan.rules.sp_shards;
   std::vector<std::vector<ScheduleItem>> split_orders;
   if (split) {
     Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(
@@ -174,7 +177,7 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
     }
   };
 
-  for (const PipelineRank& rank : *ranks) {
+  for (const PipelineRank& rank : plan.stages) {
     StageMemory s;
     s.stage = rank.rank;
     s.layers = rank.layers();

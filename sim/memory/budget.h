@@ -20,6 +20,7 @@
 #include "sim/base/status.h"
 #include "sim/base/units.h"
 #include "sim/config/spec.h"
+#include "sim/parallel/plan.h"
 
 namespace shardsim {
 
@@ -94,6 +95,12 @@ struct ModelStateBytes {
 ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_bytes,
                                 double optimizer_bytes, int zero_stage, double shards);
 
+// The budget of the plan's sharded op graph over its layer split (sim/parallel/plan.h), for
+// `model` trained as `training` under `parallel` (the specs the plan was sharded from).
+Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
+                                    const TrainingSpec& training, const ParallelSpec& parallel,
+                                    const HardwareSpec& hardware);
+// The same, sharding the model first (ShardModel).
 Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
                                     const ParallelSpec& parallel, const HardwareSpec& hardware);
 

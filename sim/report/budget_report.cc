@@ -20,12 +20,14 @@ Result<BudgetReport> BuildBudget(const Scenario& sc) {
   Result<FlopsSummary> flops = SummarizeFlops(sc.model, sc.training);
   if (!flops.ok()) return flops.status();
   r.flops = *flops;
-  Result<MemoryBudget> memory = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  // The layout-free part of the plan: budget needs no cluster.
+  Result<Sharding> plan = ShardModel(sc.model, sc.training, sc.parallel);
+  if (!plan.ok()) return plan.status();
+  Result<MemoryBudget> memory =
+      EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware);
   if (!memory.ok()) return memory.status();
   r.memory = std::move(*memory);
-  Result<OpGraph> graph = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-  if (!graph.ok()) return graph.status();
-  r.graph = std::move(*graph);
+  r.graph = std::move(plan->graph);
   return r;
 }
 
