@@ -105,9 +105,13 @@ Result<Sharding> ShardModel(const ModelSpec& model, const TrainingSpec& training
 Result<Plan> MakePlan(const Scenario& scenario) {
   Result<Sharding> sharding = ShardModel(scenario.model, scenario.training, scenario.parallel);
   if (!sharding.ok()) return sharding.status();
+  return MakePlan(scenario, std::move(*sharding));
+}
+
+Result<Plan> MakePlan(const Scenario& scenario, Sharding sharding) {
   Result<Layout> layout = Layout::Make(scenario);
   if (!layout.ok()) return layout.status();
-  return Plan{std::move(*sharding), std::move(*layout)};
+  return Plan{std::move(sharding), std::move(*layout)};
 }
 
 }  // namespace shardsim

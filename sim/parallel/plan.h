@@ -106,6 +106,8 @@ struct Plan : Sharding {
 
 // Errors: those of ShardModel, then Layout::Make's (the cluster cannot hold the GPUs).
 Result<Plan> MakePlan(const Scenario& scenario);
+// `sharding` (ShardModel of the scenario's specs) on the scenario's layout.
+Result<Plan> MakePlan(const Scenario& scenario, Sharding sharding);
 
 }  // namespace shardsim
 

@@ -202,20 +202,25 @@ Status WithInputsBehindClock(const Scenario& sc, const Status& status) {
 }  // namespace
 
 Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
-  Result<OpGraph> graph = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-  if (!graph.ok()) return graph.status();
-  Result<Layout> layout = Layout::Make(sc);
-  if (!layout.ok()) return layout.status();
+  Result<Plan> plan = MakePlan(sc);
+  if (!plan.ok()) return plan.status();
+  return Simulate(sc, std::make_shared<const Plan>(std::move(*plan)), options);
+}
+
+Result<SimResult> Simulate(const Scenario& sc, std::shared_ptr<const Plan> plan,
+                           const SimOptions& options) {
+  const Layout* layout = &plan->layout;
   const OpCostModel hw(sc.hardware);
-  Result<StepCosts> costs = PriceStep(sc, *graph, *layout, hw);
+  Result<StepCosts> costs = PriceStep(sc, *plan, hw);
   if (!costs.ok()) return costs.status();
-  Result<MemoryBudget> memory = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  Result<MemoryBudget> memory =
+      EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware);
   if (!memory.ok()) return memory.status();
   Result<FlopsSummary> flops = SummarizeFlops(sc.model, sc.training);
   if (!flops.ok()) return flops.status();
   ProgramOptions po;
   po.every_rank = options.every_rank;
-  Result<StepProgram> prog = BuildStepProgram(sc, *graph, *layout, *costs, hw, *memory, po);
+  Result<StepProgram> prog = BuildStepProgram(sc, *plan, *costs, hw, *memory, po);
   if (!prog.ok()) return prog.status();
   auto program = std::make_shared<StepProgram>(std::move(*prog));
   Result<RunResult> run = program->engine.Run();
@@ -275,7 +280,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   }
   // In-layer TP communication: the link class that bounds the layer's TP collective at the size
   // it was priced at (one micro-batch's activation, pp_message * tp).
-  const bool sp = sc.parallel.sequence_parallel && sc.parallel.tp > 1;
+  const bool sp = plan->rules.sequence_parallel;
   LinkClass tp_link = LinkClass::kNvlink;
   if (sc.parallel.tp > 1) {
     Result<CollectiveCost> c =
@@ -346,6 +351,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
     r.gpu_hours = *r.time_to_train_s * gpus / 3600.0;
     r.goodput = std::move(*g);
   }
+  r.plan = plan;
   r.program = program;
   r.run = result;
   return r;

@@ -108,11 +108,17 @@ struct SimResult {
   std::optional<double> gpu_hours;
   std::optional<Goodput> goodput;
   int64_t tasks = 0;
+  std::shared_ptr<const Plan> plan;            // the plan it ran (sim/parallel/plan.h)
   std::shared_ptr<const StepProgram> program;  // the task graph that ran (for traces)
   std::shared_ptr<const RunResult> run;
 };
 
+// The data flow of docs/architecture.md: the plan (MakePlan), then the step's prices, memory,
+// task graph and run, then what came out.
 Result<SimResult> Simulate(const Scenario& scenario, const SimOptions& options = {});
+// The same on a plan already made of `scenario` (the sweep makes it to prune on memory first).
+Result<SimResult> Simulate(const Scenario& scenario, std::shared_ptr<const Plan> plan,
+                           const SimOptions& options = {});
 
 }  // namespace shardsim
 

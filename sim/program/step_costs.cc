@@ -57,6 +57,7 @@ bool InRegion(const Op& op, bool attention, bool column_only) {
 // Everything a block's pricing needs.
 struct Pricer {
   const Scenario& sc;
+  const Plan& plan;
   const OpGraph& g;
   const Layout& layout;
   const OpCostModel& hw;
@@ -92,18 +93,21 @@ struct Pricer {
   // sharded input for the weight gradient, overlapped with the input-gradient GEMM. With
   // tp_comm_overlap (Transformer Engine userbuffers) each region's collectives are pipelined
   // with its GEMMs and only what exceeds them is exposed.
-  Status LayerTp(const std::vector<Op>& ops, BlockCost& b) const {
-    if (tp <= 1) return Status::Ok();
-    Result<Seconds> ar = Coll(CommGroup::kTp, CollectiveOp::kAllReduce, act);
-    Result<Seconds> ag = Coll(CommGroup::kTp, CollectiveOp::kAllGather, act);
-    Result<Seconds> rs = Coll(CommGroup::kTp, CollectiveOp::kReduceScatter, act);
-    if (!ar.ok()) return ar.status();
-    if (!ag.ok()) return ag.status();
-    if (!rs.ok()) return rs.status();
-    for (bool attention : {true, false}) {
-      const Seconds fwd_comm = sp ? *ag + *rs : *ar;
-      const Seconds bwd_comm = sp ? *ag + *rs : *ar;
-      const Seconds regather = sp ? *ag : Seconds(0);
+  // The block's collectives are the plan's (LayerCollectives: the TP ones of `collectives`).
+  Status LayerTp(const std::vector<Op>& ops, const std::vector<InLayerCollective>& collectives,
+                 BlockCost& b) const {
+    for (Region region : {Region::kAttention, Region::kMlp}) {
+      const bool attention = region == Region::kAttention;
+      Seconds fwd_comm, bwd_comm, regather;
+      bool any = false;
+      for (const InLayerCollective& c : collectives) {
+        if (c.group != CommGroup::kTp || c.region != region) continue;
+        Result<Seconds> t = Coll(c.group, c.op, c.size);
+        if (!t.ok()) return t.status();
+        any = true;
+        (c.regather ? regather : c.pass == CommPass::kForward ? fwd_comm : bwd_comm) += *t;
+      }
+      if (!any) continue;
       const Seconds gemm_fwd = RegionGemm(ops, attention, false);
       const Seconds gemm_bwd = RegionGemm(ops, attention, true);
       b.tp_comm_total += fwd_comm + bwd_comm + regather;
@@ -128,23 +132,31 @@ struct Pricer {
   // leaves the node, or the leaf domain, when the ring spans several; Layout::SlowestCpHop)
   // paces all ranks: the hop is priced on that pair's path, a single GPU-to-GPU transfer on one
   // NIC when it crosses nodes (sim/collective, SendRecvPhase).
-  Status LayerCp(const std::vector<Op>& ops, BlockCost& b) const {
+  // The hops are the plan's (LayerCollectives: a forward and a backward CP send_recv per
+  // attention core of the layer, in op order).
+  Status LayerCp(const std::vector<Op>& ops, const std::vector<InLayerCollective>& collectives,
+                 BlockCost& b) const {
     const int64_t cp = sc.parallel.cp;
     if (cp <= 1) return Status::Ok();
+    std::vector<const InLayerCollective*> hops;
+    for (const InLayerCollective& c : collectives) {
+      if (c.group == CommGroup::kCp) hops.push_back(&c);
+    }
+    size_t next = 0;
     for (const Op& op : ops) {
       if (op.kind != OpKind::kAttention) continue;
-      const AttentionShape& a = op.attention;
-      const ModelSpec& m = sc.model;
-      const int64_t kv_heads =
-          m.mla ? m.num_heads / tp : (m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1);
-      const double bytes_per = act.value() / static_cast<double>(m.hidden_size);  // per channel
-      const Bytes kv(bytes_per * static_cast<double>(kv_heads * (a.head_dim + a.v_head_dim)));
-      Result<CollectiveCost> fwd = layout.Cost(CommGroup::kCp, CollectiveOp::kSendRecv, kv, cp_at);
+      if (next + 2 > hops.size()) {
+        return Status::Invalid("plan: no ring-attention hop for " + op.name);
+      }
+      const InLayerCollective& fwd_hop = *hops[next];
+      const InLayerCollective& bwd_hop = *hops[next + 1];
+      next += 2;
+      const Bytes kv = fwd_hop.size;
+      Result<CollectiveCost> fwd = layout.Cost(fwd_hop.group, fwd_hop.op, kv, cp_at);
       if (!fwd.ok()) return fwd.status();
-      Result<CollectiveCost> bwd =
-          layout.Cost(CommGroup::kCp, CollectiveOp::kSendRecv, kv * 2.0, cp_at);
+      Result<CollectiveCost> bwd = layout.Cost(bwd_hop.group, bwd_hop.op, bwd_hop.size, cp_at);
       if (!bwd.ok()) return bwd.status();
-      const double rounds = static_cast<double>(cp - 1);
+      const double rounds = static_cast<double>(fwd_hop.times);
       const double per = 1.0 / static_cast<double>(cp);
       const Seconds block_fwd = hw.Cost(op, Pass::kForward).time * per;
       const Seconds block_bwd = hw.Cost(op, Pass::kBackwardInput).time * per;
@@ -155,13 +167,13 @@ struct Pricer {
         h.from_cp = cp_at.cp;
         h.to_cp = (cp_at.cp + 1) % cp;
         h.fwd_bytes = kv;
-        h.bwd_bytes = kv * 2.0;
+        h.bwd_bytes = bwd_hop.size;
         h.fwd = fwd->time;
         h.bwd = bwd->time;
         h.block_fwd = block_fwd;
         h.block_bwd = block_bwd;
         h.link = fwd->bottleneck_class;
-        h.rounds = cp - 1;
+        h.rounds = fwd_hop.times;
       }
     }
     return Status::Ok();
@@ -202,13 +214,13 @@ struct Pricer {
     return Status::Ok();
   }
 
-  Result<BlockCost> Layer(const LayerOps& layer) const {
+  Result<BlockCost> Layer(const LayerOps& layer, const LayerCollectives& collectives) const {
     BlockCost b;
     b.fwd.compute = OpsTime(layer.ops, false, hw);
     b.bwd.compute = OpsTime(layer.ops, true, hw);
     b.wgrad = WeightGradTime(layer.ops, hw);
-    SHARDSIM_RETURN_IF_ERROR(LayerTp(layer.ops, b));
-    SHARDSIM_RETURN_IF_ERROR(LayerCp(layer.ops, b));
+    SHARDSIM_RETURN_IF_ERROR(LayerTp(layer.ops, collectives.collectives, b));
+    SHARDSIM_RETURN_IF_ERROR(LayerCp(layer.ops, collectives.collectives, b));
     SHARDSIM_RETURN_IF_ERROR(LayerEp(layer.ops, b));
     // Recompute re-runs forward work inside the backward pass (sim/model/recompute.h): the
     // whole layer with its collectives (full), the attention core (selective), or the ops the
@@ -276,8 +288,9 @@ struct Pricer {
       b.tp_comm_total += (fwd + bwd) * static_cast<double>(heads);
       if (!g.mtp.empty()) {
         // The MTP block's own layer communication, as for a decoder layer.
+        // Its TP collectives are a decoder layer's (the same activation, per block).
         BlockCost mtp;
-        SHARDSIM_RETURN_IF_ERROR(LayerTp(g.mtp, mtp));
+        SHARDSIM_RETURN_IF_ERROR(LayerTp(g.mtp, plan.layer_collectives.front().collectives, mtp));
         b.fwd.tp += mtp.fwd.tp * static_cast<double>(sc.model.mtp_depth);
         b.bwd.tp += mtp.bwd.tp * static_cast<double>(sc.model.mtp_depth);
         b.tp_comm_total += mtp.tp_comm_total * static_cast<double>(sc.model.mtp_depth);
@@ -360,11 +373,11 @@ Result<EpAllToAll> PriceEpAllToAll(const Scenario& sc, const Layout& layout, Byt
   return out;
 }
 
-Result<StepCosts> PriceStep(const Scenario& sc, const OpGraph& g, const Layout& layout,
-                            const OpCostModel& hw) {
+Result<StepCosts> PriceStep(const Scenario& sc, const Plan& plan, const OpCostModel& hw) {
+  const OpGraph& g = plan.graph;
+  const Layout& layout = plan.layout;
   const double act_bytes = ActivationBytes(sc.training.precision);
-  const Bytes act(act_bytes * static_cast<double>(g.tokens_per_microbatch) *
-                  static_cast<double>(sc.model.hidden_size));
+  const Bytes act = plan.activation;
   Result<EpAllToAll> ep = PriceEpAllToAll(sc, layout, act);
   if (!ep.ok()) return ep.status();
   StepCosts out;
@@ -375,19 +388,19 @@ Result<StepCosts> PriceStep(const Scenario& sc, const OpGraph& g, const Layout& 
     if (!fp8.ok()) return fp8.status();
     out.ep_dispatch = *fp8;
   }
-  const bool sp = sc.parallel.sequence_parallel && sc.parallel.tp > 1;
   Pricer p{sc,
+           plan,
            g,
            layout,
            hw,
            RankCoords{},
            layout.SlowestCpHop(RankCoords{}),
            act,
-           sp,
+           plan.rules.sequence_parallel,
            sc.parallel.tp,
            out.ep_dispatch.time + out.ep.time};
-  for (const LayerOps& layer : g.layer_kinds) {
-    Result<BlockCost> b = p.Layer(layer);
+  for (size_t k = 0; k < g.layer_kinds.size(); ++k) {
+    Result<BlockCost> b = p.Layer(g.layer_kinds[k], plan.layer_collectives[k]);
     if (!b.ok()) return b.status();
     out.layer_kinds.push_back(*b);
   }

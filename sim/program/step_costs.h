@@ -17,6 +17,7 @@
 #include "sim/config/spec.h"
 #include "sim/model/op_graph.h"
 #include "sim/parallel/layout.h"
+#include "sim/parallel/plan.h"
 
 namespace shardsim {
 
@@ -97,8 +98,8 @@ struct StepCosts {
   std::vector<CommTime> pp_send;       // per boundary r -> r+1 (size pp; the last wraps around)
 };
 
-Result<StepCosts> PriceStep(const Scenario& scenario, const OpGraph& graph, const Layout& layout,
-                            const OpCostModel& hw);
+// Prices the plan's ops and in-layer collectives (sim/parallel/plan.h) on its layout.
+Result<StepCosts> PriceStep(const Scenario& scenario, const Plan& plan, const OpCostModel& hw);
 
 // Seconds of all passes of `ops` (forward, or backward-input + backward-weight).
 Seconds OpsTime(const std::vector<Op>& ops, bool backward, const OpCostModel& hw);

@@ -58,9 +58,16 @@ struct ChunkWork {
 
 class Builder {
  public:
-  Builder(const Scenario& sc, const OpGraph& g, const Layout& layout, const StepCosts& costs,
-          const OpCostModel& hw, const MemoryBudget& mem, const ProgramOptions& opt)
-      : sc_(sc), g_(g), layout_(layout), costs_(costs), hw_(hw), mem_(mem), opt_(opt) {}
+  Builder(const Scenario& sc, const Plan& plan, const StepCosts& costs, const OpCostModel& hw,
+          const MemoryBudget& mem, const ProgramOptions& opt)
+      : sc_(sc),
+        plan_(plan),
+        g_(plan.graph),
+        layout_(plan.layout),
+        costs_(costs),
+        hw_(hw),
+        mem_(mem),
+        opt_(opt) {}
 
   Result<StepProgram> Build();
 
@@ -150,6 +157,7 @@ class Builder {
   TaskId Joined(const JoinKey& key, TaskId flow);
 
   const Scenario& sc_;
+  const Plan& plan_;
   const OpGraph& g_;
   const Layout& layout_;
   const StepCosts& costs_;
@@ -180,9 +188,7 @@ class Builder {
 };
 
 Status Builder::MakeChunks() {
-  Result<std::vector<PipelineRank>> ranks = SplitLayers(sc_.model.num_layers, sc_.parallel);
-  if (!ranks.ok()) return ranks.status();
-  for (const PipelineRank& r : *ranks) {
+  for (const PipelineRank& r : plan_.stages) {
     std::vector<ChunkWork> chunks;
     for (size_t c = 0; c < r.chunks.size(); ++c) {
       ChunkWork w;
@@ -603,7 +609,7 @@ Status Builder::Finish(const Device& d) {
 
 Result<StepProgram> Builder::Build() {
   const ParallelSpec& par = sc_.parallel;
-  prog_.microbatches = sc_.training.global_batch / (par.dp * sc_.training.micro_batch);
+  prog_.microbatches = plan_.rules.microbatches;
   shape_ = ScheduleShape{par.schedule, par.pp, par.ChunksPerRank(), prog_.microbatches};
   if (opt_.every_rank) {
     // The scenario's own bound (sim/config/validate.cc) counts the representative pipeline;
@@ -618,7 +624,7 @@ Result<StepProgram> Builder::Build() {
     }
   }
   split_ = SplitsBackward(par.schedule);
-  sp_shards_ = par.sequence_parallel && par.tp > 1 ? par.tp : 1;
+  sp_shards_ = plan_.rules.sp_shards;
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
   Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(shape_);
   if (!orders.ok()) return orders.status();
@@ -658,11 +664,10 @@ Result<StepProgram> Builder::Build() {
 
 }  // namespace
 
-Result<StepProgram> BuildStepProgram(const Scenario& scenario, const OpGraph& graph,
-                                     const Layout& layout, const StepCosts& costs,
-                                     const OpCostModel& hw, const MemoryBudget& memory,
-                                     const ProgramOptions& options) {
-  Builder b(scenario, graph, layout, costs, hw, memory, options);
+Result<StepProgram> BuildStepProgram(const Scenario& scenario, const Plan& plan,
+                                     const StepCosts& costs, const OpCostModel& hw,
+                                     const MemoryBudget& memory, const ProgramOptions& options) {
+  Builder b(scenario, plan, costs, hw, memory, options);
   return b.Build();
 }
 

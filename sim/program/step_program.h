@@ -102,10 +102,11 @@ struct ProgramOptions {
   bool every_rank = false;
 };
 
-Result<StepProgram> BuildStepProgram(const Scenario& scenario, const OpGraph& graph,
-                                     const Layout& layout, const StepCosts& costs,
-                                     const OpCostModel& hw, const MemoryBudget& memory,
-                                     const ProgramOptions& options);
+// The task graph of the plan's step (sim/parallel/plan.h: its op graph, layer split, rules and
+// layout) at `costs`.
+Result<StepProgram> BuildStepProgram(const Scenario& scenario, const Plan& plan,
+                                     const StepCosts& costs, const OpCostModel& hw,
+                                     const MemoryBudget& memory, const ProgramOptions& options);
 
 }  // namespace shardsim
 

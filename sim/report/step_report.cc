@@ -329,8 +329,8 @@ std::string ChromeTrace(const Scenario& sc, const SimResult& r) {
 }
 
 std::string ExplainStep(const Scenario& sc, const SimResult& r) {
-  Result<OpGraph> g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-  if (!g.ok()) return g.status().ToString() + "\n";
+  if (!r.plan) return "no plan: the result did not come from Simulate\n";
+  const OpGraph* g = &r.plan->graph;  // the plan the step ran
   const OpCostModel hw(sc.hardware);
   std::string out = "Per-layer pricing (one micro-batch on one device)\n";
   TextTable t(

@@ -114,7 +114,12 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
     return row;
   }
   row[Metric::kGpus] = static_cast<double>(sc->gpus);
-  Result<MemoryBudget> budget = EstimateMemory(sc->model, sc->training, sc->parallel, sc->hardware);
+  // The plan's layout-free part first: a point whose model states alone overflow is pruned
+  // before its cluster is built.
+  Result<Sharding> sharding = ShardModel(sc->model, sc->training, sc->parallel);
+  Result<MemoryBudget> budget =
+      sharding.ok() ? EstimateMemory(*sharding, sc->model, sc->training, sc->parallel, sc->hardware)
+                    : Result<MemoryBudget>(sharding.status());
   if (budget.ok()) {
     const MemoryBound bound = MemoryLowerBound(*budget, sc->hardware);
     if (bound.bytes.value() > sc->hardware.memory_capacity) {
@@ -129,7 +134,12 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
       return row;
     }
   }
-  Result<SimResult> r = Simulate(*sc);
+  Result<SimResult> r = [&]() -> Result<SimResult> {
+    if (!sharding.ok()) return sharding.status();
+    Result<Plan> plan = MakePlan(*sc, std::move(*sharding));
+    if (!plan.ok()) return plan.status();
+    return Simulate(*sc, std::make_shared<const Plan>(std::move(*plan)));
+  }();
   if (!r.ok()) {
     row.status = PointStatus::kError;
     row.reason = "simulation failed: " + StatusReason(r.status());

@@ -68,14 +68,13 @@ struct Priced {
   StepCosts costs;
 };
 Priced PriceAll(const Scenario& sc) {
-  auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-  auto layout = Layout::Make(sc);
-  EXPECT_TRUE(g.ok() && layout.ok());
-  if (!g.ok() || !layout.ok()) return Priced{};
+  auto plan = MakePlan(sc);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  if (!plan.ok()) return Priced{};
   const OpCostModel hw(sc.hardware);
-  auto costs = PriceStep(sc, *g, *layout, hw);
+  auto costs = PriceStep(sc, *plan, hw);
   EXPECT_TRUE(costs.ok()) << costs.status().ToString();
-  return costs.ok() ? Priced{*g, *costs} : Priced{};
+  return costs.ok() ? Priced{plan->graph, *costs} : Priced{};
 }
 
 // Inside one node: S = T * top_k * h * 2 bytes; a rank keeps S/ep and sends the rest over its

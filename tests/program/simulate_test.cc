@@ -49,11 +49,10 @@ double SimulatedBubble(PipelineSchedule schedule, int64_t pp, int64_t v, int64_t
   sc.parallel.tp = 8;
   sc.model.num_layers = 4 * pp * v;
   sc.training.global_batch = m;
-  auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-  auto layout = Layout::Make(sc);
-  EXPECT_TRUE(g.ok() && layout.ok());
+  auto plan = MakePlan(sc);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   const OpCostModel hw(sc.hardware);
-  auto memory = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  auto memory = EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware);
   EXPECT_TRUE(memory.ok());
   StepCosts costs;
   BlockCost layer;
@@ -61,7 +60,7 @@ double SimulatedBubble(PipelineSchedule schedule, int64_t pp, int64_t v, int64_t
   layer.bwd.compute = Seconds(2e-3);
   costs.layer_kinds.push_back(layer);
   costs.pp_send.assign(static_cast<size_t>(pp), CommTime{});
-  auto prog = BuildStepProgram(sc, *g, *layout, costs, hw, *memory, ProgramOptions{});
+  auto prog = BuildStepProgram(sc, *plan, costs, hw, *memory, ProgramOptions{});
   EXPECT_TRUE(prog.ok()) << prog.status().ToString();
   auto run = prog->engine.Run();
   EXPECT_TRUE(run.ok()) << run.status().ToString();
@@ -116,11 +115,10 @@ double SplitIdle(PipelineSchedule schedule, int64_t pp, int64_t m, double f, dou
   sc.model.num_layers = 4 * pp;
   sc.model.tied_embeddings = false;  // DualPipe's ranks hold both ends: no tied sync
   sc.training.global_batch = m;
-  auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-  auto layout = Layout::Make(sc);
-  EXPECT_TRUE(g.ok() && layout.ok());
+  auto plan = MakePlan(sc);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   const OpCostModel hw(sc.hardware);
-  auto memory = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  auto memory = EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware);
   EXPECT_TRUE(memory.ok());
   const double unit = 1e-3;
   StepCosts costs;
@@ -130,7 +128,7 @@ double SplitIdle(PipelineSchedule schedule, int64_t pp, int64_t m, double f, dou
   layer.wgrad = Seconds(w * unit);
   costs.layer_kinds.push_back(layer);
   costs.pp_send.assign(static_cast<size_t>(pp), CommTime{});
-  auto prog = BuildStepProgram(sc, *g, *layout, costs, hw, *memory, ProgramOptions{});
+  auto prog = BuildStepProgram(sc, *plan, costs, hw, *memory, ProgramOptions{});
   EXPECT_TRUE(prog.ok()) << prog.status().ToString();
   auto run = prog->engine.Run();
   EXPECT_TRUE(run.ok()) << run.status().ToString();

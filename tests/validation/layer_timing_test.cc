@@ -42,11 +42,10 @@ TEST(LayerTiming, Korthikanti22bTable4) {
     Scenario sc = *base;
     sc.training.recompute = r.recompute;
     sc.parallel.sequence_parallel = r.sp;
-    auto g = BuildOpGraph(sc.model, GraphOptionsFor(sc.training, sc.parallel));
-    auto layout = Layout::Make(sc);
-    ASSERT_TRUE(g.ok() && layout.ok());
+    auto plan = MakePlan(sc);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     const OpCostModel hw(sc.hardware);
-    auto costs = PriceStep(sc, *g, *layout, hw);
+    auto costs = PriceStep(sc, *plan, hw);
     ASSERT_TRUE(costs.ok()) << costs.status().ToString();
     const double fwd = costs->layer_kinds[0].fwd.total().value() * 1e3;
     const double bwd = costs->layer_kinds[0].bwd.total().value() * 1e3;
