@@ -8,8 +8,8 @@
 #include <string>
 
 #include "sim/config/loader.h"
-#include "sim/program/simulate.h"
 #include "sim/report/budget_report.h"
+#include "sim/report/simulate.h"
 
 namespace shardsim {
 namespace {

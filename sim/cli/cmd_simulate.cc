@@ -8,9 +8,9 @@
 #include "sim/base/file_io.h"
 #include "sim/cli/commands.h"
 #include "sim/config/loader.h"
-#include "sim/program/simulate.h"
 #include "sim/report/html_report.h"
 #include "sim/report/library_residuals.h"
+#include "sim/report/simulate.h"
 #include "sim/report/step_report.h"
 
 namespace shardsim {

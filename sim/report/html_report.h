@@ -17,7 +17,7 @@
 #include <string>
 
 #include "sim/config/spec.h"
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 
 namespace shardsim {
 

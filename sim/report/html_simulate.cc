@@ -64,7 +64,7 @@ std::string Headline(const Scenario& sc, const SimResult& r) {
       "bubble", "pipeline bubble",
       KeyedValue("bubble_fraction", Num(r.bubble_fraction), Percent(r.bubble_fraction)),
       // SimResult::bubble_fraction: the busiest rank's wait on the pipeline over its own
-      // work (sim/program/simulate.cc), which the label says.
+      // work (sim/report/step_metrics.cc), which the label says.
       "waiting over working time on the busiest pipeline rank (stage " +
           I(r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) +
           ")");

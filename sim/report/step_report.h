@@ -7,8 +7,8 @@
 #include <string>
 
 #include "sim/config/spec.h"
-#include "sim/program/simulate.h"
 #include "sim/report/interval.h"
+#include "sim/report/simulate.h"
 
 namespace shardsim {
 

@@ -1,7 +1,7 @@
 #include "sim/sweep/evaluate.h"
 
 #include "sim/memory/budget.h"
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 #include "sim/sweep/point_space.h"
 
 namespace shardsim {

@@ -4,7 +4,7 @@
 // The memory check runs before the simulation and prunes only what the simulation would also
 // reject. The simulated peak of a device is its stage's closed-form budget (EstimateMemory) with
 // the activations replaced by the live activations at their peak on the simulated timeline
-// (sim/program/simulate.cc); the same sum without any activation is therefore a lower bound of
+// (sim/report/step_metrics.cc); the same sum without any activation is therefore a lower bound of
 // it, and a point whose bound exceeds the capacity on some stage cannot fit. The whole estimate
 // (with activations) is not a bound: under ZeRO-3 the simulated activations come out below the
 // closed form (tests/sweep/prune_test.cc shows both).

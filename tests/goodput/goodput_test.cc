@@ -13,7 +13,7 @@
 
 #include "sim/config/loader.h"
 #include "sim/model/params.h"
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 #include "tests/cli/run_cli.h"
 
 namespace shardsim {

@@ -13,7 +13,7 @@
 #include "sim/config/config_node.h"
 #include "sim/config/loader.h"
 #include "sim/config/yaml_source.h"
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 #include "tests/config/test_util.h"
 
 namespace shardsim {

@@ -10,9 +10,9 @@
 
 #include "sim/base/units.h"
 #include "sim/config/loader.h"
-#include "sim/program/simulate.h"
 #include "sim/report/html_report.h"
 #include "sim/report/html_sweep.h"
+#include "sim/report/simulate.h"
 
 namespace shardsim::testing {
 

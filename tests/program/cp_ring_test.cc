@@ -17,7 +17,7 @@
 #include "sim/hardware/op_cost.h"
 #include "sim/model/op_graph.h"
 #include "sim/parallel/layout.h"
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 #include "tests/cli/run_cli.h"
 
 namespace shardsim {

@@ -11,8 +11,8 @@
 #include "sim/hardware/op_cost.h"
 #include "sim/model/op_graph.h"
 #include "sim/parallel/layout.h"
-#include "sim/program/simulate.h"
 #include "sim/program/step_costs.h"
+#include "sim/report/simulate.h"
 #include "tests/model/test_models.h"
 #include "tests/topology/test_specs.h"
 

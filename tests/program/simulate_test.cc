@@ -1,4 +1,4 @@
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 
 #include <gtest/gtest.h>
 

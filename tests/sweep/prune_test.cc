@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/memory/budget.h"
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 #include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
 #include "tests/sweep/sweep_test_util.h"

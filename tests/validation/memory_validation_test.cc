@@ -13,7 +13,7 @@
 
 #include "sim/config/loader.h"
 #include "sim/memory/allocator.h"
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 
 namespace shardsim {
 namespace {

@@ -22,7 +22,7 @@
 
 #include "sim/config/loader.h"
 #include "sim/model/flops.h"
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 
 namespace shardsim {
 namespace {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "sim/config/loader.h"
-#include "sim/program/simulate.h"
 #include "sim/report/interval.h"
+#include "sim/report/simulate.h"
 
 namespace shardsim {
 namespace {

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "sim/config/loader.h"
-#include "sim/program/simulate.h"
+#include "sim/report/simulate.h"
 
 namespace shardsim {
 namespace {

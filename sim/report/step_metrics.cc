@@ -1,13 +1,13 @@
-#include "sim/program/simulate.h"
+#include "sim/report/step_metrics.h"
 
 #include <algorithm>
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "sim/hardware/op_cost.h"
-#include "sim/model/op_graph.h"
+#include "sim/goodput/goodput.h"
 #include "sim/parallel/layout.h"
 
 namespace shardsim {
@@ -151,86 +151,14 @@ std::string CollectiveName(const char* group, bool sp) {
 
 }  // namespace
 
-namespace {
-
-// The engine knows tasks and links, not files: when a step outgrows its clock, the error it
-// returns names the task and its links. Here it gets the place to change: the key of the input
-// behind that resource (a link's bandwidth in the topology, or the GPU's rates in the hardware),
-// located at where that value was written, with the value as read.
-Status WithInputsBehindClock(const Scenario& sc, const Status& status) {
-  if (status.ok() ||
-      status.message().find("longer than the engine's clock holds") == std::string::npos) {
-    return status;
-  }
-  const std::string& m = status.message();
-  struct Input {
-    const Origins* origins;
-    std::string key;
-    std::string value;
-  };
-  std::vector<Input> inputs;
-  const auto on = [&](LinkClass c) { return m.find(Name(c)) != std::string::npos; };
-  if (on(LinkClass::kNvlink)) {
-    inputs.push_back({&sc.topology.origins, "intra_node.bandwidth",
-                      FormatRate(sc.topology.intra_bandwidth, "B/s")});
-  }
-  if (on(LinkClass::kNic) || on(LinkClass::kPcie) || on(LinkClass::kLeafUplink) ||
-      on(LinkClass::kPodUplink)) {
-    inputs.push_back({&sc.topology.origins, "inter_node.nic_bandwidth",
-                      FormatRate(sc.topology.nic_bandwidth, "B/s")});
-  }
-  if (inputs.empty()) {  // a compute task: the GPU's own rates
-    const auto peak = sc.hardware.peak_flops.find(sc.training.precision);
-    if (peak != sc.hardware.peak_flops.end()) {
-      inputs.push_back({&sc.hardware.origins,
-                        std::string("peak_flops.") + Name(sc.training.precision),
-                        FormatRate(peak->second, "FLOP/s")});
-    }
-    inputs.push_back({&sc.hardware.origins, "memory.bandwidth",
-                      FormatRate(sc.hardware.memory_bandwidth, "B/s")});
-  }
-  std::string where;
-  for (const Input& in : inputs) {
-    const KeyOrigin o = in.origins->Get(in.key);
-    where += (where.empty() ? "" : ", ") + in.key + " (" + in.value + ", " +
-             (o.loc.ToString().empty() ? std::string("default") : o.loc.ToString()) + ")";
-  }
-  const KeyOrigin first = inputs.front().origins->Get(inputs.front().key);
-  return Status::Invalid(m + "; the inputs behind it: " + where, first.loc, first.source_line);
-}
-
-}  // namespace
-
-Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
-  Result<Plan> plan = MakePlan(sc);
-  if (!plan.ok()) return plan.status();
-  return Simulate(sc, std::make_shared<const Plan>(std::move(*plan)), options);
-}
-
-Result<SimResult> Simulate(const Scenario& sc, std::shared_ptr<const Plan> plan,
-                           const SimOptions& options) {
-  const Layout* layout = &plan->layout;
-  const OpCostModel hw(sc.hardware);
-  Result<StepCosts> costs = PriceStep(sc, *plan, hw);
-  if (!costs.ok()) return costs.status();
-  Result<MemoryBudget> memory =
-      EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware);
-  if (!memory.ok()) return memory.status();
-  Result<FlopsSummary> flops = SummarizeFlops(sc.model, sc.training);
-  if (!flops.ok()) return flops.status();
-  ProgramOptions po;
-  po.every_rank = options.every_rank;
-  Result<StepProgram> prog = BuildStepProgram(sc, *plan, *costs, hw, *memory, po);
-  if (!prog.ok()) return prog.status();
-  auto program = std::make_shared<StepProgram>(std::move(*prog));
-  Result<RunResult> run = program->engine.Run();
-  if (!run.ok()) return WithInputsBehindClock(sc, run.status());
-  auto result = std::make_shared<RunResult>(std::move(*run));
-
+Result<SimResult> MeasureStep(const Scenario& sc, StepRun step) {
+  const std::shared_ptr<const StepProgram> program = step.program;
+  const std::shared_ptr<const RunResult> result = step.run;
+  const Layout* layout = &step.plan->layout;
   SimResult r;
-  r.costs = std::move(*costs);
-  r.memory = std::move(*memory);
-  r.flops = *flops;
+  r.costs = std::move(step.costs);
+  r.memory = std::move(step.memory);
+  r.flops = step.flops;
   r.tasks = program->engine.num_tasks();
   r.step_time = result->makespan().seconds();
   const double t = r.step_time.value();
@@ -280,7 +208,7 @@ Result<SimResult> Simulate(const Scenario& sc, std::shared_ptr<const Plan> plan,
   }
   // In-layer TP communication: the link class that bounds the layer's TP collective at the size
   // it was priced at (one micro-batch's activation, pp_message * tp).
-  const bool sp = plan->rules.sequence_parallel;
+  const bool sp = step.plan->rules.sequence_parallel;
   LinkClass tp_link = LinkClass::kNvlink;
   if (sc.parallel.tp > 1) {
     Result<CollectiveCost> c =
@@ -351,7 +279,7 @@ Result<SimResult> Simulate(const Scenario& sc, std::shared_ptr<const Plan> plan,
     r.gpu_hours = *r.time_to_train_s * gpus / 3600.0;
     r.goodput = std::move(*g);
   }
-  r.plan = plan;
+  r.plan = step.plan;
   r.program = program;
   r.run = result;
   return r;

@@ -1,9 +1,9 @@
-// `shardsim simulate`: one training step of a scenario, through the whole pipeline of
-// docs/reference.md §2 — op graph, costs, layout, schedule, task graph, discrete-event run — and
-// what came out: step time, throughput, MFU/HFU, bubble, memory over the step, and where the time
-// went.
-#ifndef SHARDSIM_PROGRAM_SIMULATE_H_
-#define SHARDSIM_PROGRAM_SIMULATE_H_
+// `shardsim simulate`: one training step of a scenario, through the data flow of
+// docs/architecture.md — the plan (sim/parallel/plan.h), the step priced, its memory, task graph
+// and discrete-event run (sim/program/step_run.h) — and what came out (step_metrics.h): step
+// time, throughput, MFU/HFU, bubble, memory over the step, and where the time went.
+#ifndef SHARDSIM_REPORT_SIMULATE_H_
+#define SHARDSIM_REPORT_SIMULATE_H_
 
 #include <array>
 #include <memory>
@@ -18,6 +18,7 @@
 #include "sim/goodput/goodput.h"
 #include "sim/memory/budget.h"
 #include "sim/model/flops.h"
+#include "sim/parallel/plan.h"
 #include "sim/program/step_costs.h"
 #include "sim/program/step_program.h"
 
@@ -122,4 +123,4 @@ Result<SimResult> Simulate(const Scenario& scenario, std::shared_ptr<const Plan>
 
 }  // namespace shardsim
 
-#endif  // SHARDSIM_PROGRAM_SIMULATE_H_
+#endif  // SHARDSIM_REPORT_SIMULATE_H_
