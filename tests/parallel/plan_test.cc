@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/config/loader.h"
+#include "sim/program/step_costs.h"
 #include "tests/model/test_models.h"
 #include "tests/topology/test_specs.h"
 
@@ -229,6 +230,42 @@ TEST(LayerCollectives, ExpertAllToAlls) {
     EXPECT_EQ(x.region, Region::kMlp);
     EXPECT_DOUBLE_EQ(x.size.value(), 2048.0 * 2 * 1024 * 2);
   }
+}
+
+// The plan's EP sizes are the ones the pricing uses (PriceEpAllToAll), and its ZeRO shard
+// groups are the layout's gradient groups.
+TEST(Plan, AgreesWithThePricingAndTheLayout) {
+  Scenario sc;
+  sc.name = "plan-moe";
+  sc.model = testing::Llama(4, 4096, 32, 8, 14336, 32000);
+  sc.model.moe = MoeSpec{};
+  sc.model.moe->num_experts = 64;
+  sc.model.moe->top_k = 8;
+  sc.model.moe->expert_ffn_hidden_size = 1024;
+  sc.model.moe->imbalance = 1.25;
+  Result<HardwareSpec> hw = LoadHardware("h100-sxm", LoadOptions{});
+  ASSERT_TRUE(hw.ok()) << hw.status().ToString();
+  sc.hardware = *hw;
+  sc.topology = testing::DgxH100();
+  sc.gpus = 32;
+  sc.training = Training(4096, 1, 64);
+  sc.parallel = Parallel(16, 2, 1);
+  sc.parallel.ep = 8;
+  Result<Plan> plan = MakePlan(sc);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  Result<EpAllToAll> ep = PriceEpAllToAll(sc, plan->layout, plan->activation);
+  ASSERT_TRUE(ep.ok()) << ep.status().ToString();
+  int all_to_alls = 0;
+  for (const InLayerCollective& c : plan->layer_collectives.back().collectives) {
+    if (c.group != CommGroup::kEp) continue;
+    ++all_to_alls;
+    EXPECT_DOUBLE_EQ(c.size.value(), ep->size.value());
+  }
+  EXPECT_EQ(all_to_alls, 4);
+  // T = 4096 x h 4096 x 2 bytes x top-8 x 1.25.
+  EXPECT_DOUBLE_EQ(ep->size.value(), 4096.0 * 4096 * 2 * 8 * 1.25);
+  EXPECT_EQ(plan->rules.zero_shards, plan->layout.GroupSize(CommGroup::kGrad));
+  EXPECT_EQ(plan->rules.expert_zero_shards, plan->layout.GroupSize(CommGroup::kExpertGrad));
 }
 
 TEST(Plan, MakePlanJoinsTheLayout) {
