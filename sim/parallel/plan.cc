@@ -8,17 +8,19 @@ namespace shardsim {
 ShardRules DeriveRules(const ModelSpec& model, const TrainingSpec& training,
                        const ParallelSpec& parallel) {
   const GraphOptions options = GraphOptionsFor(training, parallel);
+  // Degrees below 1 (input not yet validated) divide as 1: never a division by zero.
+  const auto one = [](int64_t v) { return std::max<int64_t>(1, v); };
+  const int64_t tp = one(parallel.tp);
   ShardRules r;
   r.sequence_parallel = SequenceParallelOn(options);
   r.sp_shards = r.sequence_parallel ? parallel.tp : 1;
-  r.heads_per_rank = model.num_heads / parallel.tp;
-  r.kv_heads_per_rank = KvHeadsPerRank(model, parallel.tp);
-  r.kv_replicated = !model.mla && parallel.tp > model.num_kv_heads;
-  r.vocab_rows_per_rank = VocabRowsPerRank(model, parallel.tp);
-  r.microbatches =
-      std::max<int64_t>(1, training.global_batch / (parallel.dp * training.micro_batch));
+  r.heads_per_rank = model.num_heads / tp;
+  r.kv_heads_per_rank = KvHeadsPerRank(model, tp);
+  r.kv_replicated = !model.mla && tp > model.num_kv_heads;
+  r.vocab_rows_per_rank = VocabRowsPerRank(model, tp);
+  r.microbatches = one(training.global_batch / one(parallel.dp * training.micro_batch));
   r.zero_shards = parallel.dp * parallel.cp;
-  r.expert_zero_shards = std::max<int64_t>(1, r.zero_shards / parallel.ep);
+  r.expert_zero_shards = one(r.zero_shards / one(parallel.ep));
   return r;
 }
 

@@ -48,7 +48,8 @@ struct ShardRules {
   int64_t expert_zero_shards = 1;
 };
 
-// The rules of `model` trained as `training` under `parallel`. Preconditions: degrees positive.
+// The rules of `model` trained as `training` under `parallel` (degrees below 1, as in input not
+// yet validated, count as 1).
 ShardRules DeriveRules(const ModelSpec& model, const TrainingSpec& training,
                        const ParallelSpec& parallel);
 
