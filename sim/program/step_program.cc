@@ -555,7 +555,7 @@ Status Builder::Finish(const Device& d) {
   // Tied embeddings on a split pipeline: the first and last rank all-reduce the embedding's
   // gradient (Megatron-LM _allreduce_embedding_grads).
   if (sc_.model.tied_embeddings && p > 1 && (r == 0 || r == p - 1)) {
-    const int64_t rows = (sc_.model.vocab_size + sc_.parallel.tp - 1) / sc_.parallel.tp;
+    const int64_t rows = plan_.rules.vocab_rows_per_rank;
     const Bytes bytes(static_cast<double>(rows * sc_.model.hidden_size) *
                       BytesOf(sc_.training.grad_dtype));
     const int32_t chunk = r == 0 ? 0 : static_cast<int32_t>(chunks.size() - 1);

@@ -1,6 +1,7 @@
 #include "sim/report/summary.h"
 
 #include "sim/base/units.h"
+#include "sim/parallel/plan.h"
 
 namespace shardsim {
 
@@ -10,7 +11,8 @@ std::string LayoutSummary(const Scenario& sc) {
                   std::to_string(p.dp) + " CP" + std::to_string(p.cp);
   if (p.ep > 1) s += " EP" + std::to_string(p.ep);
   s += ", ZeRO-" + std::to_string(p.zero_stage);
-  if (p.sequence_parallel && p.tp > 1) s += ", SP";  // SP splits over the TP group: none at tp 1
+  // The plan's rule (SP splits over the TP group: none at tp 1).
+  if (DeriveRules(sc.model, sc.training, p).sequence_parallel) s += ", SP";
   s += ", " + std::string(Name(p.schedule));
   if (p.schedule == PipelineSchedule::kInterleaved1F1B)
     s += " v" + std::to_string(p.virtual_stages);
