@@ -221,6 +221,7 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   Result<RunResult> run = program->engine.Run();
   if (!run.ok()) return WithInputsBehindClock(sc, run.status());
   auto result = std::make_shared<RunResult>(std::move(*run));
+  ApplyBounds(*program, *result);
 
   SimResult r;
   r.costs = std::move(*costs);
