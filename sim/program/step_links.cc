@@ -94,16 +94,33 @@ ResourceId StepNetwork::LinkOf(LinkClass c, int64_t unit, Engine& engine) {
   const std::pair<int, int64_t> key{static_cast<int>(c), unit};
   auto it = index_.find(key);
   if (it != index_.end()) return links_[it->second].id;
-  const char* what = c == LinkClass::kNvlink       ? "gpu "
-                     : c == LinkClass::kNic        ? "nic "
-                     : c == LinkClass::kLeafUplink ? "leaf "
-                     : c == LinkClass::kPodUplink  ? "pod "
-                                                   : "pcie ";
+  const Cluster& cl = layout_.cluster();
+  const int64_t k = cl.spec().nics_per_node;
+  const int64_t gpn = cl.gpus_per_node();
+  std::string name;
+  switch (c) {
+    case LinkClass::kNvlink:
+      name = "nvlink port of gpu " + std::to_string(unit);
+      break;
+    case LinkClass::kPcie:
+      name = "pcie of gpu " + std::to_string(unit);
+      break;
+    case LinkClass::kNic:
+      name = k >= gpn || k <= 0
+                 ? "nic of gpu " + std::to_string(unit)
+                 : "nic " + std::to_string(unit % k) + " of node " + std::to_string(unit / k);
+      break;
+    case LinkClass::kLeafUplink:
+      name = "uplinks of leaf domain " + std::to_string(unit);
+      break;
+    case LinkClass::kPodUplink:
+      name = "uplinks of pod " + std::to_string(unit);
+      break;
+  }
   StepLink l;
   l.link_class = c;
   l.unit = unit;
-  l.id = engine.AddLink(std::string(Name(c)) + " " + what + std::to_string(unit),
-                        BytesPerSec(Capacity(c)));
+  l.id = engine.AddLink(name, BytesPerSec(Capacity(c)));
   index_.emplace(key, links_.size());
   links_.push_back(l);
   return l.id;

@@ -87,12 +87,36 @@ class Builder {
     const std::vector<PhaseFlow>* flows = nullptr;
   };
 
+  // Keeps the largest instance of each kind of communication for the explanation.
+  void Remember(const TaskInfo& info, const Comm& c) {
+    if (c.flows->empty()) return;
+    const std::tuple<int, int, int> key{static_cast<int>(info.category),
+                                        static_cast<int>(info.group), static_cast<int>(info.op)};
+    auto it = kind_index_.find(key);
+    if (it == kind_index_.end()) {
+      it = kind_index_.emplace(key, prog_.comm_kinds.size()).first;
+      prog_.comm_kinds.emplace_back();
+    } else if (!(info.bytes > prog_.comm_kinds[it->second].size)) {
+      return;
+    }
+    CommKind& k = prog_.comm_kinds[it->second];
+    k.category = info.category;
+    k.group = info.group;
+    k.op = info.op;
+    k.algo = c.cost->algo;
+    k.size = info.bytes;
+    k.device = info.device;
+    k.phases = *c.flows;
+  }
+  std::map<std::tuple<int, int, int>, size_t> kind_index_;
+
   // A collective as flows on the step's links (sim/program/step_links.h): one flow per phase,
   // the first on `stream`, each later one after the previous; the next task of `stream` waits for
   // the last phase too. Returns the last phase's task.
   TaskId AddComm(TaskInfo info, ResourceId stream, const Comm& c) {
     info.link = c.cost->bottleneck_class;
     info.phases = static_cast<int16_t>(std::max<size_t>(1, c.flows->size()));
+    Remember(info, c);
     if (stream.valid()) {
       auto tail = stream_tail_.find(stream.v);
       if (tail != stream_tail_.end()) pending_tail_ = tail->second;

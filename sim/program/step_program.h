@@ -96,6 +96,18 @@ struct Device {
 inline constexpr std::array<const char*, 5> kStreamNames = {
     "compute", "pp send to next", "pp send to previous", "parameter gather", "gradient reduce"};
 
+// One kind of communication of the step (a category, group and op), as the network runs it: the
+// largest instance's algorithm and phase flows (for `simulate --explain`, network_explain.h).
+struct CommKind {
+  TaskCategory category = TaskCategory::kGradReduce;
+  CommGroup group = CommGroup::kGrad;
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  Algorithm algo = Algorithm::kRing;
+  Bytes size;  // nccl-tests size of the largest instance
+  int32_t device = 0;
+  std::vector<PhaseFlow> phases;
+};
+
 struct StepProgram {
   Engine engine;
   // Indexed by TaskId (the engine's task label); shared so the engine's task namer stays valid
@@ -103,6 +115,7 @@ struct StepProgram {
   std::shared_ptr<std::vector<TaskInfo>> tasks = std::make_shared<std::vector<TaskInfo>>();
   std::vector<Device> devices;
   std::vector<StepLink> links;  // the engine links of the step's network, in creation order
+  std::vector<CommKind> comm_kinds;  // in the order first seen
   int64_t microbatches = 0;
 };
 

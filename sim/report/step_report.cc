@@ -6,6 +6,7 @@
 #include "sim/hardware/op_cost.h"
 #include "sim/memory/allocator.h"
 #include "sim/model/op_graph.h"
+#include "sim/program/network_explain.h"
 #include "sim/report/goodput_report.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
@@ -374,6 +375,8 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
            exposed(h.fwd, h.block_fwd) + " fwd, " + exposed(h.bwd, h.block_bwd) +
            " bwd per layer\n";
   }
+  // The network as the engine ran it: per kind of communication, its phases, links and bounds.
+  if (r.program && r.run) out += "\n" + ExplainNetwork(*r.program, *r.run);
   out += "\nPer-op costs (" + sc.hardware.name + ")\n";
   auto ops = [&](const std::string& section, const std::vector<Op>& list) {
     out += "  " + section + "\n";
