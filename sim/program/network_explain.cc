@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,36 +34,30 @@ int64_t MostAtOnce(const StepProgram& p, const RunResult& run, ResourceId link) 
   return most;
 }
 
-std::string LinkName(const StepProgram& p, ResourceId id) { return p.engine.resource_name(id); }
-
 }  // namespace
 
-std::string ExplainNetwork(const StepProgram& p, const RunResult& run) {
-  std::string out =
-      "Network (sim/program/step_links.h): engine links in bytes/s, one per physical unit the "
-      "simulated devices use; each collective a flow per phase, shared max-min with every flow "
-      "on the same link; xN = the replicas it stands for on that link\n";
+NetworkSummary SummarizeNetwork(const StepProgram& p, const RunResult& run) {
+  NetworkSummary out;
   std::array<int64_t, kNumLinkClasses> count{};
   std::array<double, kNumLinkClasses> capacity{};
   for (const StepLink& l : p.links) {
     ++count[static_cast<size_t>(l.link_class)];
     capacity[static_cast<size_t>(l.link_class)] = p.engine.link_capacity(l.id).value();
   }
-  out += "  links:";
   for (size_t c = 0; c < kNumLinkClasses; ++c) {
     if (count[c] == 0) continue;
-    out += " " + std::to_string(count[c]) + " x " + Name(static_cast<LinkClass>(c)) + " at " +
-           FormatRate(capacity[c], "B/s") + ";";
+    out.link_counts.push_back({Name(static_cast<LinkClass>(c)), count[c]});
+    out.link_capacity.push_back({Name(static_cast<LinkClass>(c)), capacity[c]});
   }
-  out += "\n";
-  // Per kind, from the run: instances, time, bounding class (by bytes).
+  // Per kind, from the run: instances, time, the bytes each class and link bounded.
   struct Seen {
     int64_t tasks = 0;
     double seconds = 0.0;
     std::array<double, kNumLinkClasses> bound_bytes{};
     std::map<int32_t, double> bound_link_bytes;
   };
-  std::map<std::tuple<int, int, int>, Seen> seen;
+  using Key = std::tuple<int, int, int>;
+  std::map<Key, Seen> seen;
   for (int32_t t = 0; t < p.engine.num_tasks(); ++t) {
     const TaskId id(t);
     if (p.engine.kind(id) != TaskKind::kFlow) continue;
@@ -78,30 +73,33 @@ std::string ExplainNetwork(const StepProgram& p, const RunResult& run) {
     }
   }
   for (const CommKind& k : p.comm_kinds) {
+    NetworkKind n;
+    n.category = Name(k.category);
+    n.group = Name(k.group);
+    n.op = Name(k.op);
+    n.algorithm = Name(k.algo);
+    n.largest = k.size;
+    n.device = k.device;
+    for (const PhaseFlow& f : k.phases) {
+      NetworkPhase ph;
+      ph.latency = f.latency.seconds();
+      ph.bytes_per_rank = f.bytes;
+      for (size_t l = 0; l < f.links.size(); ++l) {
+        ph.links.push_back(NetworkLinkUse{p.engine.resource_name(f.links[l]), f.classes[l],
+                                          f.link_bytes[l], f.multiplicity[l]});
+      }
+      n.phases.push_back(std::move(ph));
+    }
     const Seen& s =
         seen[{static_cast<int>(k.category), static_cast<int>(k.group), static_cast<int>(k.op)}];
-    out += std::string("  ") + Name(k.group) + " " + Name(k.op) + " (" + Name(k.category) +
-           "): " + Name(k.algo) + ", " + std::to_string(k.phases.size()) +
-           (k.phases.size() == 1 ? " phase" : " phases") + "; largest " + FormatBytes(k.size) +
-           " on device " + std::to_string(k.device) + "\n";
-    for (size_t n = 0; n < k.phases.size(); ++n) {
-      const PhaseFlow& f = k.phases[n];
-      out += "    phase " + std::to_string(n + 1) + ": latency " +
-             FormatSeconds(f.latency.seconds()) + ", " + FormatBytes(f.bytes) + " per rank;";
-      for (size_t l = 0; l < f.links.size(); ++l) {
-        out += " " + LinkName(p, f.links[l]) + " " + FormatBytes(Bytes(f.link_bytes[l])) + " x" +
-               FormatSig(f.multiplicity[l]) + ";";
-      }
-      out += "\n";
-    }
-    if (s.tasks == 0) continue;
+    n.instances = s.tasks;
+    n.flow_time = Seconds(s.seconds);
     size_t best = 0;
     for (size_t c = 0; c < kNumLinkClasses; ++c) {
       if (s.bound_bytes[c] > s.bound_bytes[best]) best = c;
     }
-    out += "    in the run: " + std::to_string(s.tasks) + " instances, " +
-           FormatSeconds(Seconds(s.seconds)) + " of flows in all";
     if (s.bound_bytes[best] > 0.0) {
+      n.bounded_by = Name(static_cast<LinkClass>(best));
       int32_t link = -1;
       double most = 0.0;
       for (const auto& [l, bytes] : s.bound_link_bytes) {
@@ -110,9 +108,46 @@ std::string ExplainNetwork(const StepProgram& p, const RunResult& run) {
           link = l;
         }
       }
-      out += std::string("; bounded by ") + Name(static_cast<LinkClass>(best)) + " (most on " +
-             LinkName(p, ResourceId(link)) + ", up to " +
-             std::to_string(MostAtOnce(p, run, ResourceId(link))) + " flows at once)";
+      n.busiest_link = p.engine.resource_name(ResourceId(link));
+      n.most_flows_at_once = MostAtOnce(p, run, ResourceId(link));
+    }
+    out.kinds.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::string ExplainNetwork(const StepProgram& p, const RunResult& run) {
+  const NetworkSummary s = SummarizeNetwork(p, run);
+  std::string out =
+      "Network (sim/program/step_links.h): engine links in bytes/s, one per physical unit the "
+      "simulated devices use; each collective a flow per phase, shared max-min with every flow "
+      "on the same link; xN = the replicas it stands for on that link\n";
+  out += "  links:";
+  for (size_t c = 0; c < s.link_counts.size(); ++c) {
+    out += " " + std::to_string(s.link_counts[c].second) + " x " + s.link_counts[c].first + " at " +
+           FormatRate(s.link_capacity[c].second, "B/s") + ";";
+  }
+  out += "\n";
+  for (const NetworkKind& k : s.kinds) {
+    out += "  " + k.group + " " + k.op + " (" + k.category + "): " + k.algorithm + ", " +
+           std::to_string(k.phases.size()) + (k.phases.size() == 1 ? " phase" : " phases") +
+           "; largest " + FormatBytes(k.largest) + " on device " + std::to_string(k.device) + "\n";
+    for (size_t n = 0; n < k.phases.size(); ++n) {
+      const NetworkPhase& f = k.phases[n];
+      out += "    phase " + std::to_string(n + 1) + ": latency " + FormatSeconds(f.latency) + ", " +
+             FormatBytes(f.bytes_per_rank) + " per rank;";
+      for (const NetworkLinkUse& l : f.links) {
+        out += " " + l.link + " " + FormatBytes(Bytes(l.bytes)) + " x" + FormatSig(l.multiplicity) +
+               ";";
+      }
+      out += "\n";
+    }
+    if (k.instances == 0) continue;
+    out += "    in the run: " + std::to_string(k.instances) + " instances, " +
+           FormatSeconds(k.flow_time) + " of flows in all";
+    if (!k.bounded_by.empty()) {
+      out += "; bounded by " + k.bounded_by + " (most on " + k.busiest_link + ", up to " +
+             std::to_string(k.most_flows_at_once) + " flows at once)";
     }
     out += "\n";
   }

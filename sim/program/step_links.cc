@@ -100,7 +100,7 @@ ResourceId StepNetwork::LinkOf(LinkClass c, int64_t unit, Engine& engine) {
   std::string name;
   switch (c) {
     case LinkClass::kNvlink:
-      name = "nvlink port of gpu " + std::to_string(unit);
+      name = "port of gpu " + std::to_string(unit);
       break;
     case LinkClass::kPcie:
       name = "pcie of gpu " + std::to_string(unit);
@@ -120,7 +120,8 @@ ResourceId StepNetwork::LinkOf(LinkClass c, int64_t unit, Engine& engine) {
   StepLink l;
   l.link_class = c;
   l.unit = unit;
-  l.id = engine.AddLink(name, BytesPerSec(Capacity(c)));
+  // The class first: what errors and reports match on (e.g. simulate.cc's clock overflow).
+  l.id = engine.AddLink(std::string(Name(c)) + ": " + name, BytesPerSec(Capacity(c)));
   index_.emplace(key, links_.size());
   links_.push_back(l);
   return l.id;

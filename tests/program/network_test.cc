@@ -2,10 +2,12 @@
 // closed form alone and sharing links with other kinds of flow.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "sim/config/loader.h"
 #include "sim/parallel/layout.h"
+#include "sim/program/network_explain.h"
 #include "sim/program/simulate.h"
 #include "sim/program/step_links.h"
 #include "tests/model/test_models.h"
@@ -196,6 +198,54 @@ TEST(Network, MoreBandwidthNeverSlowsAStep) {
       EXPECT_LE(faster->step_time.value(), base->step_time.value() * (1 + 1e-12))
           << "dp" << l.dp << " tp" << l.tp << " pp" << l.pp << " change " << k;
     }
+  }
+}
+
+// What bounded each kind of communication comes from the run: a DP group of one GPU per node
+// across two 2-node leaf domains (TP=8, DP=4, ZeRO-1) reduces its gradients on each GPU's NIC when
+// the spine is not over-subscribed, and on the leaf uplinks when it is 4:1 (16 GPUs' rings
+// through 2 x 8 x 50 / 4 GB/s). The bottleneck row, the network summary and --explain say so.
+TEST(Network, TheBoundingLinkComesFromTheSimulation) {
+  for (double oversub : {1.0, 4.0}) {
+    TopologySpec t = testing::DgxH100();
+    t.fabric = FabricKind::kFatTree;
+    t.nodes_per_leaf = 2;
+    t.oversubscription = oversub;
+    Scenario sc = Make(32, 4, 8, 1, t);
+    sc.parallel.zero_stage = 1;
+    sc.parallel.overlap_grad_reduce = false;
+    Result<SimResult> r = Simulate(sc);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const std::string want = oversub > 1 ? "leaf uplink (spine)" : "nic (inter-node)";
+    const NetworkSummary net = SummarizeNetwork(*r->program, *r->run);
+    bool found = false;
+    for (const NetworkKind& k : net.kinds) {
+      if (k.category != "grad_reduce") continue;
+      found = true;
+      EXPECT_EQ(k.bounded_by, want) << "oversubscription " << oversub;
+      EXPECT_EQ(k.busiest_link.rfind(want, 0), 0u) << k.busiest_link;
+      ASSERT_EQ(k.phases.size(), 1u);
+      // The ring's bytes on the leaf uplinks: 16 GPUs x (n-1)/n S / 2 ranks behind the leaf.
+      bool leaf = false;
+      for (const NetworkLinkUse& l : k.phases[0].links) {
+        if (l.link_class != LinkClass::kLeafUplink) continue;
+        leaf = true;
+        EXPECT_DOUBLE_EQ(l.multiplicity, 16.0);
+      }
+      EXPECT_TRUE(leaf);
+    }
+    EXPECT_TRUE(found);
+    bool row = false;
+    for (const Bottleneck& b : r->bottlenecks) {
+      if (b.collective != "dp reduce_scatter") continue;
+      row = true;
+      EXPECT_EQ(b.resource, want);
+    }
+    EXPECT_TRUE(row) << "oversubscription " << oversub;
+    const std::string text = ExplainNetwork(*r->program, *r->run);
+    EXPECT_NE(text.find("dp reduce_scatter (grad_reduce): ring, 1 phase"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("bounded by " + want), std::string::npos) << text;
   }
 }
 
