@@ -285,17 +285,30 @@ void Simulation::Reshare(int64_t now) {
   }
   ++stats_.reshares;
   stats_.reshared_flows += static_cast<int64_t>(comp_flows_.size());
-  // A flow alone on one link (the common case) gets the link over its weight, or its cap: no
-  // solver needed.
-  if (comp_flows_.size() == 1 && comp_links_.size() == 1) {
+  // A flow alone on its links (the common case) gets the smallest of their capacities over its
+  // weights (the first such link bounds it), or its cap: no solver needed.
+  if (comp_flows_.size() == 1) {
     const int32_t flow = comp_flows_[0];
     const size_t f = At(flow);
-    const double capacity =
-        e_.capacity_[At(comp_links_[0])] / e_.flow_weight_[At(e_.flow_begin_[f])];
+    double capacity = std::numeric_limits<double>::infinity();
+    int32_t bound = -1;
+    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+      const int32_t link = e_.flow_links_[At(k)].v;
+      const double c = e_.capacity_[At(link)] / e_.flow_weight_[At(k)];
+      if (c < capacity) {
+        capacity = c;
+        bound = link;
+      }
+    }
     const double cap = e_.flow_cap_[f];
     const bool capped = cap > 0.0 && cap < capacity;
     const double rate = capped ? cap : capacity;
-    if (rate != rate_[f]) SetRate(flow, rate, now, capped ? -1 : comp_links_[0]);
+    if (capped) bound = -1;
+    if (rate != rate_[f]) {
+      SetRate(flow, rate, now, bound);
+    } else if (bound != cur_bound_[f]) {
+      Rebound(flow, bound, now);
+    }
     return;
   }
 

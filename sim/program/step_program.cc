@@ -89,7 +89,8 @@ class Builder {
 
   // Keeps the largest instance of each kind of communication for the explanation.
   void Remember(const TaskInfo& info, const Comm& c) {
-    if (c.flows->empty()) return;
+    if (c.flows->empty() || c.flows == last_remembered_) return;
+    last_remembered_ = c.flows;
     const std::tuple<int, int, int> key{static_cast<int>(info.category),
                                         static_cast<int>(info.group), static_cast<int>(info.op)};
     auto it = kind_index_.find(key);
@@ -109,6 +110,7 @@ class Builder {
     k.phases = *c.flows;
   }
   std::map<std::tuple<int, int, int>, size_t> kind_index_;
+  const std::vector<PhaseFlow>* last_remembered_ = nullptr;
 
   // A collective as flows on the step's links (sim/program/step_links.h): one flow per phase,
   // the first on `stream`, each later one after the previous; the next task of `stream` waits for
@@ -182,6 +184,10 @@ class Builder {
                       const Device& d) {
     const CostKey key{
         static_cast<int>(grp), static_cast<int>(op), size.value(), at.dp, at.pp, at.cp};
+    // Consecutive calls often repeat one collective (gradient buckets, ZeRO-3 layers).
+    if (last_comm_.cost != nullptr && last_device_ == d.index && last_key_ == key) {
+      return last_comm_;
+    }
     auto it = cost_cache_.find(key);
     if (it == cost_cache_.end()) {
       Result<CollectiveCost> c = layout_.Cost(grp, op, size, at);
@@ -196,11 +202,17 @@ class Builder {
       if (size.value() > 0.0) flows = net_.Flows(it->second, d.coords, prog_.engine);
       f = flow_cache_.emplace(fk, std::move(flows)).first;
     }
-    return Comm{&it->second, &f->second};
+    last_key_ = key;
+    last_device_ = d.index;
+    last_comm_ = Comm{&it->second, &f->second};
+    return last_comm_;
   }
   using CostKey = std::tuple<int, int, double, int64_t, int64_t, int64_t>;
   using FlowKey = std::pair<CostKey, int32_t>;
   std::map<CostKey, CollectiveCost> cost_cache_;
+  CostKey last_key_;
+  int32_t last_device_ = -1;
+  Comm last_comm_;
   std::map<FlowKey, std::vector<PhaseFlow>> flow_cache_;
   std::map<int32_t, TaskId> stream_tail_;  // per stream: the last phase of its last collective
   TaskId pending_tail_;
@@ -746,14 +758,15 @@ Result<StepProgram> Builder::Build() {
 }  // namespace
 
 void ApplyBounds(const StepProgram& program, const RunResult& run) {
-  std::map<int32_t, LinkClass> class_of;
-  for (const StepLink& l : program.links) class_of[l.id.v] = l.link_class;
+  std::vector<int8_t> class_of(static_cast<size_t>(program.engine.num_resources()), -1);
+  for (const StepLink& l : program.links) {
+    class_of[static_cast<size_t>(l.id.v)] = static_cast<int8_t>(l.link_class);
+  }
   for (int32_t t = 0; t < program.engine.num_tasks(); ++t) {
     const ResourceId b = run.BoundBy(TaskId(t));
-    if (!b.valid()) continue;
-    auto it = class_of.find(b.v);
-    if (it == class_of.end()) continue;
-    (*program.tasks)[static_cast<size_t>(program.engine.label(TaskId(t)))].link = it->second;
+    if (!b.valid() || class_of[static_cast<size_t>(b.v)] < 0) continue;
+    (*program.tasks)[static_cast<size_t>(program.engine.label(TaskId(t)))].link =
+        static_cast<LinkClass>(class_of[static_cast<size_t>(b.v)]);
   }
 }
 
