@@ -106,7 +106,7 @@ struct CollectiveCost {
   double busbw = 0.0;      // bytes/s: algbw * BusBandwidthFactor
   std::string bottleneck;  // Name(bottleneck_class), e.g. "nic (inter-node)"
   LinkClass bottleneck_class = LinkClass::kNvlink;
-  std::vector<LinkLoad> loads;  // one per class crossed, in LinkClass order
+  std::vector<LinkLoad> loads;       // one per class crossed, in LinkClass order
   std::vector<PhaseTraffic> phases;  // the chosen algorithm's phases, in order
   GroupShape shape;
   // With kAuto, when NCCL's rating chose another algorithm than the one that would be fastest:

@@ -89,8 +89,8 @@ class RunResult {
   std::vector<Release> released_by_;   // per task
   std::vector<int32_t> stream_begin_;  // per resource + 1: CSR into stream_tasks_
   std::vector<TaskId> stream_tasks_;
-  std::vector<int64_t> busy_;  // per resource, picoseconds
-  std::vector<double> bytes_;  // per resource (links), bytes
+  std::vector<int64_t> busy_;   // per resource, picoseconds
+  std::vector<double> bytes_;   // per resource (links), bytes
   std::vector<int32_t> bound_;  // per task: BoundBy, or -1
   std::vector<CriticalStep> critical_path_;
   RunStats stats_;

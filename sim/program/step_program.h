@@ -114,7 +114,7 @@ struct StepProgram {
   // when the program is moved.
   std::shared_ptr<std::vector<TaskInfo>> tasks = std::make_shared<std::vector<TaskInfo>>();
   std::vector<Device> devices;
-  std::vector<StepLink> links;  // the engine links of the step's network, in creation order
+  std::vector<StepLink> links;       // the engine links of the step's network, in creation order
   std::vector<CommKind> comm_kinds;  // in the order first seen
   int64_t microbatches = 0;
 };
