@@ -24,6 +24,7 @@
 #ifndef SHARDSIM_COLLECTIVE_COLLECTIVE_H_
 #define SHARDSIM_COLLECTIVE_COLLECTIVE_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -82,6 +83,20 @@ struct LinkLoad {
   Seconds time;                     // bytes_per_unit / effective_bandwidth
 };
 
+// One phase of the chosen algorithm as the engine runs it (sim/program/step_links.h): phases run
+// one after the other; inside a phase every class it crosses carries its bytes at once (the
+// pipelined alpha-beta model: the slowest class sets the phase's time when the group is alone).
+struct PhaseTraffic {
+  Seconds latency;                                   // the phase's alpha terms
+  std::array<double, kNumLinkClasses> bytes{};       // per unit of each class, per direction
+  std::array<int64_t, kNumLinkClasses> ranks{};      // the group's ranks whose bytes cross one unit
+  std::array<double, kNumLinkClasses> efficiency{};  // of the nominal bandwidth, for these bytes
+  // One unit's bandwidth for this phase in bytes/s, as the collective model costs it alone:
+  // nominal * efficiency (an NVLink port, one NIC, a leaf domain's or a pod's uplinks).
+  std::array<double, kNumLinkClasses> unit_bandwidth{};
+  bool single_nic_path = false;  // a GPU pair's transfer: one NIC path (TrafficPhase)
+};
+
 struct CollectiveCost {
   Seconds time;            // latency_part + bandwidth_part
   Seconds latency_part;    // the alpha terms
@@ -91,7 +106,8 @@ struct CollectiveCost {
   double busbw = 0.0;      // bytes/s: algbw * BusBandwidthFactor
   std::string bottleneck;  // Name(bottleneck_class), e.g. "nic (inter-node)"
   LinkClass bottleneck_class = LinkClass::kNvlink;
-  std::vector<LinkLoad> loads;  // one per class crossed, in LinkClass order
+  std::vector<LinkLoad> loads;       // one per class crossed, in LinkClass order
+  std::vector<PhaseTraffic> phases;  // the chosen algorithm's phases, in order
   GroupShape shape;
   // With kAuto, when NCCL's rating chose another algorithm than the one that would be fastest:
   // which one and what it would take, in words; empty otherwise.

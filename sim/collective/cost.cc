@@ -105,6 +105,37 @@ Evaluation Evaluate(const Cluster& cluster, const GroupShape& s, const Plan& pla
   return e;
 }
 
+// The phases of `plan` as the engine runs them: bytes per unit, the ranks behind one unit and the
+// efficiency of each class, from the same shares Evaluate prices (sharing between concurrent
+// groups is left to the engine, which counts the replicas on each physical link).
+std::vector<PhaseTraffic> PhasesOf(const Cluster& cluster, const GroupShape& s, const Plan& plan) {
+  const TopologySpec& spec = cluster.spec();
+  std::vector<PhaseTraffic> out;
+  for (const TrafficPhase& phase : plan.phases) {
+    const auto shares = Shares(cluster, s, 1, phase);
+    PhaseTraffic p;
+    p.latency = Seconds(phase.latency);
+    p.single_nic_path = phase.single_nic_path;
+    for (size_t c = 0; c < kNumLinkClasses; ++c) {
+      if (phase.bytes[c] <= 0.0) continue;
+      p.bytes[c] = phase.bytes[c];
+      const auto lc = static_cast<LinkClass>(c);
+      if (lc == LinkClass::kNvlink) {
+        p.ranks[c] = 1;
+        p.unit_bandwidth[c] = shares[c].capacity;
+        p.efficiency[c] = shares[c].capacity / spec.intra_bandwidth;
+      } else {
+        p.ranks[c] = std::max<int64_t>(1, shares[c].ranks);
+        p.efficiency[c] = spec.inter_efficiency;
+        p.unit_bandwidth[c] =
+            lc == LinkClass::kNic ? spec.nic_bandwidth * spec.inter_efficiency : shares[c].capacity;
+      }
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
 LinkClass Bottleneck(const Evaluation& e) {
   size_t best = static_cast<size_t>(LinkClass::kNvlink);
   for (size_t c = 0; c < kNumLinkClasses; ++c) {
@@ -210,6 +241,7 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
   cost.bottleneck_class = bottleneck;
   cost.bottleneck = Name(bottleneck);
   cost.shape = shape;
+  cost.phases = PhasesOf(cluster, shape, best_plan);
   if (fastest_algo != best_plan.algo && fastest_time < best.latency + best.bandwidth) {
     cost.choice = std::string("NCCL's tuner rates ") + Name(fastest_algo) +
                   " at algbw = busbw / 2 (2S per node) on any node count and runs " +
@@ -257,6 +289,13 @@ Result<CollectiveCost> CostCollective(const Cluster& cluster, const GroupShape& 
     load.effective_bandwidth = BytesPerSec(rate);
     load.time = cost.bandwidth_part;
     cost.loads = {load};
+    PhaseTraffic p;
+    p.latency = cost.latency_part;
+    p.bytes[static_cast<size_t>(LinkClass::kNvlink)] = factor * bytes;
+    p.ranks[static_cast<size_t>(LinkClass::kNvlink)] = 1;
+    p.efficiency[static_cast<size_t>(LinkClass::kNvlink)] = fit->efficiency;
+    p.unit_bandwidth[static_cast<size_t>(LinkClass::kNvlink)] = rate;
+    cost.phases = {p};
   }
   return cost;
 }

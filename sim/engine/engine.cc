@@ -74,7 +74,7 @@ TaskId Engine::AddDelay(ResourceId stream, SimTime duration, uint32_t label, uin
 
 TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
                        std::span<const ResourceId> links, uint32_t label, uint8_t category,
-                       BytesPerSec rate_cap) {
+                       BytesPerSec rate_cap, std::span<const double> weights) {
   const TaskId id(num_tasks());
   const auto where = [&id] { return "task " + std::to_string(id.v) + ": "; };  // errors only
   if (stream.valid() && !IsResource(stream, ResourceKind::kStream)) {
@@ -91,6 +91,10 @@ TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
     Error(where() + "negative rate cap " + FormatSig(cap) + " B/s");
   }
 
+  if (!weights.empty() && weights.size() != links.size()) {
+    Error(where() + std::to_string(weights.size()) + " weights for " +
+          std::to_string(links.size()) + " links");
+  }
   const auto flow = static_cast<int32_t>(flow_task_.size());
   for (size_t i = 0; i < links.size(); ++i) {
     const ResourceId l = links[i];
@@ -106,7 +110,14 @@ TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
       Error(where() + "link '" + resource_name_[Index(l)] + "' listed twice");
       continue;
     }
+    const double w = weights.size() == links.size() ? weights[i] : 1.0;
+    if (!(w > 0.0) || !std::isfinite(w)) {
+      Error(where() + "weight " + FormatSig(w) + " on link '" + resource_name_[Index(l)] +
+            "' must be finite and > 0");
+      continue;
+    }
     flow_links_.push_back(l);
+    flow_weight_.push_back(w);
   }
   flow_begin_.push_back(static_cast<int32_t>(flow_links_.size()));
   flow_task_.push_back(id.v);
@@ -148,6 +159,16 @@ std::span<const ResourceId> Engine::flow_links(TaskId t) const {
   const auto begin = static_cast<size_t>(flow_begin_[static_cast<size_t>(f)]);
   const auto end = static_cast<size_t>(flow_begin_[static_cast<size_t>(f) + 1]);
   return std::span<const ResourceId>(flow_links_).subspan(begin, end - begin);
+}
+
+std::span<const double> Engine::flow_weights(TaskId t) const {
+  const int32_t f = flow_of_[Index(t)];
+  if (f < 0) {
+    return {};
+  }
+  const auto begin = static_cast<size_t>(flow_begin_[static_cast<size_t>(f)]);
+  const auto end = static_cast<size_t>(flow_begin_[static_cast<size_t>(f) + 1]);
+  return std::span<const double>(flow_weight_).subspan(begin, end - begin);
 }
 
 std::string Engine::TaskName(TaskId t) const {

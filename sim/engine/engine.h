@@ -68,8 +68,13 @@ class Engine {
   // (0 = no cap). The task ends when the last byte arrives: a flow alone on a link of B bytes/s
   // takes latency + bytes / B, rounded up to the picosecond. The latency phase uses no bandwidth.
   // A flow with no links and no cap transfers instantly. `stream` may be invalid, as for delays.
+  // `weights` (empty, or one per link, each > 0 and finite): what the flow uses of each link per
+  // byte/s of its rate (sim/engine/max_min.h). A weight of m makes the flow stand for m identical
+  // flows on that link (replicas not simulated one by one), or move m times its bytes across it;
+  // alone on a link of B bytes/s with weight w the flow takes latency + w * bytes / B.
   TaskId AddFlow(ResourceId stream, Bytes bytes, SimTime latency, std::span<const ResourceId> links,
-                 uint32_t label, uint8_t category, BytesPerSec rate_cap = BytesPerSec(0.0));
+                 uint32_t label, uint8_t category, BytesPerSec rate_cap = BytesPerSec(0.0),
+                 std::span<const double> weights = {});
 
   // `after` cannot start before `before` has finished.
   void AddDependency(TaskId before, TaskId after);
@@ -97,6 +102,8 @@ class Engine {
   // A flow's bytes and links (zero and empty for a delay).
   Bytes flow_bytes(TaskId t) const;
   std::span<const ResourceId> flow_links(TaskId t) const;
+  // A flow's weight on each of flow_links(t) (empty for a delay).
+  std::span<const double> flow_weights(TaskId t) const;
   // The namer's name for `t`, or "task <id>".
   std::string TaskName(TaskId t) const;
 
@@ -124,6 +131,7 @@ class Engine {
   std::vector<double> flow_cap_;        // bytes/s; 0 = none
   std::vector<int32_t> flow_begin_{0};  // flow i crosses flow_links_[flow_begin_[i]..[i+1])
   std::vector<ResourceId> flow_links_;
+  std::vector<double> flow_weight_;  // parallel to flow_links_
 
   // Dependencies in insertion order: (before, after).
   std::vector<std::pair<int32_t, int32_t>> edges_;

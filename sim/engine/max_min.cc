@@ -7,31 +7,38 @@
 namespace shardsim {
 
 void MaxMinSolver::Freeze(int32_t flow, double rate, std::span<const int32_t> flow_begin,
-                          std::span<const int32_t> flow_links, std::span<double> rates) {
+                          std::span<const int32_t> flow_links, std::span<const double> weight,
+                          std::span<double> rates) {
   rates[static_cast<size_t>(flow)] = rate;
   frozen_[static_cast<size_t>(flow)] = 1;
   --remaining_;
   for (int32_t k = flow_begin[static_cast<size_t>(flow)];
        k < flow_begin[static_cast<size_t>(flow) + 1]; ++k) {
     const auto l = static_cast<size_t>(flow_links[static_cast<size_t>(k)]);
+    const double w = weight.empty() ? 1.0 : weight[static_cast<size_t>(k)];
     // Rounding may leave a saturated link a hair below zero; nothing can use a negative rest.
-    cap_left_[l] = std::max(0.0, cap_left_[l] - rate);
-    --unfrozen_[l];
+    cap_left_[l] = std::max(0.0, cap_left_[l] - w * rate);
+    load_[l] = --unfrozen_[l] == 0 ? 0.0 : std::max(0.0, load_[l] - w);
   }
 }
 
 void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32_t> flow_begin,
                          std::span<const int32_t> flow_links, std::span<const double> cap,
-                         std::span<double> rates) {
+                         std::span<double> rates, std::span<const double> weight,
+                         std::span<int32_t> bound) {
   const size_t num_links = capacity.size();
   const size_t num_flows = cap.size();
   constexpr double kInf = std::numeric_limits<double>::infinity();
 
   cap_left_.assign(capacity.begin(), capacity.end());
   unfrozen_.assign(num_links, 0);
-  for (int32_t l : flow_links) {
-    ++unfrozen_[static_cast<size_t>(l)];
+  load_.assign(num_links, 0.0);
+  for (size_t k = 0; k < flow_links.size(); ++k) {
+    const auto l = static_cast<size_t>(flow_links[k]);
+    ++unfrozen_[l];
+    load_[l] += weight.empty() ? 1.0 : weight[k];
   }
+  for (int32_t& b : bound) b = -1;
   link_begin_.assign(num_links + 1, 0);
   for (size_t l = 0; l < num_links; ++l) {
     link_begin_[l + 1] = link_begin_[l] + unfrozen_[l];
@@ -62,7 +69,7 @@ void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32
     if (cap[i] > 0.0) {
       capped_.push_back(static_cast<int32_t>(i));
     } else if (!has_links) {
-      Freeze(static_cast<int32_t>(i), kInf, flow_begin, flow_links, rates);
+      Freeze(static_cast<int32_t>(i), kInf, flow_begin, flow_links, weight, rates);
     }
   }
   std::sort(capped_.begin(), capped_.end(), [&](int32_t a, int32_t b) {
@@ -82,7 +89,7 @@ void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32
         continue;
       }
       live_links_[kept++] = l;
-      share = std::min(share, cap_left_[li] / unfrozen_[li]);
+      share = std::min(share, cap_left_[li] / load_[li]);
     }
     live_links_.resize(kept);
     while (next_capped < capped_.size() &&
@@ -97,7 +104,7 @@ void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32
     bottlenecks_.clear();
     for (int32_t l : live_links_) {
       const auto li = static_cast<size_t>(l);
-      if (cap_left_[li] / unfrozen_[li] <= share) {
+      if (cap_left_[li] / load_[li] <= share) {
         bottlenecks_.push_back(l);
       }
     }
@@ -106,7 +113,8 @@ void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32
       for (int32_t k = link_begin_[li]; k < link_begin_[li + 1]; ++k) {
         const int32_t flow = link_flows_[static_cast<size_t>(k)];
         if (frozen_[static_cast<size_t>(flow)] == 0) {
-          Freeze(flow, share, flow_begin, flow_links, rates);
+          if (!bound.empty()) bound[static_cast<size_t>(flow)] = l;
+          Freeze(flow, share, flow_begin, flow_links, weight, rates);
         }
       }
     }
@@ -118,7 +126,7 @@ void MaxMinSolver::Solve(std::span<const double> capacity, std::span<const int32
       if (cap[static_cast<size_t>(flow)] > share) {
         break;
       }
-      Freeze(flow, share, flow_begin, flow_links, rates);
+      Freeze(flow, share, flow_begin, flow_links, weight, rates);
     }
   }
 }

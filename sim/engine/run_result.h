@@ -59,6 +59,10 @@ class RunResult {
   // phases excluded).
   Bytes LinkBytes(ResourceId l) const { return Bytes(bytes_[Index(l)]); }
   SimTime LinkBusy(ResourceId l) const { return SimTime::FromPicos(busy_[Index(l)]); }
+  // The link that bounded flow `t`'s rate (the first of its links to saturate in the max-min
+  // sharing) for the most of its bytes; invalid for a delay, and for a flow that its own cap
+  // bounded or that moved nothing.
+  ResourceId BoundBy(TaskId t) const { return ResourceId(bound_[Index(t)]); }
 
   // The chain that set the makespan, first task first: from the task that finished last, walk back
   // through whatever released each task (its last dependency, or the task ahead of it on its
@@ -85,8 +89,9 @@ class RunResult {
   std::vector<Release> released_by_;   // per task
   std::vector<int32_t> stream_begin_;  // per resource + 1: CSR into stream_tasks_
   std::vector<TaskId> stream_tasks_;
-  std::vector<int64_t> busy_;  // per resource, picoseconds
-  std::vector<double> bytes_;  // per resource (links), bytes
+  std::vector<int64_t> busy_;   // per resource, picoseconds
+  std::vector<double> bytes_;   // per resource (links), bytes
+  std::vector<int32_t> bound_;  // per task: BoundBy, or -1
   std::vector<CriticalStep> critical_path_;
   RunStats stats_;
 };

@@ -1,5 +1,6 @@
 #include "sim/engine/simulation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -69,6 +70,11 @@ void Simulation::Build() {
   rate_.assign(num_flows, 0.0);
   settled_.assign(num_flows, 0);
   flow_mark_.assign(num_flows, 0);
+  cur_bound_.assign(num_flows, -1);
+  cur_bound_bytes_.assign(num_flows, 0.0);
+  best_bound_.assign(num_flows, -1);
+  best_bound_bytes_.assign(num_flows, 0.0);
+  bound_since_.assign(num_flows, 0);
   slot_pos_.assign(e_.flow_links_.size(), -1);
 
   active_.assign(num_resources, {});
@@ -155,7 +161,7 @@ void Simulation::ActivateFlow(int32_t flow, int64_t now) {
     return;
   }
   if (begin == end) {  // no shared link: its own cap is its rate
-    SetRate(flow, cap, now);
+    SetRate(flow, cap, now, -1);
     return;
   }
   for (int32_t k = begin; k < end; ++k) {
@@ -187,9 +193,10 @@ void Simulation::EndFlow(int32_t flow, int64_t now) {
     if (list.empty()) {
       busy_[At(link)] += now - busy_since_[At(link)];
     }
-    bytes_[At(link)] += e_.flow_bytes_[f];
+    bytes_[At(link)] += e_.flow_weight_[At(k)] * e_.flow_bytes_[f];
     MarkDirty(link);
   }
+  Rebound(flow, -1, now);
   if (e_.flow_begin_[f + 1] > e_.flow_begin_[f]) {
     --active_flows_;
   }
@@ -200,7 +207,7 @@ void Simulation::EndFlow(int32_t flow, int64_t now) {
 // Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
 // new rate: now + ceil(remaining * 1e12 / rate) picoseconds. Multiplying before dividing keeps
 // round figures exact (1e6 B at 1e11 B/s is exactly 1e7 ps).
-void Simulation::SetRate(int32_t flow, double rate, int64_t now) {
+void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
   const size_t f = At(flow);
   if (rate_[f] > 0.0 && now > settled_[f]) {
     remaining_[f] -= rate_[f] * static_cast<double>(now - settled_[f]) / kPicosPerSecond;
@@ -208,6 +215,7 @@ void Simulation::SetRate(int32_t flow, double rate, int64_t now) {
       remaining_[f] = 0.0;
     }
   }
+  Rebound(flow, bound, now);
   settled_[f] = now;
   rate_[f] = rate;
   const double picos = std::ceil(remaining_[f] * kPicosPerSecond / rate);
@@ -216,6 +224,26 @@ void Simulation::SetRate(int32_t flow, double rate, int64_t now) {
     return;
   }
   Schedule(now, static_cast<int64_t>(picos), EventKind::kFlowEnd, e_.flow_task_[f]);
+}
+
+// Credits the bytes `flow` moved since the last call (at its current rate) to its current
+// bounding link, then makes `bound` the current one. The link with the most bytes so far is the
+// flow's RunResult::BoundBy. Kept apart from remaining_/settled_ so that the bookkeeping never
+// moves a flow's end.
+void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
+  const size_t f = At(flow);
+  if (rate_[f] > 0.0 && now > bound_since_[f]) {
+    cur_bound_bytes_[f] += rate_[f] * static_cast<double>(now - bound_since_[f]) / kPicosPerSecond;
+  }
+  bound_since_[f] = now;
+  if (cur_bound_[f] >= 0 && cur_bound_bytes_[f] > best_bound_bytes_[f]) {
+    best_bound_[f] = cur_bound_[f];
+    best_bound_bytes_[f] = cur_bound_bytes_[f];
+  }
+  if (bound != cur_bound_[f]) {
+    cur_bound_[f] = bound;
+    cur_bound_bytes_[f] = 0.0;
+  }
 }
 
 // Recomputes max-min rates on the connected components (flows <-> shared links) that contain a
@@ -257,14 +285,30 @@ void Simulation::Reshare(int64_t now) {
   }
   ++stats_.reshares;
   stats_.reshared_flows += static_cast<int64_t>(comp_flows_.size());
-  // A flow alone on one link (the common case) gets the link, or its cap: no solver needed.
-  if (comp_flows_.size() == 1 && comp_links_.size() == 1) {
+  // A flow alone on its links (the common case) gets the smallest of their capacities over its
+  // weights (the first such link bounds it), or its cap: no solver needed.
+  if (comp_flows_.size() == 1) {
     const int32_t flow = comp_flows_[0];
     const size_t f = At(flow);
-    const double capacity = e_.capacity_[At(comp_links_[0])];
+    double capacity = std::numeric_limits<double>::infinity();
+    int32_t bound = -1;
+    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+      const int32_t link = e_.flow_links_[At(k)].v;
+      const double c = e_.capacity_[At(link)] / e_.flow_weight_[At(k)];
+      if (c < capacity) {
+        capacity = c;
+        bound = link;
+      }
+    }
     const double cap = e_.flow_cap_[f];
-    const double rate = cap > 0.0 && cap < capacity ? cap : capacity;
-    if (rate != rate_[f]) SetRate(flow, rate, now);
+    const bool capped = cap > 0.0 && cap < capacity;
+    const double rate = capped ? cap : capacity;
+    if (capped) bound = -1;
+    if (rate != rate_[f]) {
+      SetRate(flow, rate, now, bound);
+    } else if (bound != cur_bound_[f]) {
+      Rebound(flow, bound, now);
+    }
     return;
   }
 
@@ -276,21 +320,29 @@ void Simulation::Reshare(int64_t now) {
   local_begin_.assign(1, 0);
   local_links_.clear();
   local_cap_.clear();
+  local_weight_.clear();
   for (int32_t flow : comp_flows_) {
     const size_t f = At(flow);
     for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
       local_links_.push_back(local_of_[At(e_.flow_links_[At(k)].v)]);
+      local_weight_.push_back(e_.flow_weight_[At(k)]);
     }
     local_begin_.push_back(static_cast<int32_t>(local_links_.size()));
     local_cap_.push_back(e_.flow_cap_[f]);
   }
   local_rate_.assign(comp_flows_.size(), 0.0);
-  solver_.Solve(local_capacity_, local_begin_, local_links_, local_cap_, local_rate_);
+  local_bound_.assign(comp_flows_.size(), -1);
+  solver_.Solve(local_capacity_, local_begin_, local_links_, local_cap_, local_rate_, local_weight_,
+                local_bound_);
 
   for (size_t i = 0; i < comp_flows_.size(); ++i) {
     const int32_t flow = comp_flows_[i];
+    const int32_t b = local_bound_[i];
+    const int32_t bound = b >= 0 ? comp_links_[At(b)] : -1;
     if (local_rate_[i] != rate_[At(flow)]) {
-      SetRate(flow, local_rate_[i], now);
+      SetRate(flow, local_rate_[i], now, bound);
+    } else if (bound != cur_bound_[At(flow)]) {
+      Rebound(flow, bound, now);
     }
   }
 }

@@ -42,7 +42,8 @@ class Simulation {
   void EndFlow(int32_t flow, int64_t now);
   void MarkDirty(int32_t link);
   void Reshare(int64_t now);
-  void SetRate(int32_t flow, double rate, int64_t now);
+  void SetRate(int32_t flow, double rate, int64_t now, int32_t bound);
+  void Rebound(int32_t flow, int32_t bound, int64_t now);
 
   // simulation_result.cc
   Status Deadlock() const;
@@ -73,6 +74,12 @@ class Simulation {
   std::vector<int64_t> settled_;   // picoseconds
   std::vector<int32_t> slot_pos_;  // per flow_links_ slot: position in active_[link]
   std::vector<int32_t> flow_mark_;
+  // Which link bounded each flow: the current one and the bytes moved under it, the best so far.
+  std::vector<int32_t> cur_bound_;
+  std::vector<double> cur_bound_bytes_;
+  std::vector<int32_t> best_bound_;
+  std::vector<double> best_bound_bytes_;
+  std::vector<int64_t> bound_since_;
 
   // Link state, per resource.
   std::vector<std::vector<ActiveEntry>> active_;
@@ -94,6 +101,8 @@ class Simulation {
   std::vector<int32_t> local_links_;
   std::vector<double> local_cap_;
   std::vector<double> local_rate_;
+  std::vector<double> local_weight_;
+  std::vector<int32_t> local_bound_;
   MaxMinSolver solver_;
 
   EventQueue queue_;

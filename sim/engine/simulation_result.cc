@@ -129,6 +129,10 @@ RunResult Simulation::MakeResult() {
   r.stream_tasks_ = std::move(stream_tasks_);
   r.busy_ = std::move(busy_);
   r.bytes_ = std::move(bytes_);
+  r.bound_.assign(At(n_), -1);
+  for (size_t f = 0; f < best_bound_.size(); ++f) {
+    r.bound_[At(e_.flow_task_[f])] = best_bound_[f];
+  }
   r.stats_ = stats_;
   return r;
 }

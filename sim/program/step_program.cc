@@ -11,6 +11,7 @@
 #include "sim/memory/budget.h"
 #include "sim/model/recompute.h"
 #include "sim/parallel/stages.h"
+#include "sim/program/step_links.h"
 #include "sim/schedule/schedule.h"
 
 namespace shardsim {
@@ -41,10 +42,6 @@ const char* Name(TaskCategory c) {
 
 namespace {
 
-// Links are normalized: a flow's bytes are its bandwidth time times this capacity, so a flow
-// alone takes exactly the collective's modeled time and flows sharing a link slow each other.
-constexpr double kLinkCapacity = 1e9;
-
 // Work of one chunk of one pipeline rank: its layers, and the embedding / head when it holds them.
 struct ChunkWork {
   std::vector<int64_t> layers;
@@ -67,7 +64,8 @@ class Builder {
         costs_(costs),
         hw_(hw),
         mem_(mem),
-        opt_(opt) {}
+        opt_(opt),
+        net_(plan.layout, opt.every_rank) {}
 
   Result<StepProgram> Build();
 
@@ -84,15 +82,73 @@ class Builder {
     prog_.tasks->push_back(info);
     return t;
   }
-  TaskId AddComm(TaskInfo info, ResourceId stream, const Device& d, const CommTime& c) {
-    info.link = c.bottleneck;
-    const ResourceId link = d.links[static_cast<size_t>(c.bottleneck)];
-    const TaskId t = prog_.engine.AddFlow(
-        stream, Bytes(c.bandwidth.value() * kLinkCapacity), SimTime::FromSeconds(c.latency),
-        std::span<const ResourceId>(&link, 1), static_cast<uint32_t>(prog_.tasks->size()),
-        static_cast<uint8_t>(info.category));
-    prog_.tasks->push_back(info);
-    return t;
+  // A collective's cost and its flows for one device (CommOf).
+  struct Comm {
+    const CollectiveCost* cost = nullptr;
+    const std::vector<PhaseFlow>* flows = nullptr;
+  };
+
+  // Keeps the largest instance of each kind of communication for the explanation.
+  void Remember(const TaskInfo& info, const Comm& c) {
+    if (c.flows->empty() || c.flows == last_remembered_) return;
+    last_remembered_ = c.flows;
+    const std::tuple<int, int, int> key{static_cast<int>(info.category),
+                                        static_cast<int>(info.group), static_cast<int>(info.op)};
+    auto it = kind_index_.find(key);
+    if (it == kind_index_.end()) {
+      it = kind_index_.emplace(key, prog_.comm_kinds.size()).first;
+      prog_.comm_kinds.emplace_back();
+    } else if (!(info.bytes > prog_.comm_kinds[it->second].size)) {
+      return;
+    }
+    CommKind& k = prog_.comm_kinds[it->second];
+    k.category = info.category;
+    k.group = info.group;
+    k.op = info.op;
+    k.algo = c.cost->algo;
+    k.size = info.bytes;
+    k.device = info.device;
+    k.phases = *c.flows;
+  }
+  std::map<std::tuple<int, int, int>, size_t> kind_index_;
+  const std::vector<PhaseFlow>* last_remembered_ = nullptr;
+
+  // A collective as flows on the step's links (sim/program/step_links.h): one flow per phase,
+  // the first on `stream`, each later one after the previous; the next task of `stream` waits for
+  // the last phase too. Returns the last phase's task.
+  TaskId AddComm(TaskInfo info, ResourceId stream, const Comm& c) {
+    info.link = c.cost->bottleneck_class;
+    info.phases = static_cast<int16_t>(std::max<size_t>(1, c.flows->size()));
+    Remember(info, c);
+    if (stream.valid()) {
+      auto tail = stream_tail_.find(stream.v);
+      if (tail != stream_tail_.end()) pending_tail_ = tail->second;
+    }
+    TaskId prev;
+    for (size_t k = 0; k < c.flows->size(); ++k) {
+      const PhaseFlow& f = (*c.flows)[k];
+      info.phase = static_cast<int16_t>(k);
+      const TaskId t =
+          prog_.engine.AddFlow(k == 0 ? stream : ResourceId(), f.bytes, f.latency, f.links,
+                               static_cast<uint32_t>(prog_.tasks->size()),
+                               static_cast<uint8_t>(info.category), BytesPerSec(0.0), f.weights);
+      prog_.tasks->push_back(info);
+      if (k == 0 && pending_tail_.valid()) Dep(pending_tail_, t);
+      if (prev.valid()) Dep(prev, t);
+      prev = t;
+    }
+    pending_tail_ = TaskId();
+    if (!prev.valid()) {  // no phase (nothing to move): an instant task
+      prev = Add(info, stream, SimTime::Zero());
+    }
+    if (stream.valid()) {
+      if (c.flows->size() > 1) {
+        stream_tail_[stream.v] = prev;
+      } else {
+        stream_tail_.erase(stream.v);
+      }
+    }
+    return prev;
   }
   void Dep(TaskId before, TaskId after) { prog_.engine.AddDependency(before, after); }
 
@@ -100,7 +156,7 @@ class Builder {
   Result<TaskId> AddCollective(const Device& d, TaskCategory category, CommGroup grp,
                                CollectiveOp op, Bytes bytes, ResourceId stream, TaskId after,
                                int32_t chunk, int32_t microbatch = 0, int32_t layer = -1) {
-    Result<CommTime> c = Cost(grp, op, bytes, d);
+    Result<Comm> c = CommOf(grp, op, bytes, d.coords, d);
     if (!c.ok()) return c.status();
     TaskInfo info;
     info.category = category;
@@ -111,24 +167,56 @@ class Builder {
     info.group = grp;
     info.op = op;
     info.bytes = bytes;
-    const TaskId t = AddComm(info, stream, d, *c);
-    if (after.valid()) Dep(after, t);
+    const TaskId t = AddComm(info, stream, *c);
+    if (after.valid()) Dep(after, First(t));
     return t;
   }
+  // The first phase of the collective whose last phase is `last` (phases are added in a row).
+  TaskId First(TaskId last) const {
+    const TaskInfo& i = (*prog_.tasks)[static_cast<size_t>(last.v)];
+    return TaskId(last.v - i.phase);
+  }
 
-  // Collective costs, memoized: a step repeats the same few collectives (one per layer and
-  // micro-batch under ZeRO-3) and analyzing a group's shape is the expensive part.
-  Result<CommTime> Cost(CommGroup grp, CollectiveOp op, Bytes size, const Device& d) {
-    const CostKey key{static_cast<int>(grp), static_cast<int>(op), size.value(),
-                      d.coords.dp,           d.coords.pp,          d.coords.cp};
+  // A collective's cost and its flows for device `d`, memoized: a step repeats the same few
+  // collectives (one per layer and micro-batch under ZeRO-3) and analyzing a group's shape is
+  // the expensive part. `at` is the rank whose group it is (the device itself, or for a pipeline
+  // transfer back, the previous stage).
+  Result<Comm> CommOf(CommGroup grp, CollectiveOp op, Bytes size, const RankCoords& at,
+                      const Device& d) {
+    const CostKey key{
+        static_cast<int>(grp), static_cast<int>(op), size.value(), at.dp, at.pp, at.cp};
+    // Consecutive calls often repeat one collective (gradient buckets, ZeRO-3 layers).
+    if (last_comm_.cost != nullptr && last_device_ == d.index && last_key_ == key) {
+      return last_comm_;
+    }
     auto it = cost_cache_.find(key);
-    if (it != cost_cache_.end()) return it->second;
-    Result<CollectiveCost> c = layout_.Cost(grp, op, size, d.coords);
-    if (!c.ok()) return c.status();
-    return cost_cache_.emplace(key, ToCommTime(*c)).first->second;
+    if (it == cost_cache_.end()) {
+      Result<CollectiveCost> c = layout_.Cost(grp, op, size, at);
+      if (!c.ok()) return c.status();
+      it = cost_cache_.emplace(key, std::move(*c)).first;
+    }
+    const FlowKey fk{key, d.index};
+    auto f = flow_cache_.find(fk);
+    if (f == flow_cache_.end()) {
+      // NCCL returns at once for a count of 0 (nothing is launched): no flow, no latency.
+      std::vector<PhaseFlow> flows;
+      if (size.value() > 0.0) flows = net_.Flows(it->second, d.coords, prog_.engine);
+      f = flow_cache_.emplace(fk, std::move(flows)).first;
+    }
+    last_key_ = key;
+    last_device_ = d.index;
+    last_comm_ = Comm{&it->second, &f->second};
+    return last_comm_;
   }
   using CostKey = std::tuple<int, int, double, int64_t, int64_t, int64_t>;
-  std::map<CostKey, CommTime> cost_cache_;
+  using FlowKey = std::pair<CostKey, int32_t>;
+  std::map<CostKey, CollectiveCost> cost_cache_;
+  CostKey last_key_;
+  int32_t last_device_ = -1;
+  Comm last_comm_;
+  std::map<FlowKey, std::vector<PhaseFlow>> flow_cache_;
+  std::map<int32_t, TaskId> stream_tail_;  // per stream: the last phase of its last collective
+  TaskId pending_tail_;
 
   Status MakeChunks();
   void MakeDevices();
@@ -164,6 +252,7 @@ class Builder {
   const OpCostModel& hw_;
   const MemoryBudget& mem_;
   ProgramOptions opt_;
+  StepNetwork net_;
   StepProgram prog_;
   ScheduleShape shape_;
   std::vector<std::vector<ChunkWork>> chunks_;     // [pp rank][chunk]
@@ -243,10 +332,6 @@ void Builder::MakeDevices() {
         dev.pp_prev = prog_.engine.AddStream(n + " pp->prev");
         dev.gather = prog_.engine.AddStream(n + " param gather");
         dev.grad = prog_.engine.AddStream(n + " grad reduce");
-        for (size_t k = 0; k < dev.links.size(); ++k) {
-          dev.links[k] = prog_.engine.AddLink(n + " " + Name(static_cast<LinkClass>(k)),
-                                              BytesPerSec(kLinkCapacity));
-        }
         prog_.devices.push_back(dev);
       }
     }
@@ -466,7 +551,7 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
                                        it.chunk, it.microbatch, static_cast<int32_t>(l));
       if (!g.ok()) return g.status();
       // Two gathered layers at most: this gather waits for the layer two back to finish.
-      if (computed.size() >= 2) Dep(computed[computed.size() - 2], *g);
+      if (computed.size() >= 2) Dep(computed[computed.size() - 2], First(*g));
       gather = Joined(JoinKey{JoinKind::kZero3Gather, d.coords.pp, it.chunk, it.microbatch,
                               2 * l + (backward ? 1 : 0)},
                       *g);
@@ -513,8 +598,15 @@ Status Builder::LinkPipeline() {
   };
   for (const Device& d : prog_.devices) {
     const int64_t r = d.coords.pp;
-    const CommTime& next = costs_.pp_send[static_cast<size_t>(r)];
-    const CommTime& prev = costs_.pp_send[static_cast<size_t>((r + p - 1) % p)];
+    // The pair's cost: this rank and the next (forward), the previous one and this (backward).
+    RankCoords prev_pair = d.coords;
+    prev_pair.pp = (r + p - 1) % p;
+    Result<Comm> next =
+        CommOf(CommGroup::kPp, CollectiveOp::kSendRecv, costs_.pp_message, d.coords, d);
+    if (!next.ok()) return next.status();
+    Result<Comm> prev =
+        CommOf(CommGroup::kPp, CollectiveOp::kSendRecv, costs_.pp_message, prev_pair, d);
+    if (!prev.ok()) return prev.status();
     for (const ScheduleItem& it : orders_[static_cast<size_t>(d.coords.pp)]) {
       if (it.phase == Phase::kWeight) continue;  // nothing crosses stages after a W
       const Key key{d.index, it.chunk, it.microbatch};
@@ -539,8 +631,8 @@ Status Builder::LinkPipeline() {
         continue;
       }
       const TaskId s =
-          AddComm(info, hop.via_next ? d.pp_next : d.pp_prev, d, hop.via_next ? next : prev);
-      Dep(done, s);
+          AddComm(info, hop.via_next ? d.pp_next : d.pp_prev, hop.via_next ? *next : *prev);
+      Dep(done, First(s));
       Dep(s, next_task);
     }
   }
@@ -648,6 +740,7 @@ Result<StepProgram> Builder::Build() {
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(BuildDevice(d));
   SHARDSIM_RETURN_IF_ERROR(LinkPipeline());
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(Finish(d));
+  for (const StepLink& l : net_.links()) prog_.links.push_back(l);
   // Engine errors (a deadlock) name tasks by what they are and the rank they run on.
   std::vector<RankCoords> ranks;
   for (const Device& d : prog_.devices) ranks.push_back(d.coords);
@@ -663,6 +756,19 @@ Result<StepProgram> Builder::Build() {
 }
 
 }  // namespace
+
+void ApplyBounds(const StepProgram& program, const RunResult& run) {
+  std::vector<int8_t> class_of(static_cast<size_t>(program.engine.num_resources()), -1);
+  for (const StepLink& l : program.links) {
+    class_of[static_cast<size_t>(l.id.v)] = static_cast<int8_t>(l.link_class);
+  }
+  for (int32_t t = 0; t < program.engine.num_tasks(); ++t) {
+    const ResourceId b = run.BoundBy(TaskId(t));
+    if (!b.valid() || class_of[static_cast<size_t>(b.v)] < 0) continue;
+    (*program.tasks)[static_cast<size_t>(program.engine.label(TaskId(t)))].link =
+        static_cast<LinkClass>(class_of[static_cast<size_t>(b.v)]);
+  }
+}
 
 Result<StepProgram> BuildStepProgram(const Scenario& scenario, const Plan& plan,
                                      const StepCosts& costs, const OpCostModel& hw,

@@ -4,14 +4,16 @@
 // order, sim/schedule; TP/CP/EP communication priced inside them, sim/program/step_costs.h),
 // two pipeline streams (activations to the next rank, gradients to the previous one), a data-
 // parallel stream (gradient reduction in buckets overlapped with the last backward, parameter
-// all-gathers, ZeRO-3 gathers) and one link per link class (NVLink port, NICs, leaf and pod
-// uplinks) that the flows of its communication share.
+// all-gathers, ZeRO-3 gathers). Its collectives and transfers are flows, one per phase of the
+// algorithm NCCL runs, on the physical links they cross (its NVLink port, its rail's NIC, its
+// leaf domain's and pod's uplinks: sim/program/step_links.h), in bytes on links of bytes/s,
+// shared max-min fairly with every other flow on the same link.
 //
 // Representative mode simulates one device per pipeline rank: every data/context-parallel
-// replica does the same work at the same time, and the collective costs already account for
-// the replicas' load on shared NICs and uplinks (sim/parallel/layout.h), so one pipeline stands
-// for all (docs/reference.md §2). Every-rank mode simulates each (dp, cp, pp) rank with its own
-// groups and joins each collective across its members; tests check the two agree.
+// replica does the same work at the same time, so one pipeline stands for all (docs/reference.md
+// §2) and the replicas appear as a multiplicity (a weight) on the links they share with it.
+// Every-rank mode simulates each (dp, cp, pp) rank with its own groups and its own flows on the
+// shared links, and joins each collective across its members; tests check the two agree.
 #ifndef SHARDSIM_PROGRAM_STEP_PROGRAM_H_
 #define SHARDSIM_PROGRAM_STEP_PROGRAM_H_
 
@@ -24,6 +26,7 @@
 #include "sim/base/status.h"
 #include "sim/engine/engine.h"
 #include "sim/program/step_costs.h"
+#include "sim/program/step_links.h"
 #include "sim/topology/placement.h"
 
 namespace shardsim {
@@ -63,7 +66,12 @@ struct TaskInfo {
   Seconds recompute;                         // backward tasks: the recompute forward inside `parts`
   CommGroup group = CommGroup::kTp;          // communication tasks
   CollectiveOp op = CollectiveOp::kAllReduce;
+  // Communication tasks: the link class that bounded the task, as the collective model predicts
+  // it when the program is built, then (ApplyBounds) the class of the link that bounded the flow
+  // in the simulation for most of its bytes.
   LinkClass link = LinkClass::kNvlink;
+  int16_t phase = 0;  // communication tasks: phase `phase` of `phases` of the collective
+  int16_t phases = 1;
   Bytes bytes;             // communication tasks: the collective's size
   Bytes activation_delta;  // compute tasks: activations allocated (+) or freed (-) at their end
 };
@@ -73,7 +81,6 @@ struct Device {
   RankCoords coords;
   // compute; pipeline sends to the next / previous rank; parameter gathers; gradient reductions.
   ResourceId compute, pp_next, pp_prev, gather, grad;
-  std::array<ResourceId, 5> links;  // by LinkClass
 
   // Which of the streams above `s` is, in their order (0 compute ... 4 grad), as traces and
   // reports lay them out; 0 for anything else.
@@ -89,14 +96,33 @@ struct Device {
 inline constexpr std::array<const char*, 5> kStreamNames = {
     "compute", "pp send to next", "pp send to previous", "parameter gather", "gradient reduce"};
 
+// One kind of communication of the step (a category, group and op), as the network runs it: the
+// largest instance's algorithm and phase flows (for `simulate --explain`, network_explain.h).
+struct CommKind {
+  TaskCategory category = TaskCategory::kGradReduce;
+  CommGroup group = CommGroup::kGrad;
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  Algorithm algo = Algorithm::kRing;
+  Bytes size;  // nccl-tests size of the largest instance
+  int32_t device = 0;
+  std::vector<PhaseFlow> phases;
+};
+
 struct StepProgram {
   Engine engine;
   // Indexed by TaskId (the engine's task label); shared so the engine's task namer stays valid
   // when the program is moved.
   std::shared_ptr<std::vector<TaskInfo>> tasks = std::make_shared<std::vector<TaskInfo>>();
   std::vector<Device> devices;
+  std::vector<StepLink> links;       // the engine links of the step's network, in creation order
+  std::vector<CommKind> comm_kinds;  // in the order first seen
   int64_t microbatches = 0;
 };
+
+// After a run: sets each communication task's TaskInfo::link to the class of the link that
+// bounded its flow for most of its bytes (RunResult::BoundBy); tasks no link bounded keep the
+// model's prediction.
+void ApplyBounds(const StepProgram& program, const RunResult& run);
 
 struct ProgramOptions {
   bool every_rank = false;

@@ -79,6 +79,7 @@ Result<StepRun> RunStep(const Scenario& sc, std::shared_ptr<const Plan> plan,
   out.flops = *flops;
   out.program = std::move(program);
   out.run = std::make_shared<RunResult>(std::move(*run));
+  ApplyBounds(*out.program, *out.run);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include "sim/hardware/op_cost.h"
 #include "sim/memory/allocator.h"
 #include "sim/model/op_graph.h"
+#include "sim/program/network_explain.h"
 #include "sim/report/goodput_report.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
@@ -215,6 +216,40 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
                   {"share", b.share}});
   }
   j["bottlenecks"] = bn;
+  // The step's network as the engine ran it (docs/architecture.md, "How a flow gets its rate").
+  if (r.program && r.run) {
+    const NetworkSummary net = SummarizeNetwork(*r.program, *r.run);
+    Json kinds = Json::array();
+    for (const NetworkKind& k : net.kinds) {
+      Json phases = Json::array();
+      for (const NetworkPhase& ph : k.phases) {
+        Json links = Json::array();
+        for (const NetworkLinkUse& l : ph.links) {
+          links.push_back({{"link", l.link},
+                           {"class", Name(l.link_class)},
+                           {"bytes", l.bytes},
+                           {"multiplicity", l.multiplicity}});
+        }
+        phases.push_back({{"latency_s", ph.latency.value()},
+                          {"bytes_per_rank", ph.bytes_per_rank.value()},
+                          {"links", links}});
+      }
+      kinds.push_back({{"category", k.category},
+                       {"group", k.group},
+                       {"op", k.op},
+                       {"algorithm", k.algorithm},
+                       {"largest_bytes", k.largest.value()},
+                       {"phases", phases},
+                       {"instances", k.instances},
+                       {"flow_time_s", k.flow_time.value()},
+                       {"bounded_by", k.bounded_by},
+                       {"busiest_link", k.busiest_link},
+                       {"most_flows_at_once", k.most_flows_at_once}});
+    }
+    Json link_counts = Json::object();
+    for (const auto& [name, n] : net.link_counts) link_counts[name] = n;
+    j["network"] = {{"links", link_counts}, {"kinds", kinds}};
+  }
   Json breakdown = Json::object();
   for (const Breakdown::Part& p : r.breakdown.Parts()) breakdown[p.key] = p.seconds.value();
   j["breakdown_s"] = breakdown;
@@ -374,6 +409,8 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
            exposed(h.fwd, h.block_fwd) + " fwd, " + exposed(h.bwd, h.block_bwd) +
            " bwd per layer\n";
   }
+  // The network as the engine ran it: per kind of communication, its phases, links and bounds.
+  if (r.program && r.run) out += "\n" + ExplainNetwork(*r.program, *r.run);
   out += "\nPer-op costs (" + sc.hardware.name + ")\n";
   auto ops = [&](const std::string& section, const std::vector<Op>& list) {
     out += "  " + section + "\n";

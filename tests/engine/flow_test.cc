@@ -236,5 +236,55 @@ TEST(Flows, MoreCapacityCanLengthenTheMakespanUnderSharing) {
   EXPECT_EQ(run(1e9), 8'000'000'000'000);
 }
 
+// A flow of weight w alone on a link of B bytes/s takes w * S / B, moves w * S across it, and
+// names it as its bound. 1 MB at weight 4 on 100 GB/s: 40 us, 4 MB on the link.
+TEST(Flows, AWeightedFlowTakesWeightTimesSizeOverBandwidth) {
+  Engine e;
+  const ResourceId link = e.AddLink("nic", BytesPerSec(100e9));
+  const std::vector<ResourceId> links = {link};
+  const std::vector<double> w = {4.0};
+  const TaskId f = e.AddFlow(kNoStream, Bytes(1e6), Ps(0), links, 0, 0, BytesPerSec(0.0), w);
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->end(f).picos(), 40'000'000);
+  EXPECT_DOUBLE_EQ(r->LinkBytes(link).value(), 4e6);
+  EXPECT_EQ(r->BoundBy(f), link);
+}
+
+// A flow over two links with different weights (an NVLink port carrying S and a NIC carrying
+// 3S / 8 of it, say) is paced by the link with the largest weight / capacity; a second flow on
+// the NIC alone then takes the NIC's bound for both. Flow A: 1 MB, NVLink 400 GB/s weight 1, NIC
+// 50 GB/s weight 0.5: alone it would take max(2.5, 10) us = 10 us on the NIC. Flow B, 1 MB on the
+// NIC: the NIC's load is 0.5 + 1 = 1.5, so each runs at 50 / 1.5 = 33.3 GB/s and moves its 1 MB
+// in 30 us; the NIC carries 0.5 MB of A and 1 MB of B.
+TEST(Flows, WeightedFlowsShareTheLinkTheyMeetOn) {
+  Engine e;
+  const ResourceId nv = e.AddLink("nvlink", BytesPerSec(400e9));
+  const ResourceId nic = e.AddLink("nic", BytesPerSec(50e9));
+  const std::vector<ResourceId> both = {nv, nic};
+  const std::vector<double> wa = {1.0, 0.5};
+  const TaskId a = e.AddFlow(kNoStream, Bytes(1e6), Ps(0), both, 0, 0, BytesPerSec(0.0), wa);
+  const TaskId b = Flow(e, 1e6, {nic});
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(static_cast<double>(r->end(a).picos()), 30e6, 2);
+  EXPECT_NEAR(static_cast<double>(r->end(b).picos()), 30e6, 2);
+  EXPECT_EQ(r->BoundBy(a), nic);
+  EXPECT_EQ(r->BoundBy(b), nic);
+  EXPECT_NEAR(r->LinkBytes(nic).value(), 1.5e6, 1e-3);
+}
+
+// A weight must be positive and finite, one per link.
+TEST(Flows, BadWeightsAreInternalErrors) {
+  Engine e;
+  const ResourceId link = e.AddLink("l", BytesPerSec(1e9));
+  const std::vector<ResourceId> links = {link};
+  const std::vector<double> zero = {0.0};
+  e.AddFlow(kNoStream, Bytes(1.0), Ps(0), links, 0, 0, BytesPerSec(0.0), zero);
+  auto r = e.Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+}
+
 }  // namespace
 }  // namespace shardsim

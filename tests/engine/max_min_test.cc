@@ -163,5 +163,45 @@ TEST(MaxMin, EveryFlowHasABottleneckOnRandomProblems) {
   }
 }
 
+// Consumption weights (SimGrid LMM): a flow of weight 3 on a link stands for three flows. With
+// one plain flow beside it on a link of 8, water-filling gives each unit of weight 8 / 4 = 2: the
+// weighted flow runs at 2 (using 6), the plain one at 2. The link that froze both is link 0.
+TEST(MaxMin, AWeightCountsAsThatManyFlows) {
+  const std::vector<double> capacity = {8.0};
+  const std::vector<int32_t> begin = {0, 1, 2};
+  const std::vector<int32_t> links = {0, 0};
+  const std::vector<double> cap = {0.0, 0.0};
+  const std::vector<double> weight = {3.0, 1.0};
+  std::vector<double> rates(2, -1.0);
+  std::vector<int32_t> bound(2, 7);
+  MaxMinSolver solver;
+  solver.Solve(capacity, begin, links, cap, rates, weight, bound);
+  EXPECT_DOUBLE_EQ(rates[0], 2.0);
+  EXPECT_DOUBLE_EQ(rates[1], 2.0);
+  EXPECT_EQ(bound[0], 0);
+  EXPECT_EQ(bound[1], 0);
+}
+
+// Two links, 10 and 4: flow A crosses both (weight 2 on link 1), flow B link 0 only. Link 1
+// saturates first at 4 / 2 = 2 for A; B takes what A leaves on link 0: 10 - 2 = 8. A's bound is
+// link 1, B's link 0; a capped flow's bound is -1.
+TEST(MaxMin, WeightedBottleneckAndTheLinkThatBoundEachFlow) {
+  const std::vector<double> capacity = {10.0, 4.0};
+  const std::vector<int32_t> begin = {0, 2, 3, 4};
+  const std::vector<int32_t> links = {0, 1, 0, 0};
+  const std::vector<double> cap = {0.0, 0.0, 0.5};
+  const std::vector<double> weight = {1.0, 2.0, 1.0, 1.0};
+  std::vector<double> rates(3, -1.0);
+  std::vector<int32_t> bound(3, 7);
+  MaxMinSolver solver;
+  solver.Solve(capacity, begin, links, cap, rates, weight, bound);
+  EXPECT_DOUBLE_EQ(rates[0], 2.0);
+  EXPECT_DOUBLE_EQ(rates[2], 0.5);
+  EXPECT_DOUBLE_EQ(rates[1], 7.5);
+  EXPECT_EQ(bound[0], 1);
+  EXPECT_EQ(bound[1], 0);
+  EXPECT_EQ(bound[2], -1);
+}
+
 }  // namespace
 }  // namespace shardsim

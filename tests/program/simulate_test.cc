@@ -444,6 +444,44 @@ TEST(Simulate, RepresentativeEqualsEveryRank) {
   }
 }
 
+// The same across nodes, leaf domains and shared NICs, up to 64 GPUs: a fat tree of 2-node leaf
+// domains over-subscribed 4:1 (so the uplinks, which many ranks share, bound the DP traffic that
+// crosses them) with 4 NICs per 8-GPU node (two GPUs on each). Representative mode stands for the
+// replicas with a multiplicity on each link; every-rank mode puts each replica's own flows on
+// the shared links. A wrong multiplicity (e.g. counting the other pipeline stages' GPUs, or not
+// counting the replicas) changes the representative's step and fails here.
+TEST(Simulate, RepresentativeEqualsEveryRankAcrossLeavesAndSharedNics) {
+  struct L {
+    int64_t dp, tp, pp, cp;
+    int zero;
+  };
+  const L layouts[] = {{4, 8, 1, 1, 1}, {8, 1, 2, 1, 0},  {8, 2, 2, 2, 1}, {2, 8, 4, 1, 1},
+                       {8, 4, 2, 1, 2}, {16, 2, 2, 1, 3}, {4, 2, 4, 2, 1}, {32, 2, 1, 1, 0}};
+  for (const L& l : layouts) {
+    ParallelSpec p;
+    p.dp = l.dp;
+    p.tp = l.tp;
+    p.pp = l.pp;
+    p.cp = l.cp;
+    p.zero_stage = l.zero;
+    Scenario sc = Base(l.dp * l.tp * l.pp * l.cp, p);
+    sc.training.global_batch = 4 * l.pp * l.dp;
+    sc.topology.fabric = FabricKind::kFatTree;
+    sc.topology.nodes_per_leaf = 2;
+    sc.topology.oversubscription = 4;
+    sc.topology.nics_per_node = 4;
+    sc.topology.nic_bandwidth *= 2;
+    auto rep = Simulate(sc);
+    SimOptions every;
+    every.every_rank = true;
+    auto all = Simulate(sc, every);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    EXPECT_NEAR(all->step_time.value() / rep->step_time.value(), 1.0, 1e-9)
+        << "dp" << l.dp << " tp" << l.tp << " pp" << l.pp << " cp" << l.cp << " zero" << l.zero;
+  }
+}
+
 // Every rank multiplies the representative pipeline's passes by dp*cp: past kMaxSimulatedPasses
 // it is refused before the task graph is built (32 ranks x 65,536 micro-batches = 2^21).
 TEST(EveryRank, RefusedPastThePassLimit) {
