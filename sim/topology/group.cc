@@ -215,10 +215,19 @@ GroupShape ShapeInClosedForm(const Cluster& cluster, const Group& group) {
   const std::vector<GroupDim> dims = Merged(SortedByStride(group.dims()));
   GroupShape s;
   s.ranks = group.size();
-  const Runs leaf =
-      BlockCounter(dims, lv.gpus_per_node, lv.nodes_per_leaf).Of(dims.size(), group.base());
+  // A group inside one leaf domain (every group of a single-switch cluster) needs the node
+  // level only, whose period is one node's GPUs.
+  const int64_t leaf_gpus = lv.gpus_per_node * lv.nodes_per_leaf;
+  const bool one_leaf = group.base() / leaf_gpus == group.LargestMember() / leaf_gpus;
+  const Runs leaf = BlockCounter(dims, lv.gpus_per_node, one_leaf ? 1 : lv.nodes_per_leaf)
+                        .Of(dims.size(), group.base());
   Fill(leaf.node, &s.ranks_per_node, &s.nodes, &s.uniform);
-  Fill(leaf.upper, &s.nodes_per_leaf, &s.leaves, &s.uniform);
+  if (one_leaf) {
+    s.nodes_per_leaf = s.nodes;
+    s.leaves = 1;
+  } else {
+    Fill(leaf.upper, &s.nodes_per_leaf, &s.leaves, &s.uniform);
+  }
   const int64_t pod_gpus = lv.gpus_per_node * lv.nodes_per_pod;
   if (group.base() / pod_gpus == group.LargestMember() / pod_gpus) {
     s.nodes_per_pod = s.nodes;  // one pod holds every node of the group
