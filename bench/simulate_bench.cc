@@ -67,6 +67,28 @@ void BM_DpScaling(benchmark::State& state) {
 }
 BENCHMARK(BM_DpScaling)->RangeMultiplier(4)->Range(8, 2048)->Unit(benchmark::kMillisecond);
 
+// The same on dgx-a100 (A100s, 20-node leaf domains): DP groups that do not line up with the
+// leaf domains (DP 64: 64 nodes = 3.2 leaf domains), whose shapes were once found by visiting
+// every member (issue 17).
+void BM_DpScalingDgxA100(benchmark::State& state) {
+  Scenario a100 = Load("scenarios/gpt3-175b-a100x1024.yaml");
+  Scenario sc = Load("scenarios/llama3-70b-h100x1024.yaml");
+  sc.hardware = a100.hardware;
+  sc.topology = a100.topology;
+  const int64_t dp = state.range(0);
+  sc.parallel.dp = dp;
+  sc.gpus = dp * 32;
+  sc.training.global_batch = 32 * dp;
+  sc.topology.max_nodes = 0;
+  for (auto _ : state) {
+    auto r = Simulate(sc);
+    if (!r.ok()) state.SkipWithError(r.status().message().c_str());
+    benchmark::DoNotOptimize(r->step_time);
+  }
+  state.counters["gpus"] = static_cast<double>(sc.gpus);
+}
+BENCHMARK(BM_DpScalingDgxA100)->RangeMultiplier(4)->Range(8, 2048)->Unit(benchmark::kMillisecond);
+
 void RunBudget(benchmark::State& state, const std::string& file) {
   const Scenario sc = Load(file);
   for (auto _ : state) {

@@ -51,6 +51,11 @@ struct ChunkWork {
   int64_t expert_params = 0;
   Bytes activations;  // kept per micro-batch between its forward and backward
   Bytes weight_held;  // split backward: kept per micro-batch from its B to its W
+  // The chunk's passes, summed over its layers once (every micro-batch runs the same ones).
+  PassTime fwd;
+  PassTime bwd;
+  Seconds recompute;  // of the backward
+  Seconds wgrad;      // of the backward: its weight-gradient kernels
 };
 
 class Builder {
@@ -220,6 +225,9 @@ class Builder {
 
   Status MakeChunks();
   void MakeDevices();
+  void PriceChunk(ChunkWork* w) const;
+  // The chunk's forward or backward (adding the backward's recompute and weight-gradient time to
+  // `recompute` and `wgrad`).
   PassTime ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
                      Seconds* wgrad = nullptr) const;
   Status BuildDevice(const Device& d);
@@ -305,6 +313,7 @@ Status Builder::MakeChunks() {
         // with the first stage's (the kEmbeddingSync all-reduce).
         w.dense_params += TiedHeadCopyParams(sc_.model, sc_.parallel);
       }
+      PriceChunk(&w);
       chunks.push_back(std::move(w));
     }
     chunks_.push_back(std::move(chunks));
@@ -338,20 +347,26 @@ void Builder::MakeDevices() {
   }
 }
 
-PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
-                            Seconds* wgrad) const {
-  PassTime t;
+void Builder::PriceChunk(ChunkWork* w) const {
   const auto add = [&](const BlockCost& b) {
-    t += backward ? b.bwd : b.fwd;
-    if (recompute != nullptr && backward) *recompute += b.recompute.compute;
-    if (wgrad != nullptr && backward) *wgrad += b.wgrad;
+    w->fwd += b.fwd;
+    w->bwd += b.bwd;
+    w->recompute += b.recompute.compute;
+    w->wgrad += b.wgrad;
   };
-  for (int64_t i : w.layers) {
+  for (int64_t i : w->layers) {
     add(costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(i)])]);
   }
-  if (w.embedding) add(costs_.embedding);
-  if (w.head) add(costs_.head);
-  return t;
+  if (w->embedding) add(costs_.embedding);
+  if (w->head) add(costs_.head);
+}
+
+PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
+                            Seconds* wgrad) const {
+  if (!backward) return w.fwd;
+  if (recompute != nullptr) *recompute += w.recompute;
+  if (wgrad != nullptr) *wgrad += w.wgrad;
+  return w.bwd;
 }
 
 TaskId Builder::Joined(const JoinKey& key, TaskId flow) {

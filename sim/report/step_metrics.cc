@@ -129,12 +129,15 @@ void Stats(const StepProgram& prog, const RunResult& run, SimResult& r) {
   }
   for (size_t i = 0; i < deltas.size(); ++i) {
     auto& ev = deltas[i];
-    // Frees before allocations at the same instant: a backward ending as a forward ends.
-    std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
+    // Frees before allocations at the same instant: a backward ending as a forward ends. The
+    // order is total on (time, delta) (deltas are finite and nonzero), so pairs it ties are equal
+    // and an unstable sort gives the same sequence.
+    std::sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first < b.first : a.second < b.second;
     });
     double live = 0.0, peak = 0.0;
     DeviceStats& d = r.devices[i];
+    d.activation_timeline.reserve(ev.size() + 1);
     d.activation_timeline.push_back({0.0, 0.0});
     for (const auto& [ps, delta] : ev) {
       live += delta;

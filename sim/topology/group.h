@@ -68,9 +68,15 @@ struct GroupShape {
   std::string ToString() const;  // "16 ranks: 8 per node on 2 nodes, 1 leaf domain, 1 pod"
 };
 
-// O(dims) for strided groups aligned with the hierarchy (every group a layout produces on a
-// whole number of nodes); otherwise O(size) by enumeration. Errors: a member outside the cluster.
+// Strided groups never visit their members: O(dims) when aligned with the hierarchy (every group
+// a layout produces on a whole number of nodes, leaf domains and pods), otherwise by periods of
+// the hierarchy's blocks (group.cc's BlockCounter: bounded by the topology's block sizes, not by
+// the group's size). Explicit groups: O(size log size). Errors: a member outside the cluster.
 Result<GroupShape> AnalyzeGroup(const Cluster& cluster, const Group& group);
+
+// The same shape by visiting every member (O(size), maps of sets): the reference the tests hold
+// AnalyzeGroup to. Precondition: every member inside the cluster.
+GroupShape ShapeByEnumeration(const Cluster& cluster, const Group& group);
 
 }  // namespace shardsim
 

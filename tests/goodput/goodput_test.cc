@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <numbers>
+#include <thread>
+#include <vector>
 
 #include "sim/config/loader.h"
 #include "sim/model/params.h"
@@ -74,6 +76,22 @@ TEST(Goodput, ExpectedMaxOfNormals) {
   EXPECT_NEAR(StragglerFactor(DefaultStragglerCv(), kPrismGpus), 1.09, 1e-12);
   EXPECT_DOUBLE_EQ(StragglerFactor(0.0, 16384), 1.0);
   EXPECT_DOUBLE_EQ(StragglerFactor(0.05, 1), 1.0);
+}
+
+// The per-thread memo of ExpectedMaxStdNormal (the last 8 GPU counts) answers bit for bit what
+// the integral answers, whether the count is held, evicted or asked again on another thread.
+TEST(Goodput, ExpectedMaxMemoIsExact) {
+  std::vector<double> first;
+  for (int n = 2; n < 40; ++n) first.push_back(ExpectedMaxStdNormal(n));
+  for (int round = 0; round < 3; ++round) {
+    for (int n = 39; n >= 2; n -= 1 + round) {
+      EXPECT_EQ(ExpectedMaxStdNormal(n), first[static_cast<size_t>(n - 2)]) << n;
+      EXPECT_EQ(ExpectedMaxStdNormal(n), first[static_cast<size_t>(n - 2)]) << n;
+    }
+  }
+  double other = 0.0;
+  std::thread([&] { other = ExpectedMaxStdNormal(17); }).join();
+  EXPECT_EQ(other, first[15]);
 }
 
 // Llama 3: 419 unexpected interruptions in 54 days on 16,384 GPUs = 7.76 per day.
