@@ -172,6 +172,9 @@ class Builder {
   }
   std::vector<TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
   std::vector<TaskId> wgt_;  // split backward: the last task of each W (its gradients are done)
+  // DualPipe's paired chunks (ScheduleItem::paired), by the backward's slot: the first task of
+  // the forward it runs with, which waits for the backward's input gradient as well.
+  std::vector<TaskId> pair_fwd_;
   bool split_ = false;       // the schedule runs B and W apart
   int64_t sp_shards_ = 1;    // sequence parallelism's shards of a column-parallel input
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
@@ -406,6 +409,10 @@ Status Builder::BuildDevice(const Device& d) {
     } else if (it.phase != Phase::kWeight) {
       bwd_first_[Slot(key)] = first;
       bwd_[Slot(key)] = last;
+      if (it.paired && index > 0 && order[index - 1].phase == Phase::kForward) {
+        const ScheduleItem& f = order[index - 1];
+        pair_fwd_[Slot(key)] = fwd_first_[Slot(Key{d.index, f.chunk, f.microbatch})];
+      }
     }
     if (grads_done) wgt_[Slot(key)] = last;
   }
@@ -528,14 +535,19 @@ Status Builder::LinkPipeline() {
       const Key target{to, hop.chunk, it.microbatch};
       const TaskId done = forward ? fwd_[Slot(key)] : bwd_[Slot(key)];
       const TaskId next_task = forward ? fwd_first_[Slot(target)] : bwd_first_[Slot(target)];
+      // A paired backward's input gradient gates its forward partner too (DualPipe waits for
+      // both receives before computing the pair).
+      const TaskId partner = forward ? TaskId() : pair_fwd_[Slot(target)];
       if (hop.rank == r) {  // the V's turn: the next chunk is on this rank
         Dep(done, next_task);
+        if (partner.valid()) Dep(done, partner);
         continue;
       }
       const TaskId s =
           AddComm(info, hop.via_next ? d.pp_next : d.pp_prev, d, hop.via_next ? next : prev);
       Dep(done, s);
       Dep(s, next_task);
+      if (partner.valid()) Dep(s, partner);
     }
   }
   return Status::Ok();
@@ -635,6 +647,7 @@ Result<StepProgram> Builder::Build() {
   fwd_.assign(slots, TaskId());
   bwd_.assign(slots, TaskId());
   fwd_first_.assign(slots, TaskId());
+  pair_fwd_.assign(slots, TaskId());
   bwd_first_.assign(slots, TaskId());
   wgt_.assign(slots, TaskId());
   gather_.assign(prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages), TaskId());

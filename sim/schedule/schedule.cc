@@ -166,7 +166,8 @@ std::vector<ScheduleItem> ZbV(int64_t pp, int64_t m, int64_t r) {
 // second half (phase ^= is_in_second_half); DualPipeV's phase is its chunk. Micro-batches are
 // counted per chunk (DualPipe numbers the reverse stream's m/2 after the forward stream's m/2);
 // a backward with zero bubble enabled is a B whose W joins a FIFO that each W step pops
-// (WeightGradStore). Paired forward/backward chunks (_forward_backward_chunk) run F then B.
+// (WeightGradStore). Paired forward/backward chunks (_forward_backward_chunk) run F then B as
+// one unit (ScheduleItem::paired on the B).
 std::vector<ScheduleItem> DualPipeOrder(int64_t pp, int64_t m, int64_t rank, bool v_shape) {
   const int64_t half = v_shape ? pp : pp / 2;  // num_half_ranks (DualPipeV: num_ranks)
   const int64_t h = v_shape ? rank : std::min(rank, pp - 1 - rank);  // half_rank (or rank)
@@ -191,6 +192,12 @@ std::vector<ScheduleItem> DualPipeOrder(int64_t pp, int64_t m, int64_t rank, boo
     o.push_back(deferred.front());
     deferred.pop_front();
   };
+  // _forward_backward_chunk(f, b): F then the whole backward, one unit.
+  const auto pair = [&](int f_phase, int b_phase) {
+    fwd(f_phase);
+    bwd(b_phase, false);
+    o.back().paired = true;
+  };
   for (int64_t i = 0; i < (half - h - 1) * 2; ++i) fwd(0);  // step 1: nF0
   for (int64_t i = 0; i < h + 1; ++i) {                     // step 2: nF0F1
     fwd(0);
@@ -202,15 +209,19 @@ std::vector<ScheduleItem> DualPipeOrder(int64_t pp, int64_t m, int64_t rank, boo
     fwd(1);
   }
   for (int64_t i = 0; i < per_stream - 2 * half + h + 1; ++i) {  // step 4: nF0B1F1B0
-    fwd(0);
-    bwd(1, false);
-    fwd(1);
-    bwd(0, false);
+    if (i == 0 && h == half - 1) {
+      // The middle ranks (DualPipeV: the last) do not pair their first F0 B1 ("to further
+      // reduce bubble size").
+      fwd(0);
+      bwd(1, false);
+    } else {
+      pair(0, 1);
+    }
+    pair(1, 0);
   }
   for (int64_t i = 0; i < half - h - 1; ++i) {  // step 5: nB1F1B0
     bwd(1, false);
-    fwd(1);
-    bwd(0, false);
+    pair(1, 0);
   }
   bool zero_bubble = false;  // step 6: nB1B0, the second half with zero bubble
   for (int64_t i = 0; i < h + 1; ++i) {

@@ -54,6 +54,10 @@ struct ScheduleItem {
   Phase phase = Phase::kForward;
   int32_t chunk = 0;       // model chunk (virtual stage) on this rank, 0..v-1
   int32_t microbatch = 0;  // 0..m-1
+  // DualPipe / DualPipeV's paired chunk (_forward_backward_chunk): this backward and the forward
+  // just before it run as one unit, started once both inputs are in (the implementation posts
+  // both receives and waits for them in one batch before computing either). Set on the backward.
+  bool paired = false;
   bool operator==(const ScheduleItem&) const = default;
 };
 

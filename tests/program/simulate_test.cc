@@ -186,17 +186,24 @@ TEST(Simulate, ZeroBubbleClosedForms) {
               1.0 / 3.0, 1e-9);
 }
 
-// DualPipe and DualPipeV with free transfers, F = B = W per layer, pp = 4 (4 layers a stage:
-// a DualPipe chunk is a stage, a DualPipeV chunk half of one), 8 and 16 micro-batches: the idle
-// time of the public implementation's order as the engine runs it, in stage-F units. DeepSeek-V3
-// Table 2 puts DualPipe's bubble at (pp/2 - 1)(F&B + B - 3W), B the whole backward: 2 stage-F
-// here with F&B = F + B. The order does better than that accounting: (pp/2 - 1)·F = 1, its two
-// streams filling the pipeline from both ends at once. DualPipeV, one stream through 2·pp half
-// stages, idles (pp - 1) half-stage F = 1.5. 1F1B: (pp - 1)(F + B + W) = 9.
+// DualPipe and DualPipeV with free transfers, F = B = W per layer (4 layers a stage: a DualPipe
+// chunk is a stage, a DualPipeV chunk half of one): the idle time of the public implementation's
+// order as the engine runs it, in stage-F units, against DeepSeek-V3 Table 2's
+// (PP/2 - 1)(F&B + B - 3W), B the whole backward and F&B = F + B (the engine runs a pair's two
+// halves one after the other): 2 at pp 4 and 6 at pp 8 for DualPipe. DualPipeV is DualPipe cut
+// in half: its pp ranks run DualPipe's 2·pp stages, (pp - 1)(F&B + B - 3W) of half-stage chunks,
+// 3 at pp 4. A paired chunk starts once both of its inputs are in, as
+// _forward_backward_chunk waits for both receives before computing either; letting the forward
+// half start on its own input alone gave 1 and 1.5, below the table. 1F1B: 9.
 TEST(Simulate, DualPipeBubbles) {
+  for (int64_t m : {16, 32}) {
+    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 8, m, 1, 1, 1), 3.0 * (3 + 2 - 3), 1e-6);
+  }
   for (int64_t m : {8, 16}) {
-    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 4, m, 1, 1, 1), 1.0, 1e-6) << m;
-    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipeV, 4, m, 1, 1, 1), 1.5, 1e-6) << m;
+    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 4, m, 1, 1, 1), 1.0 * (3 + 2 - 3), 1e-6)
+        << m;
+    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipeV, 4, m, 1, 1, 1), 3.0 * (1.5 + 1 - 1.5), 1e-6)
+        << m;
     EXPECT_NEAR(SplitIdle(PipelineSchedule::k1F1B, 4, m, 1, 1, 1), 9.0, 1e-6) << m;
   }
 }

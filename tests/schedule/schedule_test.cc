@@ -127,6 +127,20 @@ TEST(PipelineOrder, DualPipeMatchesDeepSeek) {
             "F0 F4.1 F1 F5.1 F2 BW4.1 F6.1 BW0 F3 BW5.1 F7.1 BW1 BW6.1 BW2 B7.1 B3 W7.1 W3");
   EXPECT_EQ(RenderSplit(*PipelineOrder(s, 3)),
             "F4.1 F5.1 F6.1 F0 B0 W0 F1 F7.1 BW1 F2 BW4.1 BW2 F3 BW5.1 BW3 B6.1 W6.1 B7.1 W7.1");
+  // The _forward_backward_chunk pairs, marked on their backward: rank 0 pairs F3 BW5.1 and
+  // F6.1 BW0 (step 4) and F7.1 BW1 (step 5); rank 1, a middle rank, runs its first F2 BW4.1
+  // apart ("to further reduce bubble size") and pairs F6.1 BW0, F3 BW5.1, F7.1 BW1.
+  const auto paired = [&](int64_t rank) {
+    std::string out;
+    const std::vector<ScheduleItem> o = *PipelineOrder(s, rank);
+    for (size_t i = 1; i < o.size(); ++i) {
+      if (!o[i].paired) continue;
+      out += (out.empty() ? "" : " ") + RenderSplit({o[i - 1]}) + "+" + RenderSplit({o[i]});
+    }
+    return out;
+  };
+  EXPECT_EQ(paired(0), "F3+BW5.1 F6.1+BW0 F7.1+BW1");
+  EXPECT_EQ(paired(1), "F6.1+BW0 F3+BW5.1 F7.1+BW1");
   // Refused where DualPipe's implementation asserts: odd pp, odd or too few micro-batches.
   EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 3, 2, 12}, 0).ok());
   EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 9}, 0).ok());
