@@ -125,8 +125,9 @@ class Builder {
 
   Status MakeChunks();
   void MakeDevices();
+  // `alone`: the pass has no partner to hide its expert all-to-alls behind (BlockCost::ep_alone).
   PassTime ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
-                     Seconds* wgrad = nullptr) const;
+                     Seconds* wgrad = nullptr, bool alone = false) const;
   Status BuildDevice(const Device& d);
   Status BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last);
   Status LinkPipeline();
@@ -175,6 +176,8 @@ class Builder {
   // DualPipe's paired chunks (ScheduleItem::paired), by the backward's slot: the first task of
   // the forward it runs with, which waits for the backward's input gradient as well.
   std::vector<TaskId> pair_fwd_;
+  // DualPipe / DualPipeV with ep_comm_overlap: only paired chunks hide their all-to-alls.
+  bool pairs_only_overlap_ = false;
   bool split_ = false;       // the schedule runs B and W apart
   int64_t sp_shards_ = 1;    // sequence parallelism's shards of a column-parallel input
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
@@ -250,11 +253,12 @@ void Builder::MakeDevices() {
   }
 }
 
-PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
-                            Seconds* wgrad) const {
+PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute, Seconds* wgrad,
+                            bool alone) const {
   PassTime t;
   const auto add = [&](const BlockCost& b) {
     t += backward ? b.bwd : b.fwd;
+    if (alone) t.ep += b.ep_alone - (backward ? b.bwd.ep - b.recompute.ep : b.fwd.ep);
     if (recompute != nullptr && backward) *recompute += b.recompute.compute;
     if (wgrad != nullptr && backward) *wgrad += b.wgrad;
   };
@@ -332,7 +336,13 @@ Status Builder::BuildDevice(const Device& d) {
       info.chunk = it.chunk;
       info.microbatch = it.microbatch;
       Seconds wgrad;
-      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad);
+      // DualPipe overlaps the expert all-to-alls only inside a paired forward/backward chunk
+      // (arXiv 2412.19437 §3.2.1; deepseek-ai/DualPipe _forward_backward_chunk): its warm-up
+      // forwards, unpaired backwards and zero-bubble B passes run their all-to-alls exposed.
+      const bool paired = it.paired || (it.phase == Phase::kForward && index + 1 < order.size() &&
+                                        order[index + 1].paired);
+      const bool alone = pairs_only_overlap_ && !paired && it.phase != Phase::kWeight;
+      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad, alone);
       info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
       if (it.phase == Phase::kInput) {
         // B: the backward less its weight-gradient kernels; it frees the chunk's activations
@@ -630,6 +640,8 @@ Result<StepProgram> Builder::Build() {
     }
   }
   split_ = SplitsBackward(par.schedule);
+  pairs_only_overlap_ = par.ep_comm_overlap && (par.schedule == PipelineSchedule::kDualPipe ||
+                                                par.schedule == PipelineSchedule::kDualPipeV);
   sp_shards_ = par.sequence_parallel && par.tp > 1 ? par.tp : 1;
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
   Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(shape_);
