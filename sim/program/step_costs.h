@@ -62,7 +62,7 @@ struct BlockCost {
   // A MoE layer's all-to-alls of one pass when that pass runs alone (fwd.ep / bwd.ep assume
   // ep_comm_overlap's pairing): what DualPipe's unpaired chunks expose.
   Seconds ep_alone;
-  CpHop cp_hop;           // the layer's ring-attention hop (rounds = 0 without CP)
+  CpHop cp_hop;  // the layer's ring-attention hop (rounds = 0 without CP)
 };
 
 // A collective's time, split as the engine needs it.

@@ -178,8 +178,8 @@ class Builder {
   std::vector<TaskId> pair_fwd_;
   // DualPipe / DualPipeV with ep_comm_overlap: only paired chunks hide their all-to-alls.
   bool pairs_only_overlap_ = false;
-  bool split_ = false;       // the schedule runs B and W apart
-  int64_t sp_shards_ = 1;    // sequence parallelism's shards of a column-parallel input
+  bool split_ = false;     // the schedule runs B and W apart
+  int64_t sp_shards_ = 1;  // sequence parallelism's shards of a column-parallel input
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
   std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather
   std::map<JoinKey, TaskId> join_task_;     // every-rank mode: the task that completes a collective

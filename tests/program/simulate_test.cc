@@ -206,6 +206,12 @@ TEST(Simulate, DualPipeBubbles) {
         << m;
     EXPECT_NEAR(SplitIdle(PipelineSchedule::k1F1B, 4, m, 1, 1, 1), 9.0, 1e-6) << m;
   }
+  // Unequal costs (F, input gradient B, weight gradient W), where the implementation and the
+  // table part: 3 for F 1, B 1.5, W 0.5 (the table: 1 x (3 + 2 - 1.5) = 3.5) and 4 for F 2,
+  // B 1, W 1 (the table: 3), as a replay of dualpipe.py's step() whose paired chunks wait for
+  // both inputs gives them.
+  EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 4, 8, 1, 1.5, 0.5), 3.0, 1e-6);
+  EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 4, 8, 2, 1, 1), 4.0, 1e-6);
 }
 
 // ZB-V with free transfers (Qi et al. 2024 §6; the handcrafted V order): with T_F = T_B = T_W
