@@ -107,6 +107,7 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
               &t->fp8_saved_activations);
   ReadFp8Flag(tr, *t, "fp8_dispatch", "the tokens are quantized for the experts' fp8 up-projection",
               &t->fp8_dispatch);
+  tr.Bool("moe_probs_in_expert", &t->moe_probs_in_expert);
   tr.Enum("optimizer_state_dtype", &t->optimizer_state_dtype, kOptimizerStateDTypes);
   double tokens = 0.0;
   if (tr.Quantity("tokens", Dimension::kCount, &tokens)) {

@@ -384,6 +384,11 @@ struct TrainingSpec {
   // training.fp8_dispatch: the MoE dispatch all-to-all (and its counterpart in backward) moves
   // fp8 tokens, the combine stays bf16 (DeepSeek-V3 §3.3.3); needs precision fp8.
   bool fp8_dispatch = false;
+  // training.moe_probs_in_expert: the routing probabilities scale the routed experts' SwiGLU
+  // output (Megatron-Core TEGroupedMLP's weighted_bias_swiglu_impl) instead of the combined
+  // outputs, so the combine keeps nothing for backward but the probabilities: their gradient
+  // comes from the SwiGLU, whose fused backward recomputes its output from the saved input.
+  bool moe_probs_in_expert = false;
   // training.optimizer_state_dtype: Adam's m and v (fp32; DeepSeek-V3 §3.3.3 keeps them in bf16).
   DType optimizer_state_dtype = DType::kFp32;
   bool flash_attention = true;  // training.flash_attention

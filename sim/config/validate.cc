@@ -47,7 +47,8 @@ void CheckLayers(const Scenario& s, Checker& c) {
   const ParallelSpec& p = s.parallel;
   const int64_t layers = s.model.num_layers;
   // The V-shaped schedules split the model in 2·pp stages, two per rank.
-  const bool v_shape = p.schedule == PipelineSchedule::kDualPipeV;
+  const bool v_shape =
+      p.schedule == PipelineSchedule::kDualPipeV || p.schedule == PipelineSchedule::kZbV;
   const int64_t v = v_shape ? 2 : p.virtual_stages;
   const std::string num_layers = "model.num_layers (" + Ref(mo, "num_layers", layers) + ")";
   const int64_t first = p.first_stage_layers;
@@ -232,7 +233,16 @@ Status ValidateScenario(const Scenario& s) {
                "attention)");
   }
   const bool interleaved = p.schedule == PipelineSchedule::kInterleaved1F1B;
-  if (p.virtual_stages > 1 && !interleaved) {
+  const bool zb_v = p.schedule == PipelineSchedule::kZbV;
+  // ZB-V runs exactly two model chunks per rank (the zero-bubble runtime asserts
+  // virtual_pipeline_model_parallel_size == 2 with --zero-bubble-v-schedule; PyTorch's
+  // ScheduleZBVZeroBubble exactly two stages per rank): virtual_stages may say 2 or be left out.
+  if (zb_v && p.virtual_stages != 1 && p.virtual_stages != 2) {
+    c.Fail("parallel.virtual_stages",
+           Str(p.virtual_stages) +
+               ": zb_v runs exactly two model chunks per rank (a V: stages r and 2*pp-1-r); "
+               "use virtual_stages 2 or leave it out");
+  } else if (p.virtual_stages > 1 && !interleaved && !zb_v) {
     c.Fail("parallel.virtual_stages", Str(p.virtual_stages) +
                                           " needs schedule interleaved_1f1b (schedule is " +
                                           Name(p.schedule) + ")");
@@ -259,16 +269,26 @@ Status ValidateScenario(const Scenario& s) {
   const bool dualpipe = p.schedule == PipelineSchedule::kDualPipe;
   const bool dualpipe_v = p.schedule == PipelineSchedule::kDualPipeV;
   const bool zero_bubble = p.schedule == PipelineSchedule::kZbH1 ||
-                           p.schedule == PipelineSchedule::kZbH2 || dualpipe || dualpipe_v;
+                           p.schedule == PipelineSchedule::kZbH2 || zb_v || dualpipe || dualpipe_v;
   if (zero_bubble && p.zero_stage == 3) {
     c.Fail("parallel.schedule", std::string(Name(p.schedule)) +
                                     " splits the backward into B and W passes, which is not "
                                     "simulated with zero_stage 3; use zero_stage 0, 1 or 2");
   }
-  if (p.schedule == PipelineSchedule::kZbV) {
+  // ZB-V's V turns on rank pp-1 and comes back: it needs two ranks at least. Its order runs any
+  // number of micro-batches (as the implementations do, dropping the passes of those past m), but
+  // it is zero-bubble only from 2*pp - 1 on (PyTorch's ScheduleZBVZeroBubble: "at least as large
+  // ... as needed to fully utilize the pipeline"); fewer are refused rather than simulated as a
+  // schedule the user did not mean.
+  if (zb_v && p.pp < 2) {
+    c.Fail("parallel.schedule", "zb_v needs pp >= 2 (pp is " + Str(p.pp) + ")");
+  }
+  if (zb_v && p.pp >= 2 && per_step > 0 && s.training.global_batch % per_step == 0 &&
+      s.training.global_batch / per_step < Mul(2, p.pp) - 1) {
     c.Fail("parallel.schedule",
-           "zb_v is not simulated yet; valid: gpipe, 1f1b, interleaved_1f1b, zb_h1, zb_h2, "
-           "dualpipe, dualpipe_v");
+           "zb_v needs at least 2*pp-1 micro-batches per step (global_batch / (dp*micro_batch) = " +
+               Str(s.training.global_batch / per_step) + ", 2*pp-1 = " + Str(Mul(2, p.pp) - 1) +
+               "): fewer leave its V unfilled");
   }
   // DeepSeek's DualPipe (deepseek-ai/DualPipe dualpipe.py step()) asserts an even number of
   // ranks and of micro-batches, at least twice the ranks; DualPipeV the latter bound.
@@ -293,15 +313,16 @@ Status ValidateScenario(const Scenario& s) {
                  Str(Mul(2, p.pp)) + ")" + (dualpipe ? ": half enter at each end" : ""));
     }
   }
-  if ((dualpipe || dualpipe_v) && m.tied_embeddings) {
+  if ((dualpipe || dualpipe_v || zb_v) && m.tied_embeddings) {
     c.Fail("parallel.schedule", std::string(Name(p.schedule)) +
                                     " with tied embeddings is not simulated (the embedding and "
                                     "head sit on the same ranks); untie them or use 1f1b");
   }
-  if (dualpipe_v && (p.first_stage_layers > 0 || p.last_stage_layers > 0)) {
+  if ((dualpipe_v || zb_v) && (p.first_stage_layers > 0 || p.last_stage_layers > 0)) {
     c.Fail(p.first_stage_layers > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers",
-           "dualpipe_v places the first and last stages on the same rank; an uneven first/last "
-           "stage is not simulated with it");
+           std::string(Name(p.schedule)) +
+               " places the first and last stages on the same rank; an uneven first/last "
+               "stage is not simulated with it");
   }
   if (p.ep > 1) {
     if (!m.moe) {

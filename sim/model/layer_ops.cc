@@ -188,8 +188,18 @@ void AppendMoe(const Ctx& c, bool input_saved, std::vector<Op>& ops) {
   for (size_t i = first_expert_op; i < ops.size(); ++i) {
     if (ops[i].kind == OpKind::kMatmul) ops[i].model_fwd_flops = ops[i].fwd.flops * active;
   }
-  ops.push_back(PermuteOp(c, "moe.combine", rows, c.act_bytes, ActBytes(c, D(rows) * D(h)),
-                          "unpermute and weight by routing probabilities; saves expert outputs"));
+  // The combine's backward needs the expert outputs for the probabilities' gradient, unless the
+  // probabilities were applied inside the experts (moe_probs_in_expert: Megatron-Core's
+  // weighted SwiGLU keeps the fp32 probability of each routed copy and takes the gradient from
+  // the SwiGLU output, recomputed in its fused backward from the input it already saves).
+  if (c.options.moe_probs_in_expert) {
+    ops.push_back(PermuteOp(c, "moe.combine", rows, c.act_bytes, Bytes(4.0 * D(rows)),
+                            "unpermute (probabilities applied in the experts' SwiGLU); saves the "
+                            "fp32 routing probabilities"));
+  } else {
+    ops.push_back(PermuteOp(c, "moe.combine", rows, c.act_bytes, ActBytes(c, D(rows) * D(h)),
+                            "unpermute and weight by routing probabilities; saves expert outputs"));
+  }
   if (e.num_shared_experts > 0) {
     const int64_t f_shared = e.num_shared_experts * e.shared_expert_ffn_hidden_size / c.tp;
     AppendFfn(c, "moe.shared", TpSplit::kColumn, TpSplit::kRow, c.tokens, f_shared, 1, false,

@@ -44,6 +44,7 @@ GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& p
   o.sequence_parallel = parallel.sequence_parallel;
   o.fp8_saved_activations = training.fp8_saved_activations;
   o.fp8_dispatch = training.fp8_dispatch;
+  o.moe_probs_in_expert = training.moe_probs_in_expert;
   return o;
 }
 

@@ -35,6 +35,7 @@ struct GraphOptions {
   bool sequence_parallel = false;
   bool fp8_saved_activations = false;  // training.fp8_saved_activations
   bool fp8_dispatch = false;           // training.fp8_dispatch
+  bool moe_probs_in_expert = false;    // training.moe_probs_in_expert
 };
 
 GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& parallel);

@@ -62,8 +62,11 @@ Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training) 
 Bytes WeightGradHeldBytes(const std::vector<Op>& ops, const TrainingSpec& training,
                           int64_t sp_shards) {
   const double act = ActivationBytes(training.precision);
-  const double input =
-      training.fp8_saved_activations && training.precision == DType::kFp8 ? 1.0 : act;
+  // DeepSeek-V3's FP8 Wgrad (arXiv 2412.19437 §3.3, Figure 6) takes both operands in FP8: with
+  // its FP8 caching on, a deferred W keeps the fp8 input and the fp8 output gradient.
+  const bool fp8 = training.fp8_saved_activations && training.precision == DType::kFp8;
+  const double input = fp8 ? 1.0 : act;
+  const double grad = fp8 ? 1.0 : act;
   double bytes = 0.0;
   for (const Op& op : ops) {
     if (op.kind != OpKind::kMatmul || op.params == 0) continue;
@@ -73,7 +76,7 @@ Bytes WeightGradHeldBytes(const std::vector<Op>& ops, const TrainingSpec& traini
                               ? static_cast<double>(std::max<int64_t>(1, sp_shards))
                               : 1.0;
     bytes += batch * static_cast<double>(s.m) *
-             (static_cast<double>(s.k) * input / shards + static_cast<double>(s.n) * act);
+             (static_cast<double>(s.k) * input / shards + static_cast<double>(s.n) * grad);
   }
   return Bytes(bytes);
 }

@@ -39,8 +39,9 @@ Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training);
 // Bytes a deferred weight-gradient pass (W, sim/schedule SplitsBackward) holds from the end of
 // its B until it runs, per micro-batch, for `ops`: each weighted matmul's input A[m x k] and
 // output gradient dC[m x n] (`batch` times), as the zero-bubble runtime's WeightGradStore keeps
-// them (sail-sg/zero-bubble-pipeline-parallelism; DualPipe's WeightGradStore likewise). Inputs in
-// fp8 when training.fp8_saved_activations keeps the matmuls' inputs in fp8, gradients in the
+// them (sail-sg/zero-bubble-pipeline-parallelism; DualPipe's WeightGradStore likewise). Both in
+// fp8 when training.fp8_saved_activations keeps the fp8 matmuls' operands in fp8 (DeepSeek-V3
+// Figure 6: the Wgrad GEMM reads the input and the output gradient in FP8), else in the
 // activation dtype. Whatever recompute rebuilt for B stays until W too. With sequence
 // parallelism (`sp_shards` = tp, else 1) a column-parallel matmul's input is kept as its
 // sequence shard and all-gathered again for W, as Megatron-LM's weight-gradient GEMM does

@@ -199,6 +199,7 @@ struct Pricer {
       return op.tp_split == TpSplit::kExperts && op.kind == OpKind::kMatmul;
     });
     if (!moe) return Status::Ok();
+    b.ep_alone = ep_pass;
     if (sc.parallel.ep_comm_overlap) {
       constexpr double kEpCommSms = 20.0;
       const double f = std::min(1.0, kEpCommSms / static_cast<double>(sc.hardware.sm_count));

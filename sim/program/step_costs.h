@@ -60,7 +60,10 @@ struct BlockCost {
   // schedule that splits the backward (sim/schedule SplitsBackward) runs as its W pass.
   Seconds wgrad;
   Seconds tp_comm_total;  // all TP communication of fwd + bwd, exposed or not (for reports)
-  CpHop cp_hop;           // the layer's ring-attention hop (rounds = 0 without CP)
+  // A MoE layer's all-to-alls of one pass when that pass runs alone (fwd.ep / bwd.ep assume
+  // ep_comm_overlap's pairing): what DualPipe's unpaired chunks expose.
+  Seconds ep_alone;
+  CpHop cp_hop;  // the layer's ring-attention hop (rounds = 0 without CP)
 };
 
 // A collective's time, split as the engine needs it.

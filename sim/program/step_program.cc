@@ -56,6 +56,10 @@ struct ChunkWork {
   PassTime bwd;
   Seconds recompute;  // of the backward
   Seconds wgrad;      // of the backward: its weight-gradient kernels
+  // Added to the pass's EP time when it has no partner to hide its all-to-alls behind
+  // (BlockCost::ep_alone less what the pass already pays).
+  Seconds fwd_ep_alone;
+  Seconds bwd_ep_alone;
 };
 
 class Builder {
@@ -228,8 +232,9 @@ class Builder {
   void PriceChunk(ChunkWork* w) const;
   // The chunk's forward or backward (adding the backward's recompute and weight-gradient time to
   // `recompute` and `wgrad`).
+  // `alone`: the pass has no partner to hide its expert all-to-alls behind (BlockCost::ep_alone).
   PassTime ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
-                     Seconds* wgrad = nullptr) const;
+                     Seconds* wgrad = nullptr, bool alone = false) const;
   Status BuildDevice(const Device& d);
   Status BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last);
   Status LinkPipeline();
@@ -277,8 +282,13 @@ class Builder {
   }
   std::vector<TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
   std::vector<TaskId> wgt_;  // split backward: the last task of each W (its gradients are done)
-  bool split_ = false;       // the schedule runs B and W apart
-  int64_t sp_shards_ = 1;    // sequence parallelism's shards of a column-parallel input
+  // DualPipe's paired chunks (ScheduleItem::paired), by the backward's slot: the first task of
+  // the forward it runs with, which waits for the backward's input gradient as well.
+  std::vector<TaskId> pair_fwd_;
+  // DualPipe / DualPipeV with ep_comm_overlap: only paired chunks hide their all-to-alls.
+  bool pairs_only_overlap_ = false;
+  bool split_ = false;     // the schedule runs B and W apart
+  int64_t sp_shards_ = 1;  // sequence parallelism's shards of a column-parallel input
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
   std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather
   std::map<JoinKey, TaskId> join_task_;     // every-rank mode: the task that completes a collective
@@ -353,6 +363,8 @@ void Builder::PriceChunk(ChunkWork* w) const {
     w->bwd += b.bwd;
     w->recompute += b.recompute.compute;
     w->wgrad += b.wgrad;
+    w->fwd_ep_alone += b.ep_alone - b.fwd.ep;
+    w->bwd_ep_alone += b.ep_alone - (b.bwd.ep - b.recompute.ep);
   };
   for (int64_t i : w->layers) {
     add(costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(i)])]);
@@ -361,12 +373,14 @@ void Builder::PriceChunk(ChunkWork* w) const {
   if (w->head) add(costs_.head);
 }
 
-PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
-                            Seconds* wgrad) const {
-  if (!backward) return w.fwd;
+PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute, Seconds* wgrad,
+                            bool alone) const {
+  PassTime t = backward ? w.bwd : w.fwd;
+  if (alone) t.ep += backward ? w.bwd_ep_alone : w.fwd_ep_alone;
+  if (!backward) return t;
   if (recompute != nullptr) *recompute += w.recompute;
   if (wgrad != nullptr) *wgrad += w.wgrad;
-  return w.bwd;
+  return t;
 }
 
 TaskId Builder::Joined(const JoinKey& key, TaskId flow) {
@@ -435,7 +449,13 @@ Status Builder::BuildDevice(const Device& d) {
       info.chunk = it.chunk;
       info.microbatch = it.microbatch;
       Seconds wgrad;
-      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad);
+      // DualPipe overlaps the expert all-to-alls only inside a paired forward/backward chunk
+      // (arXiv 2412.19437 §3.2.1; deepseek-ai/DualPipe _forward_backward_chunk): its warm-up
+      // forwards, unpaired backwards and zero-bubble B passes run their all-to-alls exposed.
+      const bool paired = it.paired || (it.phase == Phase::kForward && index + 1 < order.size() &&
+                                        order[index + 1].paired);
+      const bool alone = pairs_only_overlap_ && !paired && it.phase != Phase::kWeight;
+      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad, alone);
       info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
       if (it.phase == Phase::kInput) {
         // B: the backward less its weight-gradient kernels; it frees the chunk's activations
@@ -512,6 +532,10 @@ Status Builder::BuildDevice(const Device& d) {
     } else if (it.phase != Phase::kWeight) {
       bwd_first_[Slot(key)] = first;
       bwd_[Slot(key)] = last;
+      if (it.paired && index > 0 && order[index - 1].phase == Phase::kForward) {
+        const ScheduleItem& f = order[index - 1];
+        pair_fwd_[Slot(key)] = fwd_first_[Slot(Key{d.index, f.chunk, f.microbatch})];
+      }
     }
     if (grads_done) wgt_[Slot(key)] = last;
   }
@@ -641,14 +665,19 @@ Status Builder::LinkPipeline() {
       const Key target{to, hop.chunk, it.microbatch};
       const TaskId done = forward ? fwd_[Slot(key)] : bwd_[Slot(key)];
       const TaskId next_task = forward ? fwd_first_[Slot(target)] : bwd_first_[Slot(target)];
+      // A paired backward's input gradient gates its forward partner too (DualPipe waits for
+      // both receives before computing the pair).
+      const TaskId partner = forward ? TaskId() : pair_fwd_[Slot(target)];
       if (hop.rank == r) {  // the V's turn: the next chunk is on this rank
         Dep(done, next_task);
+        if (partner.valid()) Dep(done, partner);
         continue;
       }
       const TaskId s =
           AddComm(info, hop.via_next ? d.pp_next : d.pp_prev, hop.via_next ? *next : *prev);
       Dep(done, First(s));
       Dep(s, next_task);
+      if (partner.valid()) Dep(s, partner);
     }
   }
   return Status::Ok();
@@ -732,6 +761,8 @@ Result<StepProgram> Builder::Build() {
   }
   split_ = SplitsBackward(par.schedule);
   sp_shards_ = plan_.rules.sp_shards;
+  pairs_only_overlap_ = par.ep_comm_overlap && (par.schedule == PipelineSchedule::kDualPipe ||
+                                                par.schedule == PipelineSchedule::kDualPipeV);
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
   Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(shape_);
   if (!orders.ok()) return orders.status();
@@ -748,6 +779,7 @@ Result<StepProgram> Builder::Build() {
   fwd_.assign(slots, TaskId());
   bwd_.assign(slots, TaskId());
   fwd_first_.assign(slots, TaskId());
+  pair_fwd_.assign(slots, TaskId());
   bwd_first_.assign(slots, TaskId());
   wgt_.assign(slots, TaskId());
   gather_.assign(prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages), TaskId());

@@ -115,12 +115,59 @@ std::vector<std::vector<ScheduleItem>> Greedy(int64_t pp, int64_t m, int64_t lim
   return orders;
 }
 
+// ZB-V (Qi et al. 2024 §6) as the authors' handcrafted V schedule orders it (sail-sg/zero-bubble-
+// pipeline-parallelism handcrafted_zb_v; PyTorch's ScheduleZBVZeroBubble is the same order):
+// chunk 0 of rank r is stage r, chunk 1 stage 2p - 1 - r. Warm-up: 2(p - r) - 1 chunk-0
+// forwards, r pairs F1 F0, then p - r triples F1 B1 W1; steady state: F0 B0 W0 F1 B1 W1 (F0 while
+// micro-batches remain); cool-down: r pairs B0 B1, p - r pairs B0 W0, then the deferred W of
+// chunk 1, then of chunk 0. The order is built for max(2p - 1, m) micro-batches and the passes
+// of those past m dropped, as both implementations do: the zero bubble needs m >= 2p - 1.
+std::vector<ScheduleItem> ZbV(int64_t pp, int64_t m, int64_t r) {
+  const int64_t n = std::max(2 * pp - 1, m);
+  std::vector<ScheduleItem> o;
+  std::array<int64_t, 2> f{0, 0}, b{0, 0}, w{0, 0};
+  const auto put = [&](Phase p, int c, std::array<int64_t, 2>& count) {
+    const int64_t k = count[static_cast<size_t>(c)]++;
+    if (k < m) o.push_back(Item(p, c, k));
+  };
+  for (int64_t i = 0; i < 2 * (pp - r) - 1; ++i) put(Phase::kForward, 0, f);
+  for (int64_t i = 0; i < r; ++i) {
+    put(Phase::kForward, 1, f);
+    put(Phase::kForward, 0, f);
+  }
+  for (int64_t i = 0; i < pp - r; ++i) {
+    put(Phase::kForward, 1, f);
+    put(Phase::kInput, 1, b);
+    put(Phase::kWeight, 1, w);
+  }
+  while (f[1] < f[0] || f[0] < n) {
+    if (f[0] < n) put(Phase::kForward, 0, f);
+    put(Phase::kInput, 0, b);
+    put(Phase::kWeight, 0, w);
+    put(Phase::kForward, 1, f);
+    put(Phase::kInput, 1, b);
+    put(Phase::kWeight, 1, w);
+  }
+  for (int64_t i = 0; i < r; ++i) {
+    put(Phase::kInput, 0, b);
+    put(Phase::kInput, 1, b);
+  }
+  for (int64_t i = 0; i < pp - r; ++i) {
+    put(Phase::kInput, 0, b);
+    put(Phase::kWeight, 0, w);
+  }
+  while (w[1] < b[1]) put(Phase::kWeight, 1, w);
+  while (w[0] < b[0]) put(Phase::kWeight, 0, w);
+  return o;
+}
+
 // DualPipe and DualPipeV as deepseek-ai/DualPipe's step() runs them on `rank`, in its eight
 // steps. A schedule "phase" p is chunk p on DualPipe's first half of ranks and chunk 1 - p on its
 // second half (phase ^= is_in_second_half); DualPipeV's phase is its chunk. Micro-batches are
 // counted per chunk (DualPipe numbers the reverse stream's m/2 after the forward stream's m/2);
 // a backward with zero bubble enabled is a B whose W joins a FIFO that each W step pops
-// (WeightGradStore). Paired forward/backward chunks (_forward_backward_chunk) run F then B.
+// (WeightGradStore). Paired forward/backward chunks (_forward_backward_chunk) run F then B as
+// one unit (ScheduleItem::paired on the B).
 std::vector<ScheduleItem> DualPipeOrder(int64_t pp, int64_t m, int64_t rank, bool v_shape) {
   const int64_t half = v_shape ? pp : pp / 2;  // num_half_ranks (DualPipeV: num_ranks)
   const int64_t h = v_shape ? rank : std::min(rank, pp - 1 - rank);  // half_rank (or rank)
@@ -145,6 +192,12 @@ std::vector<ScheduleItem> DualPipeOrder(int64_t pp, int64_t m, int64_t rank, boo
     o.push_back(deferred.front());
     deferred.pop_front();
   };
+  // _forward_backward_chunk(f, b): F then the whole backward, one unit.
+  const auto pair = [&](int f_phase, int b_phase) {
+    fwd(f_phase);
+    bwd(b_phase, false);
+    o.back().paired = true;
+  };
   for (int64_t i = 0; i < (half - h - 1) * 2; ++i) fwd(0);  // step 1: nF0
   for (int64_t i = 0; i < h + 1; ++i) {                     // step 2: nF0F1
     fwd(0);
@@ -156,15 +209,19 @@ std::vector<ScheduleItem> DualPipeOrder(int64_t pp, int64_t m, int64_t rank, boo
     fwd(1);
   }
   for (int64_t i = 0; i < per_stream - 2 * half + h + 1; ++i) {  // step 4: nF0B1F1B0
-    fwd(0);
-    bwd(1, false);
-    fwd(1);
-    bwd(0, false);
+    if (i == 0 && h == half - 1) {
+      // The middle ranks (DualPipeV: the last) do not pair their first F0 B1 ("to further
+      // reduce bubble size").
+      fwd(0);
+      bwd(1, false);
+    } else {
+      pair(0, 1);
+    }
+    pair(1, 0);
   }
   for (int64_t i = 0; i < half - h - 1; ++i) {  // step 5: nB1F1B0
     bwd(1, false);
-    fwd(1);
-    bwd(0, false);
+    pair(1, 0);
   }
   bool zero_bubble = false;  // step 6: nB1B0, the second half with zero bubble
   for (int64_t i = 0; i < h + 1; ++i) {
@@ -291,8 +348,10 @@ Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& s, int64_t 
       return DualPipeOrder(s.pp, s.microbatches, rank, v_shape);
     }
     case PipelineSchedule::kZbV:
-      return Status::Invalid(std::string("pipeline order: schedule ") + Name(s.schedule) +
-                             " is not simulated");
+      if (s.pp < 2) {
+        return Status::Invalid("zb_v needs pp >= 2 (pp " + std::to_string(s.pp) + ")");
+      }
+      return ZbV(s.pp, s.microbatches, rank);
     default:
       break;
   }

@@ -18,6 +18,10 @@
 //    With the optimizer step synchronized, as in shardsim's step, its bubble is the
 //    (p - 1)·T_F that no schedule avoids (stage p-1 cannot start earlier); the paper's zero
 //    needs its post-update validation, which overlaps consecutive steps.
+//  - ZB-V (§6): two chunks per rank in a V (chunk 0 of rank r is stage r, chunk 1 stage
+//    2p - 1 - r), the authors' handcrafted order (handcrafted_zb_v; PyTorch's
+//    ScheduleZBVZeroBubble): 1F1B's peak activation memory, and with T_F = T_B = T_W and
+//    m >= 2p - 1 micro-batches only the (p - 1) chunk-forwards before stage p - 1 can start idle.
 // DeepSeek's bidirectional schedules, in the order of their public implementation
 // (github.com/deepseek-ai/DualPipe, dualpipe.py / dualpipev.py step(): eight steps, nF0 ... nW):
 //  - DualPipe (DeepSeek-V3 §3.2.1): half the micro-batches enter at rank 0 and run on each
@@ -50,6 +54,10 @@ struct ScheduleItem {
   Phase phase = Phase::kForward;
   int32_t chunk = 0;       // model chunk (virtual stage) on this rank, 0..v-1
   int32_t microbatch = 0;  // 0..m-1
+  // DualPipe / DualPipeV's paired chunk (_forward_backward_chunk): this backward and the forward
+  // just before it run as one unit, started once both inputs are in (the implementation posts
+  // both receives and waits for them in one batch before computing either). Set on the backward.
+  bool paired = false;
   bool operator==(const ScheduleItem&) const = default;
 };
 
@@ -62,7 +70,7 @@ struct ScheduleShape {
 
 // The run order of `rank` (0..pp-1): 2·m·v items, 3·m·v when the backward is split. Fails if
 // the interleaved schedule's micro-batches are not a multiple of pp (Megatron-LM requires it),
-// or for a schedule not simulated.
+// or for a V-shaped schedule with pp < 2.
 Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& shape, int64_t rank);
 // The run orders of every rank, [rank]: what PipelineOrder gives each, built once (ZB-H2's
 // scheduler places every rank's passes together).

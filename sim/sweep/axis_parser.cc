@@ -15,9 +15,9 @@ namespace {
 constexpr int64_t kMaxRangeValues = 100000;
 
 const std::vector<PipelineSchedule> kSchedules = {
-    PipelineSchedule::kGpipe,    PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B,
-    PipelineSchedule::kZbH1,     PipelineSchedule::kZbH2, PipelineSchedule::kDualPipe,
-    PipelineSchedule::kDualPipeV};
+    PipelineSchedule::kGpipe,    PipelineSchedule::k1F1B,     PipelineSchedule::kInterleaved1F1B,
+    PipelineSchedule::kZbH1,     PipelineSchedule::kZbH2,     PipelineSchedule::kZbV,
+    PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV};
 
 }  // namespace
 

@@ -109,11 +109,14 @@ std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
             consider(l);
           }
         }
-        // The zero-bubble and DualPipe schedules only where the schedule list names them: a search
-        // without one keeps the layouts (and outputs) it had before they existed.
-        for (PipelineSchedule z : {PipelineSchedule::kZbH1, PipelineSchedule::kZbH2,
-                                   PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV}) {
-          if (pp > 1 && schedule_ok(z, false)) {
+        // The zero-bubble and DualPipe schedules (issue 16), each where validation takes it: ZB-V
+        // and DualPipeV split the model in 2*pp stages, DualPipe needs an even pp and
+        // micro-batch count, the split schedules refuse ZeRO-3 and (DualPipe, the V shapes) tied
+        // embeddings.
+        for (PipelineSchedule z :
+             {PipelineSchedule::kZbH1, PipelineSchedule::kZbH2, PipelineSchedule::kZbV,
+              PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV}) {
+          if (pp > 1 && schedule_ok(z, true)) {
             LayoutChoice l = base;
             l.schedule = z;
             consider(l);

@@ -476,6 +476,19 @@ TEST(ErrorsTest, Fp8OnlyKeysAndOptimizerStateDtype) {
             "tests/config/data/inline.yaml:5:69: error: training.optimizer_state_dtype: \"fp8\" is "
             "not one of "
             "fp32, bf16; did you mean 'fp32'?");
+  // moe_probs_in_expert: a boolean, located like the other flags.
+  Result<Scenario> probs = BuildText(Head() + "gpus: 8\n" +
+                                     "training: {seq_len: 4096, global_batch: 256, "
+                                     "moe_probs_in_expert: maybe}\n");
+  ASSERT_FALSE(probs.ok());
+  EXPECT_EQ(first_line(probs),
+            "tests/config/data/inline.yaml:5:67: error: training.moe_probs_in_expert: expected "
+            "true or false, got \"maybe\"");
+  Result<Scenario> probs_ok = BuildText(Head() + "gpus: 8\n" +
+                                        "training: {seq_len: 4096, global_batch: 256, "
+                                        "moe_probs_in_expert: true}\n");
+  ASSERT_TRUE(probs_ok.ok()) << probs_ok.status().ToString();
+  EXPECT_TRUE(probs_ok->training.moe_probs_in_expert);
 }
 
 }  // namespace

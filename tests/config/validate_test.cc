@@ -222,9 +222,26 @@ TEST(ValidateTest, ZeroBubbleAndDualPipeLayouts) {
             "simulated with zero_stage 3; use zero_stage 0, 1 or 2");
   EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: zb_h1, virtual_stages: 2}")),
             "parallel.virtual_stages: 2 needs schedule interleaved_1f1b (schedule is zb_h1)");
-  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: zb_v}")),
-            "parallel.schedule: zb_v is not simulated yet; valid: gpipe, 1f1b, "
-            "interleaved_1f1b, zb_h1, zb_h2, dualpipe, dualpipe_v");
+  // ZB-V: exactly two chunks per rank in a V over 2*pp stages, pp >= 2, 2*pp - 1 micro-batches.
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: zb_v}")), "");  // 8 layers = 2*2*2
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: zb_v, virtual_stages: 2}")), "");
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: zb_v, virtual_stages: 4}")),
+            "parallel.virtual_stages: 4: zb_v runs exactly two model chunks per rank (a V: "
+            "stages r and 2*pp-1-r); use virtual_stages 2 or leave it out");
+  EXPECT_EQ(First(Layout("1", "{pp: 1, schedule: zb_v}")),
+            "parallel.schedule: zb_v needs pp >= 2 (pp is 1)");
+  Result<Scenario> few = Layout("4", "{pp: 4, schedule: zb_v}", "{seq_len: 4096, global_batch: 6}");
+  EXPECT_EQ(First(few),
+            "parallel.schedule: zb_v needs at least 2*pp-1 micro-batches per step (global_batch / "
+            "(dp*micro_batch) = 6, 2*pp-1 = 7): fewer leave its V unfilled");
+  EXPECT_EQ(few.status().diagnostics().front().loc.ToString(),
+            "tests/config/data/inline.yaml:6:29");
+  EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: zb_v}", "{seq_len: 4096, global_batch: 7}")), "");
+  EXPECT_NE(First(Layout("8", "{pp: 8, schedule: zb_v}")).find("pp*virtual_stages = 8*2"),
+            std::string::npos);
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: zb_v, first_stage_layers: 2}")),
+            "parallel.first_stage_layers: zb_v places the first and last stages on the same "
+            "rank; an uneven first/last stage is not simulated with it");
   EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: dualpipe}")), "");
   EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: dualpipe_v}")), "");  // 8 layers = 2*2*2
   EXPECT_EQ(First(Layout("1", "{pp: 1, schedule: dualpipe}")),

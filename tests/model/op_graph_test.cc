@@ -211,6 +211,50 @@ TEST(Activations, Fp8SavedLinearInputsByHand) {
   EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), tokens * per_token);
 }
 
+// moe_probs_in_expert (Megatron-Core's weighted SwiGLU): the combine keeps the fp32 probability
+// of each routed copy (T·k of them, 4 bytes) instead of the expert outputs (T·k x h in bf16);
+// nothing else changes. DeepSeek-V3's MoE layer, 4096 tokens, top-8.
+TEST(Activations, ProbabilitiesInTheExpertDropTheCombinesExpertOutputs) {
+  Result<ModelSpec> m = ImportHfConfig("tests/data/hf/deepseek-v3.json");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  GraphOptions o;
+  o.seq_len = 4096;
+  o.micro_batch = 1;
+  auto plain = BuildOpGraph(*m, o);
+  o.moe_probs_in_expert = true;
+  auto in_expert = BuildOpGraph(*m, o);
+  ASSERT_TRUE(plain.ok() && in_expert.ok());
+  const double rows = 4096.0 * 8, h = 7168;
+  const auto combine = [](const OpGraph& g) {
+    for (const Op& op : g.layer(g.num_layers() - 1).ops) {
+      if (op.name == "moe.combine") return op.saved.value();
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(combine(*plain), rows * h * 2);
+  EXPECT_DOUBLE_EQ(combine(*in_expert), rows * 4);
+  const LayerOps& a = plain->layer(plain->num_layers() - 1);
+  const LayerOps& b = in_expert->layer(in_expert->num_layers() - 1);
+  EXPECT_DOUBLE_EQ(Sum(a.ops).saved.value() - Sum(b.ops).saved.value(), rows * (2 * h - 4));
+  EXPECT_DOUBLE_EQ(Sum(a.ops).fwd_flops.value(), Sum(b.ops).fwd_flops.value());
+}
+
+// What a deferred W holds (WeightGradHeldBytes): every weighted matmul's input A[m x k] and
+// output gradient dC[m x n]; both in fp8 under DeepSeek-V3's FP8 caching (its Wgrad GEMM reads
+// both in FP8, Figure 6), else in bf16. The Llama layer by hand: q, k, v, o, gate/up, down.
+TEST(Activations, WeightGradHeldBytesByHand) {
+  auto g = BuildOpGraph(LlamaByHand(), LlamaOptions());
+  ASSERT_TRUE(g.ok());
+  const double tokens = 8192, h = 4096, f = 14336, kv = 4096.0 * 8 / 32;
+  // (k + n) per token of each matmul: qkv (h, h + 2kv), o (h, h), fc1 (h, 2f), fc2 (f, h).
+  const double elements = tokens * ((h + h + 2 * kv) + (h + h) + (h + 2 * f) + (f + h));
+  TrainingSpec t;
+  EXPECT_DOUBLE_EQ(WeightGradHeldBytes(g->layer(0).ops, t, 1).value(), 2 * elements);
+  t.precision = DType::kFp8;
+  t.fp8_saved_activations = true;
+  EXPECT_DOUBLE_EQ(WeightGradHeldBytes(g->layer(0).ops, t, 1).value(), elements);
+}
+
 // DeepSeek-V3's own recompute (§3.2.3) on one of its MoE layers (ep 1, 4096 tokens): norms and
 // MLA up-projections re-run, the routed experts' SwiGLU too; what each drops, by hand.
 TEST(Activations, DeepSeekRecomputeModulesByHand) {

@@ -9,10 +9,14 @@
 
 #include "sim/config/loader.h"
 #include "sim/hardware/op_cost.h"
+#include "sim/memory/budget.h"
 #include "sim/model/op_graph.h"
 #include "sim/parallel/layout.h"
+#include "sim/parallel/stages.h"
 #include "sim/program/step_costs.h"
+#include "sim/program/step_program.h"
 #include "sim/report/simulate.h"
+#include "sim/schedule/schedule.h"
 #include "tests/model/test_models.h"
 #include "tests/topology/test_specs.h"
 
@@ -228,6 +232,71 @@ TEST(EpAllToAll, ExposureWithAndWithoutOverlap) {
       EXPECT_NEAR(moe.bwd.ep.value(), exposed / 2, 1e-12);
     }
     EXPECT_DOUBLE_EQ(costs->layer_kinds.front().fwd.ep.value(), 0.0);  // the dense layer kind
+  }
+}
+
+// DualPipe overlaps the all-to-alls only inside a paired forward/backward chunk (DeepSeek-V3
+// §3.2.1, deepseek-ai/DualPipe _forward_backward_chunk): on every rank, a pass the order pairs
+// pays its layers' overlapped share (fwd.ep / bwd.ep), a pass it does not (the warm-up
+// forwards, unpaired backwards, zero-bubble B passes) its layers' whole all-to-alls (ep_alone,
+// as without overlap), and W passes none. 1F1B keeps the overlapped share on every pass.
+TEST(EpAllToAll, DualPipeExposesTheUnpairedChunks) {
+  for (PipelineSchedule sched : {PipelineSchedule::kDualPipe, PipelineSchedule::k1F1B}) {
+    Scenario sc = Moe(64, 16, 16);
+    sc.model.tied_embeddings = false;
+    sc.parallel.pp = 4;
+    sc.parallel.schedule = sched;
+    sc.parallel.ep_comm_overlap = true;
+    sc.training.global_batch = 8 * 16;  // 8 micro-batches: 2·pp
+    const Priced priced = PriceAll(sc);
+    auto plan = MakePlan(sc);
+    auto memory = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+    auto ranks = SplitLayers(sc.model.num_layers, sc.parallel);
+    ASSERT_TRUE(plan.ok() && memory.ok() && ranks.ok());
+    const OpCostModel hw(sc.hardware);
+    auto prog = BuildStepProgram(sc, *plan, priced.costs, hw, *memory, ProgramOptions{});
+    ASSERT_TRUE(prog.ok()) << prog.status().ToString();
+    const ScheduleShape shape{sched, 4, sc.parallel.ChunksPerRank(), 8};
+    int alone_passes = 0;
+    for (const Device& d : prog->devices) {
+      const PipelineRank& rank = (*ranks)[static_cast<size_t>(d.coords.pp)];
+      const auto chunk_ep = [&](int32_t c, bool backward, bool alone) {
+        double t = 0.0;
+        const LayerRange& lr = rank.chunks[static_cast<size_t>(c)];
+        for (int64_t i = lr.begin; i < lr.end; ++i) {
+          const BlockCost& b = priced.costs.layer_kinds[static_cast<size_t>(
+              priced.graph.layer_kind_of[static_cast<size_t>(i)])];
+          t += alone ? b.ep_alone.value() : (backward ? b.bwd.ep : b.fwd.ep).value();
+        }
+        return t;
+      };
+      auto order = PipelineOrder(shape, d.coords.pp);
+      ASSERT_TRUE(order.ok());
+      size_t next = 0;  // the compute tasks of `d` come in its order, one per pass
+      for (const TaskInfo& info : *prog->tasks) {
+        if (info.device != d.index ||
+            (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward)) {
+          continue;
+        }
+        if (info.bucket > 0) continue;  // a backward split into gradient buckets: its first piece
+        ASSERT_LT(next, order->size());
+        const size_t i = next++;
+        const ScheduleItem& it = (*order)[i];
+        const bool paired = it.paired || (it.phase == Phase::kForward && i + 1 < order->size() &&
+                                          (*order)[i + 1].paired);
+        const bool alone = sched == PipelineSchedule::kDualPipe && !paired;
+        const double buckets = static_cast<double>(info.buckets);
+        double want = it.phase == Phase::kWeight
+                          ? 0.0
+                          : chunk_ep(it.chunk, it.phase != Phase::kForward, alone) / buckets;
+        EXPECT_NEAR(info.parts.ep.value(), want, 1e-12)
+            << Name(sched) << " rank " << d.coords.pp << " pass " << i;
+        if (alone && it.phase != Phase::kWeight) ++alone_passes;
+      }
+      EXPECT_EQ(next, order->size());
+    }
+    // DualPipe, p = 4, m = 8: of each rank's 8 F and 8 B, 3 of each paired.
+    EXPECT_EQ(alone_passes, sched == PipelineSchedule::kDualPipe ? 4 * (16 - 6) : 0);
   }
 }
 

@@ -184,19 +184,51 @@ TEST(Simulate, ZeroBubbleClosedForms) {
               1.0 / 3.0, 1e-9);
 }
 
-// DualPipe and DualPipeV with free transfers, F = B = W per layer, pp = 4 (4 layers a stage:
-// a DualPipe chunk is a stage, a DualPipeV chunk half of one), 8 and 16 micro-batches: the idle
-// time of the public implementation's order as the engine runs it, in stage-F units. DeepSeek-V3
-// Table 2 puts DualPipe's bubble at (pp/2 - 1)(F&B + B - 3W), B the whole backward: 2 stage-F
-// here with F&B = F + B. The order does better than that accounting: (pp/2 - 1)·F = 1, its two
-// streams filling the pipeline from both ends at once. DualPipeV, one stream through 2·pp half
-// stages, idles (pp - 1) half-stage F = 1.5. 1F1B: (pp - 1)(F + B + W) = 9.
+// DualPipe and DualPipeV with free transfers, F = B = W per layer (4 layers a stage: a DualPipe
+// chunk is a stage, a DualPipeV chunk half of one): the idle time of the public implementation's
+// order as the engine runs it, in stage-F units, against DeepSeek-V3 Table 2's
+// (PP/2 - 1)(F&B + B - 3W), B the whole backward and F&B = F + B (the engine runs a pair's two
+// halves one after the other): 2 at pp 4 and 6 at pp 8 for DualPipe. DualPipeV is DualPipe cut
+// in half: its pp ranks run DualPipe's 2·pp stages, (pp - 1)(F&B + B - 3W) of half-stage chunks,
+// 3 at pp 4. A paired chunk starts once both of its inputs are in, as
+// _forward_backward_chunk waits for both receives before computing either; letting the forward
+// half start on its own input alone gave 1 and 1.5, below the table. 1F1B: 9.
 TEST(Simulate, DualPipeBubbles) {
+  for (int64_t m : {16, 32}) {
+    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 8, m, 1, 1, 1), 3.0 * (3 + 2 - 3), 1e-6);
+  }
   for (int64_t m : {8, 16}) {
-    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 4, m, 1, 1, 1), 1.0, 1e-6) << m;
-    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipeV, 4, m, 1, 1, 1), 1.5, 1e-6) << m;
+    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 4, m, 1, 1, 1), 1.0 * (3 + 2 - 3), 1e-6)
+        << m;
+    EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipeV, 4, m, 1, 1, 1), 3.0 * (1.5 + 1 - 1.5), 1e-6)
+        << m;
     EXPECT_NEAR(SplitIdle(PipelineSchedule::k1F1B, 4, m, 1, 1, 1), 9.0, 1e-6) << m;
   }
+  // Unequal costs (F, input gradient B, weight gradient W), where the implementation and the
+  // table part: 3 for F 1, B 1.5, W 0.5 (the table: 1 x (3 + 2 - 1.5) = 3.5) and 4 for F 2,
+  // B 1, W 1 (the table: 3), as a replay of dualpipe.py's step() whose paired chunks wait for
+  // both inputs gives them.
+  EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 4, 8, 1, 1.5, 0.5), 3.0, 1e-6);
+  EXPECT_NEAR(SplitIdle(PipelineSchedule::kDualPipe, 4, 8, 2, 1, 1), 4.0, 1e-6);
+}
+
+// ZB-V with free transfers (Qi et al. 2024 §6; the handcrafted V order): with T_F = T_B = T_W
+// and m >= 2p - 1 micro-batches, the only idle time is the (p - 1) chunk-forwards before stage
+// p - 1 can start (a chunk is half a stage: (p - 1)/2 stage-F), which a step with a synchronized
+// optimizer step cannot avoid; the paper's zero needs its post-update validation. Unequal costs
+// leave more (the handcrafted order is zero-bubble only when the three cost alike).
+TEST(Simulate, ZbVBubbleClosedForm) {
+  for (int64_t pp : {2, 4, 8}) {
+    for (int64_t m : {2 * pp - 1, 2 * pp, 4 * pp}) {
+      const double chunk_f = 0.5 * static_cast<double>(pp - 1);
+      EXPECT_NEAR(SplitIdle(PipelineSchedule::kZbV, pp, m, 1, 1, 1), chunk_f, 1e-6)
+          << "pp " << pp << " m " << m;
+      EXPECT_GT(SplitIdle(PipelineSchedule::kZbV, pp, m, 1, 1.5, 0.5), chunk_f + 1e-6)
+          << "pp " << pp << " m " << m;
+    }
+  }
+  // Next to 1F1B's (p - 1)(F + B + W) = 9 stage-F and ZB-H1's 3 at p = 4.
+  EXPECT_NEAR(SplitIdle(PipelineSchedule::kZbV, 4, 8, 1, 1, 1), 1.5, 1e-6);
 }
 
 // DualPipe keeps two copies of the parameters (DeepSeek-V3 Table 2: 2x): rank r holds stage r
@@ -253,7 +285,7 @@ TEST(Simulate, BudgetAndTimelineAgreeOnEveryStage) {
   for (auto sched :
        {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B,
         PipelineSchedule::kZbH1, PipelineSchedule::kZbH2, PipelineSchedule::kDualPipe,
-        PipelineSchedule::kDualPipeV}) {
+        PipelineSchedule::kDualPipeV, PipelineSchedule::kZbV}) {
     // 8 micro-batches, and 4 = pp, where Megatron's interleaved schedule runs every forward
     // first (the budget's closed form missed that: 7.5 of 8 micro-batches on a middle stage).
     for (int64_t batch : {8, 4}) {
@@ -263,9 +295,9 @@ TEST(Simulate, BudgetAndTimelineAgreeOnEveryStage) {
       if (sched == PipelineSchedule::kInterleaved1F1B) p.virtual_stages = 2;
       Scenario sc = Base(4, p);  // testing::Gpt: dropout on, so the embedding saves a mask
       sc.training.global_batch = batch;
-      const bool dual =
-          sched == PipelineSchedule::kDualPipe || sched == PipelineSchedule::kDualPipeV;
-      if (dual && batch < 8) continue;  // DualPipe needs 2*pp micro-batches
+      const bool dual = sched == PipelineSchedule::kDualPipe ||
+                        sched == PipelineSchedule::kDualPipeV || sched == PipelineSchedule::kZbV;
+      if (dual && batch < 8) continue;  // DualPipe needs 2*pp micro-batches, ZB-V 2*pp - 1
       if (dual) sc.model.tied_embeddings = false;
       Result<SimResult> r = Simulate(sc);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -415,7 +447,8 @@ TEST(Simulate, RepresentativeEqualsEveryRank) {
                        {4, 2, 2, 1, 1, PipelineSchedule::kZbH1},
                        {2, 2, 4, 2, 2, PipelineSchedule::kZbH2},
                        {2, 2, 4, 1, 1, PipelineSchedule::kDualPipe},
-                       {4, 1, 2, 1, 0, PipelineSchedule::kDualPipeV}};
+                       {4, 1, 2, 1, 0, PipelineSchedule::kDualPipeV},
+                       {2, 2, 4, 1, 1, PipelineSchedule::kZbV}};
   for (const L& l : layouts) {
     ParallelSpec p;
     p.dp = l.dp;
@@ -428,7 +461,8 @@ TEST(Simulate, RepresentativeEqualsEveryRank) {
     Scenario sc = Base(l.dp * l.tp * l.pp * l.cp, p);
     sc.training.global_batch = 8 * l.pp * l.dp;
     // DualPipe refuses tied embeddings (both ends sit on the same ranks).
-    if (l.s == PipelineSchedule::kDualPipe || l.s == PipelineSchedule::kDualPipeV) {
+    if (l.s == PipelineSchedule::kDualPipe || l.s == PipelineSchedule::kDualPipeV ||
+        l.s == PipelineSchedule::kZbV) {
       sc.model.tied_embeddings = false;
     }
     auto rep = Simulate(sc);

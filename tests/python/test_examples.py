@@ -47,7 +47,7 @@ def test_example_runs_headless(tmp_path):
                            capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
         text = p.stdout
-    assert "526 points" in text and "tokens/s/GPU" in text
+    assert "1024 points" in text and "tokens/s/GPU" in text
     if have("matplotlib"):
         assert (tmp_path / "mixtral-sweep.png").stat().st_size > 1000
     else:

@@ -127,6 +127,20 @@ TEST(PipelineOrder, DualPipeMatchesDeepSeek) {
             "F0 F4.1 F1 F5.1 F2 BW4.1 F6.1 BW0 F3 BW5.1 F7.1 BW1 BW6.1 BW2 B7.1 B3 W7.1 W3");
   EXPECT_EQ(RenderSplit(*PipelineOrder(s, 3)),
             "F4.1 F5.1 F6.1 F0 B0 W0 F1 F7.1 BW1 F2 BW4.1 BW2 F3 BW5.1 BW3 B6.1 W6.1 B7.1 W7.1");
+  // The _forward_backward_chunk pairs, marked on their backward: rank 0 pairs F3 BW5.1 and
+  // F6.1 BW0 (step 4) and F7.1 BW1 (step 5); rank 1, a middle rank, runs its first F2 BW4.1
+  // apart ("to further reduce bubble size") and pairs F6.1 BW0, F3 BW5.1, F7.1 BW1.
+  const auto paired = [&](int64_t rank) {
+    std::string out;
+    const std::vector<ScheduleItem> o = *PipelineOrder(s, rank);
+    for (size_t i = 1; i < o.size(); ++i) {
+      if (!o[i].paired) continue;
+      out += (out.empty() ? "" : " ") + RenderSplit({o[i - 1]}) + "+" + RenderSplit({o[i]});
+    }
+    return out;
+  };
+  EXPECT_EQ(paired(0), "F3+BW5.1 F6.1+BW0 F7.1+BW1");
+  EXPECT_EQ(paired(1), "F6.1+BW0 F3+BW5.1 F7.1+BW1");
   // Refused where DualPipe's implementation asserts: odd pp, odd or too few micro-batches.
   EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 3, 2, 12}, 0).ok());
   EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 9}, 0).ok());
@@ -142,6 +156,67 @@ TEST(PipelineOrder, DualPipeVMatchesDeepSeek) {
   EXPECT_EQ(RenderSplit(*PipelineOrder(s, 3)),
             "F0 F0.1 F1 F1.1 F2 F2.1 F3 F3.1 F4 BW0.1 F4.1 BW0 F5 BW1.1 F5.1 BW1 F6 BW2.1 F6.1 "
             "BW2 F7 BW3.1 F7.1 BW3 BW4.1 BW4 BW5.1 BW5 B6.1 B6 B7.1 B7 W6.1 W6 W7.1 W7");
+}
+
+// ZB-V, p = 4, m = 8, as the zero-bubble authors' handcrafted V schedule orders it
+// (sail-sg/zero-bubble-pipeline-parallelism handcrafted_zb_v; PyTorch's ScheduleZBVZeroBubble):
+// chunk 0 is stage r, chunk 1 stage 7 - r. Warm-up 2(p - r) - 1 F0, r F1 F0, p - r F1 B1 W1;
+// steady F0 B0 W0 F1 B1 W1; cool-down r B0 B1, p - r B0 W0, then the deferred W1, then W0.
+TEST(PipelineOrder, ZbVMatchesTheAuthorsSchedule) {
+  ScheduleShape s{PipelineSchedule::kZbV, 4, 2, 8};
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 0)),
+            "F0 F1 F2 F3 F4 F5 F6 F0.1 B0.1 W0.1 F1.1 B1.1 W1.1 F2.1 B2.1 W2.1 F3.1 B3.1 W3.1 F7 "
+            "B0 W0 F4.1 B4.1 W4.1 B1 W1 F5.1 B5.1 W5.1 B2 W2 F6.1 B6.1 W6.1 B3 W3 F7.1 B7.1 W7.1 "
+            "B4 W4 B5 W5 B6 W6 B7 W7");
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 1)),
+            "F0 F1 F2 F3 F4 F0.1 F5 F1.1 B0.1 W0.1 F2.1 B1.1 W1.1 F3.1 B2.1 W2.1 F6 B0 W0 F4.1 "
+            "B3.1 W3.1 F7 B1 W1 F5.1 B4.1 W4.1 B2 W2 F6.1 B5.1 W5.1 B3 W3 F7.1 B6.1 W6.1 B4 B7.1 "
+            "B5 W4 B6 W5 B7 W6 W7.1 W7");
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 2)),
+            "F0 F1 F2 F0.1 F3 F1.1 F4 F2.1 B0.1 W0.1 F3.1 B1.1 W1.1 F5 B0 W0 F4.1 B2.1 W2.1 F6 B1 "
+            "W1 F5.1 B3.1 W3.1 F7 B2 W2 F6.1 B4.1 W4.1 B3 W3 F7.1 B5.1 W5.1 B4 B6.1 B5 B7.1 B6 W4 "
+            "B7 W5 W6.1 W7.1 W6 W7");
+  EXPECT_EQ(RenderSplit(*PipelineOrder(s, 3)),
+            "F0 F0.1 F1 F1.1 F2 F2.1 F3 F3.1 B0.1 W0.1 F4 B0 W0 F4.1 B1.1 W1.1 F5 B1 W1 F5.1 B2.1 "
+            "W2.1 F6 B2 W2 F6.1 B3.1 W3.1 F7 B3 W3 F7.1 B4.1 W4.1 B4 B5.1 B5 B6.1 B6 B7.1 B7 W4 "
+            "W5.1 W6.1 W7.1 W5 W6 W7");
+  EXPECT_EQ(WarmupCount(s, 0), 8);  // 2p - 1 chunk-0 forwards and the turn's first F1
+  EXPECT_FALSE(PipelineOrder(ScheduleShape{PipelineSchedule::kZbV, 1, 2, 4}, 0).ok());
+}
+
+// ZB-V keeps 1F1B's activation memory (Qi et al. 2024 §6): every rank peaks at 2p chunk passes
+// past F and not through W (p micro-batches of a whole stage, 1F1B's first stage); every pass
+// runs once, F before B before W, for any m (the passes of micro-batches past m dropped).
+TEST(PipelineOrder, ZbVHoldsOneFOneBMemoryAndPassesOnce) {
+  for (int64_t p : {2, 4, 8}) {
+    for (int64_t m : {2 * p - 1, 2 * p, 3 * p + 1, 6 * p}) {
+      ScheduleShape s{PipelineSchedule::kZbV, p, 2, m};
+      for (int64_t r = 0; r < p; ++r) {
+        auto order = PipelineOrder(s, r);
+        ASSERT_TRUE(order.ok());
+        ASSERT_EQ(order->size(), static_cast<size_t>(6 * m));
+        std::set<std::pair<int, int>> f, b, w;
+        int64_t live = 0, peak = 0;
+        for (const ScheduleItem& it : *order) {
+          const auto key =
+              std::make_pair(static_cast<int>(it.chunk), static_cast<int>(it.microbatch));
+          if (it.phase == Phase::kForward) {
+            EXPECT_TRUE(f.insert(key).second);
+            ++live;
+          } else if (it.phase == Phase::kInput) {
+            EXPECT_TRUE(f.count(key) == 1 && b.insert(key).second);
+          } else {
+            ASSERT_EQ(it.phase, Phase::kWeight);
+            EXPECT_TRUE(b.count(key) == 1 && w.insert(key).second);
+            --live;
+          }
+          peak = std::max(peak, live);
+        }
+        EXPECT_EQ(w.size(), static_cast<size_t>(2 * m));
+        EXPECT_EQ(peak, 2 * p) << "p " << p << " m " << m << " rank " << r;
+      }
+    }
+  }
 }
 
 // DeepSeek-V3 Table 2: DualPipe holds pp + 1 micro-batches' activations (each a chunk's: one

@@ -19,7 +19,7 @@ TEST(SweepCli, RanksAndWritesFiles) {
                                             " --jsonl " + dir / "s.jsonl" + " -j 2 --top 3",
                                         false);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(r.out.rfind("shardsim sweep: tests/sweep/data/small.yaml, 1262 points\n"
+  EXPECT_EQ(r.out.rfind("shardsim sweep: tests/sweep/data/small.yaml, 1658 points\n"
                         "Top 3 of ",
                         0),
             0u)
@@ -155,12 +155,12 @@ TEST(SweepCli, SlurmArrayShardsAndMerge) {
                                              " --shard 1/2 -j 2 --progress none",
                                          false);
   ASSERT_EQ(s1.code, 0) << s1.out;
-  EXPECT_NE(s1.out.find("shard 1/2: 631 points"), std::string::npos) << s1.out;
+  EXPECT_NE(s1.out.find("shard 1/2: 829 points"), std::string::npos) << s1.out;
   const sweep_test::CliRun m = Shardsim("merge --sweep tests/sweep/data/small.yaml -o " +
                                             dir / "u.csv" + " " + dir / "u1.csv" + " " + shard2,
                                         false);
   ASSERT_EQ(m.code, 0) << m.out;
-  EXPECT_EQ(m.out.rfind("shardsim merge: 1262 points from 2 files into " + dir / "u.csv", 0), 0u);
+  EXPECT_EQ(m.out.rfind("shardsim merge: 1658 points from 2 files into " + dir / "u.csv", 0), 0u);
   EXPECT_EQ(ReadFile(dir / "u.csv"), ReadFile(dir / "t1.csv"));
 }
 

@@ -44,17 +44,48 @@ TEST(LayoutSpace, Divisors) {
 // gpt3-350m: 16 heads, 24 layers, ffn 4096, on 16 GPUs (2^4), seq 2048, batch 32. Every
 // (tp, pp, cp, dp) with product 16 is valid except pp = 16 (24 layers, nor 24 + 2): 35 - 1 = 34
 // tuples; by pp: 15 with pp 1, 10 with pp 2, 6 with pp 4, 3 with pp 8. pp 1 runs 1F1B; pp >= 2
-// runs GPipe, 1F1B and interleaved with v >= 2 dividing 24/pp: 5 (pp 2: 2,3,4,6,12), 3 (pp 4:
-// 2,3,6), 1 (pp 8: 3). Total 15 + 10*7 + 6*5 + 3*3 = 124 (every pp divides the layers: no split
-// counts the embedding and loss).
+// runs GPipe, 1F1B, ZB-H1, ZB-H2 and interleaved with v >= 2 dividing 24/pp: 5 (pp 2:
+// 2,3,4,6,12), 3 (pp 4: 2,3,6), 1 (pp 8: 3); ZB-V, DualPipe and DualPipeV are refused, the
+// embeddings being tied. Total 15 + 10*9 + 6*7 + 3*5 = 162 (every pp divides the layers: no
+// split counts the embedding and loss).
 TEST(LayoutSpace, ClosedFormCount) {
   const Scenario s = Small("gpt3-350m", 16, 2048, 32);
-  EXPECT_EQ(ValidLayouts(s, 16, LayoutAuto{}, true).size(), 124u);
+  EXPECT_EQ(ValidLayouts(s, 16, LayoutAuto{}, true).size(), 162u);
 }
 
-// The zero-bubble and DualPipe schedules join the search only when the schedule list names
-// them (ClosedFormCount above: the default search is unchanged): zb_h1 at every pp >= 2 (2, 4, 8
-// with tp = cp = 1), DualPipe at none, gpt3-350m's embeddings being tied (refused with it).
+// The zero-bubble and DualPipe schedules are in the default search, each where validation takes
+// it. llama3-8b (32 layers, untied) on 16 GPUs with tp = cp = 1: pp 2, 4, 8, 16 with dp 8, 4, 2,
+// 1. Batch 32 (4, 8, 16, 32 micro-batches): every one of the five at every pp (ZB-V and
+// DualPipeV split 32 layers over 2*pp stages; ZB-V needs 2*pp - 1 micro-batches, DualPipe and
+// DualPipeV 2*pp). Batch 16 (2, 4, 8, 16): ZB-H1 and ZB-H2 only, the others short of
+// micro-batches at every pp.
+TEST(LayoutSpace, NewSchedulesInTheDefaultSearch) {
+  for (int64_t batch : {32, 16}) {
+    const Scenario s = Small("llama3-8b", 16, 2048, batch);
+    LayoutAuto only;
+    only.tp = {1};
+    only.cp = {1};
+    std::set<std::pair<int64_t, int>> got;
+    for (const LayoutChoice& l : ValidLayouts(s, 16, only, true)) {
+      got.emplace(l.pp, static_cast<int>(l.schedule));
+    }
+    const auto has = [&](int64_t pp, PipelineSchedule z) {
+      return got.count({pp, static_cast<int>(z)}) == 1;
+    };
+    for (int64_t pp : {2, 4, 8, 16}) {
+      EXPECT_TRUE(has(pp, PipelineSchedule::kZbH1)) << "pp " << pp;
+      EXPECT_TRUE(has(pp, PipelineSchedule::kZbH2)) << "pp " << pp;
+      for (PipelineSchedule z :
+           {PipelineSchedule::kZbV, PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV}) {
+        EXPECT_EQ(has(pp, z), batch == 32) << Name(z) << " pp " << pp << " batch " << batch;
+      }
+    }
+    EXPECT_FALSE(has(1, PipelineSchedule::kZbH1));  // no pipeline, no pipeline schedule
+  }
+}
+
+// A schedule list still restricts the search: zb_h1 at every pp >= 2 (2, 4, 8 with tp = cp = 1),
+// DualPipe at none, gpt3-350m's embeddings being tied (refused with it).
 TEST(LayoutSpace, NewSchedulesWhenNamed) {
   const Scenario s = Small("gpt3-350m", 16, 2048, 32);
   LayoutAuto only;
@@ -197,8 +228,12 @@ TEST(LayoutSpace, AgreesWithValidateScenarioOnEveryCandidate) {
           for (int64_t dp = 1; dp <= gpus; ++dp) {
             if (tp * pp * cp * dp != gpus) continue;
             for (PipelineSchedule p : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B,
-                                       PipelineSchedule::kInterleaved1F1B}) {
+                                       PipelineSchedule::kInterleaved1F1B, PipelineSchedule::kZbH1,
+                                       PipelineSchedule::kZbH2, PipelineSchedule::kZbV,
+                                       PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV}) {
               for (int64_t v = 1; v <= s.model.num_layers + 2; ++v) {
+                // ZB-V takes virtual_stages 2 as well as 1, the same layout: searched as 1.
+                if (p == PipelineSchedule::kZbV && v != 1) continue;
                 for (int64_t ep = 1; ep <= gpus; ++ep) {
                   LayoutChoice l{dp, tp, pp, cp, p, v, ep};
                   s.parallel.account_for_embedding_in_pipeline_split = false;
@@ -210,7 +245,8 @@ TEST(LayoutSpace, AgreesWithValidateScenarioOnEveryCandidate) {
                     ApplyLayout(l, &s);
                     if (!ValidateScenario(s).ok()) continue;
                   }
-                  if (pp == 1 && p == PipelineSchedule::kGpipe) continue;
+                  // A pipeline schedule without a pipeline is 1F1B's layout.
+                  if (pp == 1 && p != PipelineSchedule::k1F1B) continue;
                   accepted.insert(KeyOf(l));
                 }
               }

@@ -210,10 +210,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "tests/sweep/data/inline.yaml:10:26: parallel.tpp: unknown key of parallel: "
                 "auto; did you mean 'tp'? (it restricts dp, tp, pp, cp, virtual_stages, "
                 "schedule and ep)"},
-        BadCase{"sweep:\n  parallel: {auto: true, schedule: [1f1bb]}\n",
-                "tests/sweep/data/inline.yaml:10:37: parallel.schedule: \"1f1bb\" is not one of "
-                "gpipe, 1f1b, interleaved_1f1b, zb_h1, zb_h2, dualpipe, dualpipe_v; did you mean "
-                "'1f1b'?"},
+        BadCase{
+            "sweep:\n  parallel: {auto: true, schedule: [1f1bb]}\n",
+            "tests/sweep/data/inline.yaml:10:37: parallel.schedule: \"1f1bb\" is not one of "
+            "gpipe, 1f1b, interleaved_1f1b, zb_h1, zb_h2, zb_v, dualpipe, dualpipe_v; did you mean "
+            "'1f1b'?"},
         BadCase{"sweep:\n  hardware: [a100-sxm4-40gb]\n  zip: [[hardware, topolgy]]\n",
                 "tests/sweep/data/inline.yaml:11:20: zip: \"topolgy\" is not an axis of this "
                 "sweep"},
