@@ -101,6 +101,23 @@ Result<Sharding> ShardModel(const ModelSpec& model, const TrainingSpec& training
     s.layer_collectives.push_back(
         Collectives(model, training, parallel, s.rules, layer, s.activation));
   }
+  if (parallel.tp > 1) {
+    const bool sp = s.rules.sequence_parallel;
+    const Bytes act = s.activation;
+    auto add = [](LayerCollectives& to, CollectiveOp op, Bytes size, CommPass pass,
+                  int64_t times = 1) {
+      to.collectives.push_back(
+          InLayerCollective{CommGroup::kTp, op, size, Region::kNone, pass, false, times});
+    };
+    add(s.embedding_collectives, sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, act,
+        CommPass::kForward);
+    if (sp) add(s.embedding_collectives, CollectiveOp::kAllGather, act, CommPass::kBackward);
+    if (sp) add(s.head_collectives, CollectiveOp::kAllGather, act, CommPass::kForward);
+    const Bytes stats(4.0 * static_cast<double>(s.graph.tokens_per_microbatch));
+    add(s.head_collectives, CollectiveOp::kAllReduce, stats, CommPass::kForward, 3);
+    add(s.head_collectives, sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, act,
+        CommPass::kBackward);
+  }
   return s;
 }
 

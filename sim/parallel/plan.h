@@ -92,6 +92,14 @@ struct Sharding {
   OpGraph graph;                                    // one device's ops per micro-batch
   std::vector<PipelineRank> stages;                 // the layer split, one per pipeline rank
   std::vector<LayerCollectives> layer_collectives;  // parallel to graph.layer_kinds
+  // The vocab-parallel embedding's TP collectives (Megatron-LM): forward the all-reduce of the
+  // partial lookups (a reduce-scatter with SP), backward with SP the all-gather of the gradient.
+  LayerCollectives embedding_collectives;
+  // The output head's, once per head (the main one and each MTP module's): with SP the forward
+  // all-gather of its input; three all-reduces of per-token fp32 statistics (4 bytes x T) for the
+  // vocab-parallel cross-entropy (max, sum, target logit); backward the reduce-scatter of the
+  // input gradient (its all-reduce without SP).
+  LayerCollectives head_collectives;
   Bytes activation;  // one micro-batch's full T x h activation on this device, in bytes
 };
 

@@ -248,18 +248,11 @@ struct Pricer {
     b.fwd.compute = OpsTime(g.embedding, false, hw);
     b.bwd.compute = OpsTime(g.embedding, true, hw);
     b.wgrad = WeightGradTime(g.embedding, hw);
-    if (tp > 1) {
-      Result<Seconds> fwd =
-          Coll(CommGroup::kTp, sp ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, act);
-      if (!fwd.ok()) return fwd.status();
-      b.fwd.tp += *fwd;
-      b.tp_comm_total += *fwd;
-      if (sp) {
-        Result<Seconds> bwd = Coll(CommGroup::kTp, CollectiveOp::kAllGather, act);
-        if (!bwd.ok()) return bwd.status();
-        b.bwd.tp += *bwd;
-        b.tp_comm_total += *bwd;
-      }
+    for (const InLayerCollective& c : plan.embedding_collectives.collectives) {
+      Result<Seconds> t = Coll(c.group, c.op, c.size);
+      if (!t.ok()) return t.status();
+      (c.pass == CommPass::kForward ? b.fwd.tp : b.bwd.tp) += *t;
+      b.tp_comm_total += *t;
     }
     return b;
   }
@@ -272,18 +265,14 @@ struct Pricer {
     b.bwd.compute = OpsTime(g.head, true, hw) + OpsTime(g.mtp, true, hw);
     b.wgrad = WeightGradTime(g.head, hw) + WeightGradTime(g.mtp, hw);
     if (tp > 1) {
+      // The plan's head collectives, once per head: the main one and each MTP module's.
       const int heads = 1 + static_cast<int>(sc.model.mtp_depth);
-      const Bytes stats(4.0 * static_cast<double>(g.tokens_per_microbatch));
-      Result<Seconds> small = Coll(CommGroup::kTp, CollectiveOp::kAllReduce, stats);
-      Result<Seconds> ag = Coll(CommGroup::kTp, CollectiveOp::kAllGather, act);
-      Result<Seconds> rs = Coll(CommGroup::kTp, CollectiveOp::kReduceScatter, act);
-      Result<Seconds> ar = Coll(CommGroup::kTp, CollectiveOp::kAllReduce, act);
-      if (!small.ok()) return small.status();
-      if (!ag.ok()) return ag.status();
-      if (!rs.ok()) return rs.status();
-      if (!ar.ok()) return ar.status();
-      const Seconds fwd = (sp ? *ag : Seconds(0)) + *small * 3.0;
-      const Seconds bwd = sp ? *rs : *ar;
+      Seconds fwd, bwd;
+      for (const InLayerCollective& c : plan.head_collectives.collectives) {
+        Result<Seconds> t = Coll(c.group, c.op, c.size);
+        if (!t.ok()) return t.status();
+        (c.pass == CommPass::kForward ? fwd : bwd) += *t * static_cast<double>(c.times);
+      }
       b.fwd.tp += fwd * static_cast<double>(heads);
       b.bwd.tp += bwd * static_cast<double>(heads);
       b.tp_comm_total += (fwd + bwd) * static_cast<double>(heads);

@@ -190,6 +190,44 @@ TEST(LayerCollectives, TensorParallelPerBlock) {
   EXPECT_TRUE(none->layer_collectives[0].collectives.empty());
 }
 
+TEST(LayerCollectives, EmbeddingAndHead) {
+  // Vocab-parallel embedding and head at TP 8, T = 8192: with SP the embedding reduce-scatters
+  // forward and all-gathers backward (128 MiB each); the head all-gathers its input forward,
+  // all-reduces 3 x 4 bytes x 8192 of fp32 statistics, and reduce-scatters backward.
+  const double act = 8192.0 * 8192 * 2;
+  Result<Sharding> sp = ShardModel(Llama70b(), Training(8192, 1, 64), Parallel(8, 8, 1));
+  ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+  const std::vector<InLayerCollective>& e = sp->embedding_collectives.collectives;
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].op, CollectiveOp::kReduceScatter);
+  EXPECT_EQ(e[0].pass, CommPass::kForward);
+  EXPECT_EQ(e[1].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(e[1].pass, CommPass::kBackward);
+  EXPECT_DOUBLE_EQ(e[1].size.value(), act);
+  const std::vector<InLayerCollective>& h = sp->head_collectives.collectives;
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(h[1].op, CollectiveOp::kAllReduce);
+  EXPECT_DOUBLE_EQ(h[1].size.value(), 4.0 * 8192);
+  EXPECT_EQ(h[1].times, 3);
+  EXPECT_EQ(h[2].op, CollectiveOp::kReduceScatter);
+  EXPECT_EQ(h[2].pass, CommPass::kBackward);
+
+  Result<Sharding> ar =
+      ShardModel(Llama70b(), Training(8192, 1, 64), Parallel(8, 8, 1, 1, /*sp=*/false));
+  ASSERT_TRUE(ar.ok()) << ar.status().ToString();
+  ASSERT_EQ(ar->embedding_collectives.collectives.size(), 1u);
+  EXPECT_EQ(ar->embedding_collectives.collectives[0].op, CollectiveOp::kAllReduce);
+  ASSERT_EQ(ar->head_collectives.collectives.size(), 2u);
+  EXPECT_EQ(ar->head_collectives.collectives[1].op, CollectiveOp::kAllReduce);
+  EXPECT_DOUBLE_EQ(ar->head_collectives.collectives[1].size.value(), act);
+
+  Result<Sharding> none = ShardModel(Llama70b(), Training(8192, 1, 64), Parallel(64, 1, 1));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->embedding_collectives.collectives.empty());
+  EXPECT_TRUE(none->head_collectives.collectives.empty());
+}
+
 TEST(LayerCollectives, RingAttentionHop) {
   // CP 2 of seq 8192 at TP 8: T = 4096 tokens; K and V of 1 kv head x (128 + 128) per token,
   // 2 bytes: 4096 x 256 x 2 = 2 MiB forward, twice that backward, cp - 1 = 1 round each.
