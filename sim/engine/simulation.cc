@@ -84,6 +84,9 @@ void Simulation::Build() {
   dirty_.assign(num_resources, 0);
   link_mark_.assign(num_resources, 0);
   local_of_.assign(num_resources, -1);
+  // At most one entry per link (dirty_ guards it): sized once, so MarkDirty never grows it.
+  dirty_links_.assign(num_resources, -1);
+  num_dirty_ = 0;
 
   queue_.Reset(n);
 }
@@ -143,7 +146,7 @@ void Simulation::MarkDirty(int32_t link) {
     return;
   }
   dirty_[At(link)] = 1;
-  dirty_links_.push_back(link);
+  dirty_links_[At(num_dirty_++)] = link;
 }
 
 void Simulation::ActivateFlow(int32_t flow, int64_t now) {
@@ -253,15 +256,43 @@ void Simulation::Reshare(int64_t now) {
   ++epoch_;
   comp_links_.clear();
   comp_flows_.clear();
-  for (int32_t link : dirty_links_) {
+  const std::span<const int32_t> dirty(dirty_links_.data(), At(num_dirty_));
+  num_dirty_ = 0;
+  // The common case first: every changed link that still carries a flow carries the same single
+  // flow, and that flow is alone on all its links. Its component is that flow alone, which the
+  // breadth-first search below would find at a higher cost (the same component, the same rates).
+  int32_t alone = -1;
+  for (int32_t link : dirty) {
     dirty_[At(link)] = 0;
-    if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
+    const auto& list = active_[At(link)];
+    if (list.empty()) continue;
+    if (alone == -2) continue;
+    if (list.size() != 1 || (alone >= 0 && list[0].flow != alone)) {
+      alone = -2;
       continue;
     }
-    link_mark_[At(link)] = epoch_;
-    comp_links_.push_back(link);
+    alone = list[0].flow;
   }
-  dirty_links_.clear();
+  if (alone >= 0) {
+    const size_t f = At(alone);
+    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+      if (active_[At(e_.flow_links_[At(k)].v)].size() != 1) {
+        alone = -2;
+        break;
+      }
+    }
+  }
+  if (alone >= 0) {
+    comp_flows_.push_back(alone);
+  } else {
+    for (int32_t link : dirty) {
+      if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
+        continue;
+      }
+      link_mark_[At(link)] = epoch_;
+      comp_links_.push_back(link);
+    }
+  }
   for (size_t i = 0; i < comp_links_.size(); ++i) {  // breadth-first; comp_links_ grows
     for (const ActiveEntry& entry : active_[At(comp_links_[i])]) {
       const size_t f = At(entry.flow);
@@ -354,7 +385,7 @@ Result<RunResult> Simulation::Run() {
       Start(t, 0, -1, Release::kAtStart);
     }
   }
-  if (!dirty_links_.empty()) {
+  if (num_dirty_ > 0) {
     Reshare(0);
   }
   while (!queue_.empty() && overflow_task_ < 0) {
@@ -377,7 +408,7 @@ Result<RunResult> Simulation::Run() {
           break;
       }
     } while (!queue_.empty() && queue_.top().time == now);
-    if (!dirty_links_.empty()) {
+    if (num_dirty_ > 0) {
       Reshare(now);
     }
   }

@@ -88,7 +88,8 @@ class Simulation {
   std::vector<double> bytes_;
   std::vector<uint8_t> dirty_;
   std::vector<int32_t> link_mark_;
-  std::vector<int32_t> dirty_links_;
+  std::vector<int32_t> dirty_links_;  // the first num_dirty_ entries: links changed since Reshare
+  int32_t num_dirty_ = 0;
   int64_t active_flows_ = 0;
 
   // Reshare scratch (reused: no allocation once grown).
