@@ -1,6 +1,7 @@
 #include "sim/engine/simulation.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -343,28 +344,60 @@ void Simulation::Reshare(int64_t now) {
     return;
   }
 
-  local_capacity_.clear();
-  for (size_t i = 0; i < comp_links_.size(); ++i) {
-    local_of_[At(comp_links_[i])] = static_cast<int32_t>(i);
-    local_capacity_.push_back(e_.capacity_[At(comp_links_[i])]);
-  }
-  local_begin_.assign(1, 0);
-  local_links_.clear();
-  local_cap_.clear();
-  local_weight_.clear();
+  // The local problem, and with it the words that name it for the memo (SolveMemo): the link
+  // count, the flow count, the capacities, then per flow its path length, its (local link,
+  // weight) pairs and its cap. Written through pointers into vectors sized once per call.
+  const size_t nl = comp_links_.size();
+  const size_t nf = comp_flows_.size();
+  size_t path_total = 0;
   for (int32_t flow : comp_flows_) {
-    const size_t f = At(flow);
-    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
-      local_links_.push_back(local_of_[At(e_.flow_links_[At(k)].v)]);
-      local_weight_.push_back(e_.flow_weight_[At(k)]);
-    }
-    local_begin_.push_back(static_cast<int32_t>(local_links_.size()));
-    local_cap_.push_back(e_.flow_cap_[f]);
+    path_total += At(e_.flow_begin_[At(flow) + 1] - e_.flow_begin_[At(flow)]);
   }
-  local_rate_.assign(comp_flows_.size(), 0.0);
-  local_bound_.assign(comp_flows_.size(), -1);
-  solver_.Solve(local_capacity_, local_begin_, local_links_, local_cap_, local_rate_, local_weight_,
-                local_bound_);
+  local_capacity_.resize(nl);
+  local_begin_.resize(nf + 1);
+  local_links_.resize(path_total);
+  local_weight_.resize(path_total);
+  local_cap_.resize(nf);
+  memo_key_.resize(2 + nl + 2 * nf + 2 * path_total);
+  uint64_t* key = memo_key_.data();
+  *key++ = nl;
+  *key++ = nf;
+  const double* capacity = e_.capacity_.data();
+  int32_t* local_of = local_of_.data();
+  for (size_t i = 0; i < nl; ++i) {
+    const size_t link = At(comp_links_[i]);
+    local_of[link] = static_cast<int32_t>(i);
+    local_capacity_[i] = capacity[link];
+    *key++ = std::bit_cast<uint64_t>(capacity[link]);
+  }
+  const int32_t* flow_begin = e_.flow_begin_.data();
+  const ResourceId* flow_links = e_.flow_links_.data();
+  const double* flow_weight = e_.flow_weight_.data();
+  int32_t* links_out = local_links_.data();
+  double* weight_out = local_weight_.data();
+  int32_t pos = 0;
+  local_begin_[0] = 0;
+  for (size_t i = 0; i < nf; ++i) {
+    const size_t f = At(comp_flows_[i]);
+    const int32_t b = flow_begin[f];
+    const int32_t e = flow_begin[f + 1];
+    *key++ = static_cast<uint64_t>(e - b);
+    for (int32_t k = b; k < e; ++k) {
+      const int32_t local = local_of[At(flow_links[At(k)].v)];
+      const double w = flow_weight[At(k)];
+      links_out[At(pos)] = local;
+      weight_out[At(pos)] = w;
+      ++pos;
+      *key++ = static_cast<uint64_t>(local);
+      *key++ = std::bit_cast<uint64_t>(w);
+    }
+    local_begin_[i + 1] = pos;
+    local_cap_[i] = e_.flow_cap_[f];
+    *key++ = std::bit_cast<uint64_t>(local_cap_[i]);
+  }
+  local_rate_.assign(nf, 0.0);
+  local_bound_.assign(nf, -1);
+  SolveMemo();
 
   for (size_t i = 0; i < comp_flows_.size(); ++i) {
     const int32_t flow = comp_flows_[i];
@@ -376,6 +409,51 @@ void Simulation::Reshare(int64_t now) {
       Rebound(flow, bound, now);
     }
   }
+}
+
+// The solver is a pure function of the local problem (capacities, paths, weights, caps: the
+// local indices follow the search order, so the same links and flows met in the same order give
+// the same problem). A step repeats the same few contentions (a DP bucket meeting a PP send on a
+// NIC, micro-batch after micro-batch), so each distinct problem is solved once and its rates and
+// bounds are copied afterwards: the same doubles the solver would return.
+void Simulation::SolveMemo() {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
+  for (uint64_t w : memo_key_) {
+    h = (h ^ w) * 1099511628211ull;
+  }
+  if (memo_table_.empty()) {
+    memo_table_.assign(kMemoSlots, -1);
+  }
+  // Open addressing, linear probing; entries are never removed.
+  size_t slot = static_cast<size_t>(h) & (kMemoSlots - 1);
+  for (; memo_table_[slot] >= 0; slot = (slot + 1) & (kMemoSlots - 1)) {
+    const MemoEntry& m = memo_[At(memo_table_[slot])];
+    if (m.hash != h || m.key_end - m.key_begin != memo_key_.size() ||
+        !std::equal(memo_key_.begin(), memo_key_.end(),
+                    memo_keys_.begin() + static_cast<std::ptrdiff_t>(m.key_begin))) {
+      continue;
+    }
+    const auto r = static_cast<std::ptrdiff_t>(m.result_begin);
+    const auto n = static_cast<std::ptrdiff_t>(local_rate_.size());
+    std::copy(memo_rates_.begin() + r, memo_rates_.begin() + r + n, local_rate_.begin());
+    std::copy(memo_bounds_.begin() + r, memo_bounds_.begin() + r + n, local_bound_.begin());
+    return;
+  }
+  solver_.Solve(local_capacity_, local_begin_, local_links_, local_cap_, local_rate_, local_weight_,
+                local_bound_);
+  if (memo_.size() >= kMaxMemo) {
+    return;  // a full memo keeps what it has
+  }
+  MemoEntry m;
+  m.hash = h;
+  m.key_begin = memo_keys_.size();
+  memo_keys_.insert(memo_keys_.end(), memo_key_.begin(), memo_key_.end());
+  m.key_end = memo_keys_.size();
+  m.result_begin = memo_rates_.size();
+  memo_rates_.insert(memo_rates_.end(), local_rate_.begin(), local_rate_.end());
+  memo_bounds_.insert(memo_bounds_.end(), local_bound_.begin(), local_bound_.end());
+  memo_table_[slot] = static_cast<int32_t>(memo_.size());
+  memo_.push_back(m);
 }
 
 Result<RunResult> Simulation::Run() {
