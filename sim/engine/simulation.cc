@@ -92,12 +92,12 @@ void Simulation::Build() {
   queue_.Reset(n);
 }
 
-bool Simulation::IsHead(int32_t task) const {
+inline bool Simulation::IsHead(int32_t task) const {
   const int32_t s = e_.stream_[At(task)];
   return s < 0 || stream_tasks_[At(head_[At(s)])].v == task;
 }
 
-void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
+inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
   if (delay > kMaxPicos - now) {
     if (overflow_task_ < 0) overflow_task_ = task;
     return;
@@ -142,7 +142,7 @@ void Simulation::Finish(int32_t task, int64_t now) {
   }
 }
 
-void Simulation::MarkDirty(int32_t link) {
+inline void Simulation::MarkDirty(int32_t link) {
   if (dirty_[At(link)] != 0) {
     return;
   }
@@ -211,7 +211,7 @@ void Simulation::EndFlow(int32_t flow, int64_t now) {
 // Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
 // new rate: now + ceil(remaining * 1e12 / rate) picoseconds. Multiplying before dividing keeps
 // round figures exact (1e6 B at 1e11 B/s is exactly 1e7 ps).
-void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
+inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
   const size_t f = At(flow);
   if (rate_[f] > 0.0 && now > settled_[f]) {
     remaining_[f] -= rate_[f] * static_cast<double>(now - settled_[f]) / kPicosPerSecond;
@@ -234,7 +234,7 @@ void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) 
 // bounding link, then makes `bound` the current one. The link with the most bytes so far is the
 // flow's RunResult::BoundBy. Kept apart from remaining_/settled_ so that the bookkeeping never
 // moves a flow's end.
-void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
+inline void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
   const size_t f = At(flow);
   if (rate_[f] > 0.0 && now > bound_since_[f]) {
     cur_bound_bytes_[f] += rate_[f] * static_cast<double>(now - bound_since_[f]) / kPicosPerSecond;
