@@ -395,8 +395,9 @@ void Simulation::Reshare(int64_t now) {
     local_cap_[i] = e_.flow_cap_[f];
     *key++ = std::bit_cast<uint64_t>(local_cap_[i]);
   }
-  local_rate_.assign(nf, 0.0);
-  local_bound_.assign(nf, -1);
+  // No fill: the solver writes every flow's rate and bound, and so does a memo hit.
+  local_rate_.resize(nf);
+  local_bound_.resize(nf);
   SolveMemo();
 
   for (size_t i = 0; i < comp_flows_.size(); ++i) {

@@ -114,7 +114,7 @@ class Simulation {
     size_t key_begin = 0, key_end = 0;  // in memo_keys_
     size_t result_begin = 0;            // in memo_rates_ and memo_bounds_
   };
-  static constexpr size_t kMemoSlots = 4096;  // a power of two
+  static constexpr size_t kMemoSlots = 1024;  // a power of two
   static constexpr size_t kMaxMemo = kMemoSlots / 2;
   std::vector<uint64_t> memo_key_;  // the current problem's words, written by Reshare
   std::vector<uint64_t> memo_keys_;
