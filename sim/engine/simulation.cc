@@ -194,11 +194,14 @@ void Simulation::EndFlow(int32_t flow, int64_t now) {
     list[At(pos)] = last;
     slot_pos_[At(last.slot)] = pos;
     list.pop_back();
-    if (list.empty()) {
-      busy_[At(link)] += now - busy_since_[At(link)];
-    }
     bytes_[At(link)] += e_.flow_weight_[At(k)] * e_.flow_bytes_[f];
-    MarkDirty(link);
+    if (list.empty()) {
+      // Nothing left to re-share here (Reshare skips an idle link; a flow that starts on it
+      // marks it again).
+      busy_[At(link)] += now - busy_since_[At(link)];
+    } else {
+      MarkDirty(link);
+    }
   }
   Rebound(flow, -1, now);
   if (e_.flow_begin_[f + 1] > e_.flow_begin_[f]) {
