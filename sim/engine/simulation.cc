@@ -105,7 +105,7 @@ inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int
   queue_.Schedule(task, now + delay, kind);
 }
 
-void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
+inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
   const size_t t = At(task);
   start_[t] = now;
   trigger_[t] = trigger;
@@ -120,7 +120,7 @@ void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) 
   }
 }
 
-void Simulation::Finish(int32_t task, int64_t now) {
+inline void Simulation::Finish(int32_t task, int64_t now) {
   const size_t t = At(task);
   end_[t] = now;
   ++finished_;
@@ -150,7 +150,7 @@ inline void Simulation::MarkDirty(int32_t link) {
   dirty_links_[At(num_dirty_++)] = link;
 }
 
-void Simulation::ActivateFlow(int32_t flow, int64_t now) {
+inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   const int32_t task = e_.flow_task_[f];
   const double bytes = e_.flow_bytes_[f];
