@@ -184,7 +184,7 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   }
 }
 
-void Simulation::EndFlow(int32_t flow, int64_t now) {
+inline void Simulation::EndFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
     const int32_t link = e_.flow_links_[At(k)].v;
