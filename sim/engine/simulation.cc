@@ -437,10 +437,11 @@ void Simulation::SolveMemo() {
                     memo_keys_.begin() + static_cast<std::ptrdiff_t>(m.key_begin))) {
       continue;
     }
-    const auto r = static_cast<std::ptrdiff_t>(m.result_begin);
-    const auto n = static_cast<std::ptrdiff_t>(local_rate_.size());
-    std::copy(memo_rates_.begin() + r, memo_rates_.begin() + r + n, local_rate_.begin());
-    std::copy(memo_bounds_.begin() + r, memo_bounds_.begin() + r + n, local_bound_.begin());
+    // Element loops: a few flows each, cheaper than a library copy per call.
+    for (size_t i = 0; i < local_rate_.size(); ++i) {
+      local_rate_[i] = memo_rates_[m.result_begin + i];
+      local_bound_[i] = memo_bounds_[m.result_begin + i];
+    }
     return;
   }
   solver_.Solve(local_capacity_, local_begin_, local_links_, local_cap_, local_rate_, local_weight_,
