@@ -19,7 +19,8 @@ void Engine::Reserve(int32_t tasks, int64_t dependencies) {
   edges_.reserve(static_cast<size_t>(dependencies > 0 ? dependencies : 0));
 }
 
-bool Engine::IsResource(ResourceId r, ResourceKind kind) const {
+// inline: a hot check of every AddFlow link (private, used only in this file).
+inline bool Engine::IsResource(ResourceId r, ResourceKind kind) const {
   return r.valid() && r.v < num_resources() && resource_kind_[Index(r)] == kind;
 }
 

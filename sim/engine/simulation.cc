@@ -1,6 +1,7 @@
 #include "sim/engine/simulation.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -84,16 +85,19 @@ void Simulation::Build() {
   dirty_.assign(num_resources, 0);
   link_mark_.assign(num_resources, 0);
   local_of_.assign(num_resources, -1);
+  // At most one entry per link (dirty_ guards it): sized once, so MarkDirty never grows it.
+  dirty_links_.assign(num_resources, -1);
+  num_dirty_ = 0;
 
   queue_.Reset(n);
 }
 
-bool Simulation::IsHead(int32_t task) const {
+inline bool Simulation::IsHead(int32_t task) const {
   const int32_t s = e_.stream_[At(task)];
   return s < 0 || stream_tasks_[At(head_[At(s)])].v == task;
 }
 
-void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
+inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
   if (delay > kMaxPicos - now) {
     if (overflow_task_ < 0) overflow_task_ = task;
     return;
@@ -101,7 +105,7 @@ void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t ta
   queue_.Schedule(task, now + delay, kind);
 }
 
-void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
+inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
   const size_t t = At(task);
   start_[t] = now;
   trigger_[t] = trigger;
@@ -116,7 +120,7 @@ void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) 
   }
 }
 
-void Simulation::Finish(int32_t task, int64_t now) {
+inline void Simulation::Finish(int32_t task, int64_t now) {
   const size_t t = At(task);
   end_[t] = now;
   ++finished_;
@@ -138,15 +142,15 @@ void Simulation::Finish(int32_t task, int64_t now) {
   }
 }
 
-void Simulation::MarkDirty(int32_t link) {
+inline void Simulation::MarkDirty(int32_t link) {
   if (dirty_[At(link)] != 0) {
     return;
   }
   dirty_[At(link)] = 1;
-  dirty_links_.push_back(link);
+  dirty_links_[At(num_dirty_++)] = link;
 }
 
-void Simulation::ActivateFlow(int32_t flow, int64_t now) {
+inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   const int32_t task = e_.flow_task_[f];
   const double bytes = e_.flow_bytes_[f];
@@ -180,7 +184,7 @@ void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   }
 }
 
-void Simulation::EndFlow(int32_t flow, int64_t now) {
+inline void Simulation::EndFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
     const int32_t link = e_.flow_links_[At(k)].v;
@@ -190,11 +194,14 @@ void Simulation::EndFlow(int32_t flow, int64_t now) {
     list[At(pos)] = last;
     slot_pos_[At(last.slot)] = pos;
     list.pop_back();
-    if (list.empty()) {
-      busy_[At(link)] += now - busy_since_[At(link)];
-    }
     bytes_[At(link)] += e_.flow_weight_[At(k)] * e_.flow_bytes_[f];
-    MarkDirty(link);
+    if (list.empty()) {
+      // Nothing left to re-share here (Reshare skips an idle link; a flow that starts on it
+      // marks it again).
+      busy_[At(link)] += now - busy_since_[At(link)];
+    } else {
+      MarkDirty(link);
+    }
   }
   Rebound(flow, -1, now);
   if (e_.flow_begin_[f + 1] > e_.flow_begin_[f]) {
@@ -207,7 +214,7 @@ void Simulation::EndFlow(int32_t flow, int64_t now) {
 // Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
 // new rate: now + ceil(remaining * 1e12 / rate) picoseconds. Multiplying before dividing keeps
 // round figures exact (1e6 B at 1e11 B/s is exactly 1e7 ps).
-void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
+inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
   const size_t f = At(flow);
   if (rate_[f] > 0.0 && now > settled_[f]) {
     remaining_[f] -= rate_[f] * static_cast<double>(now - settled_[f]) / kPicosPerSecond;
@@ -230,7 +237,7 @@ void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) 
 // bounding link, then makes `bound` the current one. The link with the most bytes so far is the
 // flow's RunResult::BoundBy. Kept apart from remaining_/settled_ so that the bookkeeping never
 // moves a flow's end.
-void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
+inline void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
   const size_t f = At(flow);
   if (rate_[f] > 0.0 && now > bound_since_[f]) {
     cur_bound_bytes_[f] += rate_[f] * static_cast<double>(now - bound_since_[f]) / kPicosPerSecond;
@@ -253,15 +260,43 @@ void Simulation::Reshare(int64_t now) {
   ++epoch_;
   comp_links_.clear();
   comp_flows_.clear();
-  for (int32_t link : dirty_links_) {
+  const std::span<const int32_t> dirty(dirty_links_.data(), At(num_dirty_));
+  num_dirty_ = 0;
+  // The common case first: every changed link that still carries a flow carries the same single
+  // flow, and that flow is alone on all its links. Its component is that flow alone, which the
+  // breadth-first search below would find at a higher cost (the same component, the same rates).
+  int32_t alone = -1;
+  for (int32_t link : dirty) {
     dirty_[At(link)] = 0;
-    if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
+    const auto& list = active_[At(link)];
+    if (list.empty()) continue;
+    if (alone == -2) continue;
+    if (list.size() != 1 || (alone >= 0 && list[0].flow != alone)) {
+      alone = -2;
       continue;
     }
-    link_mark_[At(link)] = epoch_;
-    comp_links_.push_back(link);
+    alone = list[0].flow;
   }
-  dirty_links_.clear();
+  if (alone >= 0) {
+    const size_t f = At(alone);
+    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+      if (active_[At(e_.flow_links_[At(k)].v)].size() != 1) {
+        alone = -2;
+        break;
+      }
+    }
+  }
+  if (alone >= 0) {
+    comp_flows_.push_back(alone);
+  } else {
+    for (int32_t link : dirty) {
+      if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
+        continue;
+      }
+      link_mark_[At(link)] = epoch_;
+      comp_links_.push_back(link);
+    }
+  }
   for (size_t i = 0; i < comp_links_.size(); ++i) {  // breadth-first; comp_links_ grows
     for (const ActiveEntry& entry : active_[At(comp_links_[i])]) {
       const size_t f = At(entry.flow);
@@ -312,28 +347,61 @@ void Simulation::Reshare(int64_t now) {
     return;
   }
 
-  local_capacity_.clear();
-  for (size_t i = 0; i < comp_links_.size(); ++i) {
-    local_of_[At(comp_links_[i])] = static_cast<int32_t>(i);
-    local_capacity_.push_back(e_.capacity_[At(comp_links_[i])]);
-  }
-  local_begin_.assign(1, 0);
-  local_links_.clear();
-  local_cap_.clear();
-  local_weight_.clear();
+  // The local problem, and with it the words that name it for the memo (SolveMemo): the link
+  // count, the flow count, the capacities, then per flow its path length, its (local link,
+  // weight) pairs and its cap. Written through pointers into vectors sized once per call.
+  const size_t nl = comp_links_.size();
+  const size_t nf = comp_flows_.size();
+  size_t path_total = 0;
   for (int32_t flow : comp_flows_) {
-    const size_t f = At(flow);
-    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
-      local_links_.push_back(local_of_[At(e_.flow_links_[At(k)].v)]);
-      local_weight_.push_back(e_.flow_weight_[At(k)]);
-    }
-    local_begin_.push_back(static_cast<int32_t>(local_links_.size()));
-    local_cap_.push_back(e_.flow_cap_[f]);
+    path_total += At(e_.flow_begin_[At(flow) + 1] - e_.flow_begin_[At(flow)]);
   }
-  local_rate_.assign(comp_flows_.size(), 0.0);
-  local_bound_.assign(comp_flows_.size(), -1);
-  solver_.Solve(local_capacity_, local_begin_, local_links_, local_cap_, local_rate_, local_weight_,
-                local_bound_);
+  local_capacity_.resize(nl);
+  local_begin_.resize(nf + 1);
+  local_links_.resize(path_total);
+  local_weight_.resize(path_total);
+  local_cap_.resize(nf);
+  memo_key_.resize(2 + nl + 2 * nf + 2 * path_total);
+  uint64_t* key = memo_key_.data();
+  *key++ = nl;
+  *key++ = nf;
+  const double* capacity = e_.capacity_.data();
+  int32_t* local_of = local_of_.data();
+  for (size_t i = 0; i < nl; ++i) {
+    const size_t link = At(comp_links_[i]);
+    local_of[link] = static_cast<int32_t>(i);
+    local_capacity_[i] = capacity[link];
+    *key++ = std::bit_cast<uint64_t>(capacity[link]);
+  }
+  const int32_t* flow_begin = e_.flow_begin_.data();
+  const ResourceId* flow_links = e_.flow_links_.data();
+  const double* flow_weight = e_.flow_weight_.data();
+  int32_t* links_out = local_links_.data();
+  double* weight_out = local_weight_.data();
+  int32_t pos = 0;
+  local_begin_[0] = 0;
+  for (size_t i = 0; i < nf; ++i) {
+    const size_t f = At(comp_flows_[i]);
+    const int32_t b = flow_begin[f];
+    const int32_t e = flow_begin[f + 1];
+    *key++ = static_cast<uint64_t>(e - b);
+    for (int32_t k = b; k < e; ++k) {
+      const int32_t local = local_of[At(flow_links[At(k)].v)];
+      const double w = flow_weight[At(k)];
+      links_out[At(pos)] = local;
+      weight_out[At(pos)] = w;
+      ++pos;
+      *key++ = static_cast<uint64_t>(local);
+      *key++ = std::bit_cast<uint64_t>(w);
+    }
+    local_begin_[i + 1] = pos;
+    local_cap_[i] = e_.flow_cap_[f];
+    *key++ = std::bit_cast<uint64_t>(local_cap_[i]);
+  }
+  // No fill: the solver writes every flow's rate and bound, and so does a memo hit.
+  local_rate_.resize(nf);
+  local_bound_.resize(nf);
+  SolveMemo();
 
   for (size_t i = 0; i < comp_flows_.size(); ++i) {
     const int32_t flow = comp_flows_[i];
@@ -347,6 +415,52 @@ void Simulation::Reshare(int64_t now) {
   }
 }
 
+// The solver is a pure function of the local problem (capacities, paths, weights, caps: the
+// local indices follow the search order, so the same links and flows met in the same order give
+// the same problem). A step repeats the same few contentions (a DP bucket meeting a PP send on a
+// NIC, micro-batch after micro-batch), so each distinct problem is solved once and its rates and
+// bounds are copied afterwards: the same doubles the solver would return.
+void Simulation::SolveMemo() {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
+  for (uint64_t w : memo_key_) {
+    h = (h ^ w) * 1099511628211ull;
+  }
+  if (memo_table_.empty()) {
+    memo_table_.assign(kMemoSlots, -1);
+  }
+  // Open addressing, linear probing; entries are never removed.
+  size_t slot = static_cast<size_t>(h) & (kMemoSlots - 1);
+  for (; memo_table_[slot] >= 0; slot = (slot + 1) & (kMemoSlots - 1)) {
+    const MemoEntry& m = memo_[At(memo_table_[slot])];
+    if (m.hash != h || m.key_end - m.key_begin != memo_key_.size() ||
+        !std::equal(memo_key_.begin(), memo_key_.end(),
+                    memo_keys_.begin() + static_cast<std::ptrdiff_t>(m.key_begin))) {
+      continue;
+    }
+    // Element loops: a few flows each, cheaper than a library copy per call.
+    for (size_t i = 0; i < local_rate_.size(); ++i) {
+      local_rate_[i] = memo_rates_[m.result_begin + i];
+      local_bound_[i] = memo_bounds_[m.result_begin + i];
+    }
+    return;
+  }
+  solver_.Solve(local_capacity_, local_begin_, local_links_, local_cap_, local_rate_, local_weight_,
+                local_bound_);
+  if (memo_.size() >= kMaxMemo) {
+    return;  // a full memo keeps what it has
+  }
+  MemoEntry m;
+  m.hash = h;
+  m.key_begin = memo_keys_.size();
+  memo_keys_.insert(memo_keys_.end(), memo_key_.begin(), memo_key_.end());
+  m.key_end = memo_keys_.size();
+  m.result_begin = memo_rates_.size();
+  memo_rates_.insert(memo_rates_.end(), local_rate_.begin(), local_rate_.end());
+  memo_bounds_.insert(memo_bounds_.end(), local_bound_.begin(), local_bound_.end());
+  memo_table_[slot] = static_cast<int32_t>(memo_.size());
+  memo_.push_back(m);
+}
+
 Result<RunResult> Simulation::Run() {
   Build();
   for (int32_t t = 0; t < n_; ++t) {
@@ -354,7 +468,7 @@ Result<RunResult> Simulation::Run() {
       Start(t, 0, -1, Release::kAtStart);
     }
   }
-  if (!dirty_links_.empty()) {
+  if (num_dirty_ > 0) {
     Reshare(0);
   }
   while (!queue_.empty() && overflow_task_ < 0) {
@@ -377,7 +491,7 @@ Result<RunResult> Simulation::Run() {
           break;
       }
     } while (!queue_.empty() && queue_.top().time == now);
-    if (!dirty_links_.empty()) {
+    if (num_dirty_ > 0) {
       Reshare(now);
     }
   }

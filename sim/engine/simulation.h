@@ -11,6 +11,7 @@
 #ifndef SHARDSIM_ENGINE_SIMULATION_H_
 #define SHARDSIM_ENGINE_SIMULATION_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -42,6 +43,7 @@ class Simulation {
   void EndFlow(int32_t flow, int64_t now);
   void MarkDirty(int32_t link);
   void Reshare(int64_t now);
+  void SolveMemo();
   void SetRate(int32_t flow, double rate, int64_t now, int32_t bound);
   void Rebound(int32_t flow, int32_t bound, int64_t now);
 
@@ -88,7 +90,8 @@ class Simulation {
   std::vector<double> bytes_;
   std::vector<uint8_t> dirty_;
   std::vector<int32_t> link_mark_;
-  std::vector<int32_t> dirty_links_;
+  std::vector<int32_t> dirty_links_;  // the first num_dirty_ entries: links changed since Reshare
+  int32_t num_dirty_ = 0;
   int64_t active_flows_ = 0;
 
   // Reshare scratch (reused: no allocation once grown).
@@ -104,6 +107,21 @@ class Simulation {
   std::vector<double> local_weight_;
   std::vector<int32_t> local_bound_;
   MaxMinSolver solver_;
+
+  // Solved sharing problems of this run, by their words (SolveMemo).
+  struct MemoEntry {
+    uint64_t hash = 0;
+    size_t key_begin = 0, key_end = 0;  // in memo_keys_
+    size_t result_begin = 0;            // in memo_rates_ and memo_bounds_
+  };
+  static constexpr size_t kMemoSlots = 1024;  // a power of two
+  static constexpr size_t kMaxMemo = kMemoSlots / 2;
+  std::vector<uint64_t> memo_key_;  // the current problem's words, written by Reshare
+  std::vector<uint64_t> memo_keys_;
+  std::vector<double> memo_rates_;
+  std::vector<int32_t> memo_bounds_;
+  std::vector<MemoEntry> memo_;
+  std::vector<int32_t> memo_table_;  // kMemoSlots slots: a memo_ entry, or -1
 
   EventQueue queue_;
   RunStats stats_;

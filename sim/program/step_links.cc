@@ -1,6 +1,7 @@
 #include "sim/program/step_links.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "sim/topology/cluster.h"
@@ -134,6 +135,7 @@ std::vector<PhaseFlow> StepNetwork::Flows(const CollectiveCost& cost, const Rank
   lane.tp = 0;
   const int64_t gpu = layout_.placement().GpuOf(lane).v;
   std::vector<PhaseFlow> out;
+  out.reserve(cost.phases.size());
   for (const PhaseTraffic& p : cost.phases) {
     PhaseFlow f;
     f.latency = SimTime::FromSeconds(p.latency);
@@ -144,7 +146,9 @@ std::vector<PhaseFlow> StepNetwork::Flows(const CollectiveCost& cost, const Rank
       double b, m, eff_ratio, alone;
       int64_t unit;
     };
-    std::vector<Leg> legs;
+    // At most one leg per class: a fixed array, so that pricing a phase does not allocate.
+    std::array<Leg, kNumLinkClasses> legs{};
+    size_t num_legs = 0;
     size_t bound = 0;
     for (size_t c = 0; c < kNumLinkClasses; ++c) {
       if (p.bytes[c] <= 0.0) continue;
@@ -155,14 +159,21 @@ std::vector<PhaseFlow> StepNetwork::Flows(const CollectiveCost& cost, const Rank
       const double base = lc == LinkClass::kNvlink ? spec.intra_efficiency : spec.inter_efficiency;
       const double eff = p.efficiency[c] > 0.0 ? p.efficiency[c] : base;
       const double ratio = base / eff;
-      legs.push_back(Leg{lc, b, m, ratio, b * ratio / Capacity(lc), u.id});
-      if (legs.back().alone > legs[bound].alone) bound = legs.size() - 1;
+      legs[num_legs] = Leg{lc, b, m, ratio, b * ratio / Capacity(lc), u.id};
+      if (legs[num_legs].alone > legs[bound].alone) bound = num_legs;
+      ++num_legs;
     }
     // F: the rank's bytes on the class that would bound it alone, so that on that link the flow's
     // weight is its multiplicity and flows of other kinds share it byte for byte.
-    const double most = legs.empty() ? 0.0 : legs[bound].b;
+    const double most = num_legs == 0 ? 0.0 : legs[bound].b;
     f.bytes = Bytes(most);
-    for (const Leg& l : legs) {
+    f.links.reserve(num_legs);
+    f.weights.reserve(num_legs);
+    f.classes.reserve(num_legs);
+    f.link_bytes.reserve(num_legs);
+    f.multiplicity.reserve(num_legs);
+    for (size_t i = 0; i < num_legs; ++i) {
+      const Leg& l = legs[i];
       f.links.push_back(LinkOf(l.c, l.unit, engine));
       f.weights.push_back(l.b / most * l.eff_ratio * l.m);
       f.classes.push_back(l.c);

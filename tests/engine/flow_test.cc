@@ -87,6 +87,38 @@ TEST(Flows, TextbookMaxMinThreeFlowsTwoLinks) {
   EXPECT_EQ(r->end(b), Ps(2'000'000'000));
 }
 
+// The same contention again later (the textbook example above, three times over, 3 ms apart)
+// ends the same durations after its start: a sharing problem met again is answered from the
+// run's memo of solved problems (Simulation::SolveMemo) with the solver's own rates. The third
+// round differs only in b's weight on L1 (2): L0 still bounds a and b at 0.5 GB/s, and c gets
+// what b leaves of L1, 2 - 2 x 0.5 = 1 GB/s, so c ends after 1 ms, not 0.67 ms: the memo must
+// not answer a problem that differs in one weight.
+TEST(Flows, ARepeatedContentionSharesAlikeAndAWeightChangesIt) {
+  Engine e;
+  const ResourceId l0 = e.AddLink("L0", BytesPerSec(1e9));
+  const ResourceId l1 = e.AddLink("L1", BytesPerSec(2e9));
+  std::vector<TaskId> a, b, c;
+  for (int round = 0; round < 3; ++round) {
+    const SimTime at = Ps(int64_t{3'000'000'000} * round);
+    const std::vector<ResourceId> both = {l0, l1};
+    const std::vector<double> wb = {1.0, round == 2 ? 2.0 : 1.0};
+    a.push_back(Flow(e, 1e6, {l0}, at));
+    b.push_back(e.AddFlow(kNoStream, Bytes(1e6), at, both, 0, 0, BytesPerSec(0.0), wb));
+    c.push_back(Flow(e, 1e6, {l1}, at));
+  }
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (size_t round = 0; round < 2; ++round) {
+    const int64_t t0 = int64_t{3'000'000'000} * static_cast<int64_t>(round);
+    EXPECT_EQ(r->end(c[round]).picos(), t0 + TransferPs(1e6, 1.5e9)) << "round " << round;
+    EXPECT_EQ(r->end(a[round]).picos(), t0 + 2'000'000'000) << "round " << round;
+    EXPECT_EQ(r->end(b[round]).picos(), t0 + 2'000'000'000) << "round " << round;
+  }
+  EXPECT_EQ(r->end(c[2]).picos(), 6'000'000'000 + 1'000'000'000);
+  EXPECT_EQ(r->end(a[2]).picos(), 6'000'000'000 + 2'000'000'000);
+  EXPECT_EQ(r->end(b[2]).picos(), 6'000'000'000 + 2'000'000'000);
+}
+
 // Piecewise rates: S and 3S share B; both at B/2 until the small one ends at 2S/B; the big one
 // then has 2S left alone at B: it ends at 4S/B. With S = 1 MB, B = 1 GB/s: 2 ms and 4 ms.
 TEST(Flows, AFinishingFlowReleasesBandwidth) {
