@@ -209,7 +209,8 @@ Result<SimResult> Simulate(const Scenario& sc, const SimOptions& options) {
   const OpCostModel hw(sc.hardware);
   Result<StepCosts> costs = PriceStep(sc, *graph, *layout, hw);
   if (!costs.ok()) return costs.status();
-  Result<MemoryBudget> memory = EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware);
+  Result<MemoryBudget> memory =
+      EstimateMemory(sc.model, sc.training, sc.parallel, sc.hardware, sc.framework);
   if (!memory.ok()) return memory.status();
   Result<FlopsSummary> flops = SummarizeFlops(sc.model, sc.training);
   if (!flops.ok()) return flops.status();

@@ -114,7 +114,8 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
     return row;
   }
   row[Metric::kGpus] = static_cast<double>(sc->gpus);
-  Result<MemoryBudget> budget = EstimateMemory(sc->model, sc->training, sc->parallel, sc->hardware);
+  Result<MemoryBudget> budget =
+      EstimateMemory(sc->model, sc->training, sc->parallel, sc->hardware, sc->framework);
   if (budget.ok()) {
     const MemoryBound bound = MemoryLowerBound(*budget, sc->hardware);
     if (bound.bytes.value() > sc->hardware.memory_capacity) {
