@@ -153,7 +153,8 @@ void ReadReshard(MapReader& f, FrameworkSpec* s) {
   s->overridden.push_back("reshard_after_forward");
 }
 
-// framework: NAME, or {name: NAME, <mechanism>: value, ...} (sim/framework/framework.h). The
+// framework: NAME, or {name: NAME (default megatron), <mechanism>: value, ...}
+// (sim/framework/framework.h). The
 // profile's kernel choices become the defaults of the training keys the scenario leaves out.
 void ReadFramework(MapReader& r, FrameworkSpec* out, TrainingSpec* t) {
   const ConfigNode* node = r.Get("framework");
@@ -164,7 +165,7 @@ void ReadFramework(MapReader& r, FrameworkSpec* out, TrainingSpec* t) {
     *out = ProfileOf(name);
   } else {
     MapReader f = r.Sub("framework");
-    if (!f.Enum("name", &name, kFrameworks, Need::kRequired)) return;
+    if (f.Has("name") && !f.Enum("name", &name, kFrameworks)) return;  // absent: megatron
     FrameworkSpec s = ProfileOf(name);
     ReadReshard(f, &s);
     if (f.Enum("grad_sync", &s.grad_sync, kGradSyncs)) s.overridden.push_back("grad_sync");
@@ -181,6 +182,20 @@ void ReadFramework(MapReader& r, FrameworkSpec* out, TrainingSpec* t) {
   t->fused_kernels = out->fused_kernels;
   t->fused_loss = out->fused_loss;
   t->attention_kernel = out->flash2_attention ? AttentionKernel::kFlash2 : AttentionKernel::kFused;
+}
+
+// The profile's defaults of parallel.overlap_grad_reduce / overlap_param_gather, for the keys the
+// parallel block leaves out (sim/framework/framework.h OverlapsGradReduce).
+void ApplyFrameworkParallelDefaults(const ConfigNode& tree, const FrameworkSpec& f,
+                                    ParallelSpec* par) {
+  const ConfigNode* p = tree.Find("parallel");
+  const bool map = p != nullptr && p->is_map();
+  if (!map || p->Find("overlap_grad_reduce") == nullptr) {
+    par->overlap_grad_reduce = OverlapsGradReduce(f, par->zero_stage, par->pp);
+  }
+  if (!map || p->Find("overlap_param_gather") == nullptr) {
+    par->overlap_param_gather = OverlapsParamGather(f, par->zero_stage);
+  }
 }
 
 // The framework keys that depend on the layout: HSDP's shard group divides dp x cp; FSDP2's
@@ -332,6 +347,7 @@ Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out) {
   ReadFramework(r, &s.framework, &s.training);
   ReadTraining(r, &s.training);
   ReadParallel(r, s.gpus, have_gpus, &s.parallel, &s.origins);
+  ApplyFrameworkParallelDefaults(doc.tree, s.framework, &s.parallel);
   CheckFramework(r, doc.tree, s);
   ReadCheckpointing(r, &s);
   r.AcceptFreeText(nullptr);

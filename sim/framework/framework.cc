@@ -113,11 +113,13 @@ FrameworkSpec ProfileOf(Framework f) {
       s.fused_kernels = false;
       s.fused_loss = false;
       s.flash2_attention = true;
+      s.deepspeed_engine = true;
       break;
     case Framework::kMegatronDeepspeed:
       // Megatron-DeepSpeed keeps Megatron-LM's fused kernels and vocab-parallel cross-entropy
       // (megatron/model/fused_softmax.py, megatron/core/tensor_parallel/cross_entropy.py) and
-      // DeepSpeed's see_memory_usage.
+      // DeepSpeed's see_memory_usage; its engine and PipelineEngine run the steps.
+      s.deepspeed_engine = true;
       break;
   }
   return s;
@@ -136,6 +138,14 @@ bool HoldsUnshardedGrads(const FrameworkSpec& f, int64_t pp, int64_t microbatche
 
 int64_t GatheredLayers(const FrameworkSpec& f) { return 1 + f.prefetch_layers; }
 
+bool OverlapsGradReduce(const FrameworkSpec& f, int zero_stage, int64_t pp) {
+  return !f.deepspeed_engine || (zero_stage == 3 && pp == 1);
+}
+
+bool OverlapsParamGather(const FrameworkSpec& f, int zero_stage) {
+  return !f.deepspeed_engine || zero_stage == 3;
+}
+
 std::vector<std::string> MechanismLines(const FrameworkSpec& f) {
   std::vector<std::string> lines;
   const std::string who = std::string("framework ") + Name(f.name) + ": ";
@@ -150,6 +160,11 @@ std::vector<std::string> MechanismLines(const FrameworkSpec& f) {
                   Name(f.grad_sync) + ", prefetch_layers " + std::to_string(f.prefetch_layers) +
                   ", shard_group " +
                   (f.shard_group > 0 ? std::to_string(f.shard_group) : std::string("dp x cp")));
+  if (f.deepspeed_engine) {
+    lines.push_back(who +
+                    "DeepSpeed engine: gradients reduced during backward only under ZeRO-3 "
+                    "without PP, parameters gathered after the step (defaults of parallel.*)");
+  }
   lines.push_back(who + "logs report the " + Name(f.memory_figure) + " memory figure");
   if (!f.overridden.empty()) {
     std::string keys;

@@ -66,6 +66,10 @@ struct FrameworkSpec {
   // framework.prefetch_layers: layers gathered ahead of the one computing (ZeRO-3 / FSDP).
   int64_t prefetch_layers = 1;
   MemoryFigure memory_figure = MemoryFigure::kAllocated;  // framework.memory_figure
+  // The DeepSpeed engine's communication defaults (deepspeed, megatron-deepspeed): gradients
+  // reduced during backward only under ZeRO-3 and never under the PipelineEngine, parameters
+  // gathered after the optimizer step (OverlapsGradReduce, OverlapsParamGather).
+  bool deepspeed_engine = false;
   // The framework.* keys the scenario wrote (a sub-key of a mapping), in the order read.
   std::vector<std::string> overridden;
 };
@@ -82,6 +86,13 @@ bool KeepsParamsUnsharded(const FrameworkSpec& f, int64_t pp);
 bool HoldsUnshardedGrads(const FrameworkSpec& f, int64_t pp, int64_t microbatches);
 // Layers whose gathered parameters are live at once: the computing one and those prefetched.
 int64_t GatheredLayers(const FrameworkSpec& f);
+// The defaults of parallel.overlap_grad_reduce and parallel.overlap_param_gather (a scenario that
+// writes them wins): true, but under the DeepSpeed engine, where zero_optimization.overlap_comm
+// defaults to stage == 3 (deepspeed/runtime/zero/config.py), the PipelineEngine's TrainSchedule
+// runs ReduceGrads after the last BackwardPass (deepspeed/runtime/pipe/schedule.py), and ZeRO-1/2
+// all-gather the updated partitions at the end of step() (stage_1_and_2.py, bf16_optimizer.py).
+bool OverlapsGradReduce(const FrameworkSpec& f, int zero_stage, int64_t pp);
+bool OverlapsParamGather(const FrameworkSpec& f, int zero_stage);
 
 // One line per mechanism the profile (or an override) sets, for `budget`'s assumptions and
 // `--explain`: "torchtitan: reshard_after_forward when_no_pp (torchtitan apply_fsdp ...)".

@@ -177,5 +177,53 @@ TEST(PowerCap, DerivesTheSustainedClock) {
             "                                            ^");
 }
 
+// A sweep axis (or a scenario built on another) that sets a framework key refines the named
+// profile: `framework: torchtitan` + `framework.reshard_after_forward: true` keeps torchtitan.
+TEST(FrameworkConfig, AxisRefinesTheNamedProfile) {
+  const LoadOptions lib = testing_util::TestLib();
+  Result<ScenarioDocument> doc = ScenarioDocument::ParseText(
+      Head() + kRun + "framework: torchtitan\n", "tests/config/data/inline.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  ASSERT_TRUE(doc->Set("framework.reshard_after_forward", "true").ok());
+  Result<Scenario> s = doc->Build(lib);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->framework.name, Framework::kTorchtitan);
+  EXPECT_EQ(s->framework.reshard_after_forward, Reshard::kAlways);
+  EXPECT_EQ(s->framework.grad_sync, GradSync::kLastUnderPp);
+  Result<ScenarioDocument> plain =
+      ScenarioDocument::ParseText(Head() + kRun, "tests/config/data/inline.yaml");
+  ASSERT_TRUE(plain.ok());
+  ASSERT_TRUE(plain->Set("framework.grad_sync", "last_microbatch").ok());
+  Result<Scenario> m = plain->Build(lib);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->framework.name, Framework::kMegatron);  // a mapping without a name: megatron's
+  EXPECT_EQ(m->framework.grad_sync, GradSync::kLastMicrobatch);
+}
+
+// The DeepSpeed engine: overlap_comm defaults to ZeRO-3 only, the PipelineEngine reduces after
+// the last backward; parameters are gathered after the step. Written parallel keys win.
+TEST(FrameworkConfig, DeepspeedCommunicationDefaults) {
+  auto build = [](const std::string& parallel, const std::string& fw) {
+    return BuildText(Head() + "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16}\n" + parallel +
+                     "framework: " + fw + "\n");
+  };
+  Result<Scenario> pipe = build("parallel: {dp: 4, pp: 2, zero_stage: 1}\n", "megatron-deepspeed");
+  ASSERT_TRUE(pipe.ok()) << pipe.status().ToString();
+  EXPECT_FALSE(pipe->parallel.overlap_grad_reduce);
+  EXPECT_FALSE(pipe->parallel.overlap_param_gather);
+  Result<Scenario> z3 = build("parallel: {dp: 8, zero_stage: 3}\n", "deepspeed");
+  ASSERT_TRUE(z3.ok()) << z3.status().ToString();
+  EXPECT_TRUE(z3->parallel.overlap_grad_reduce);
+  Result<Scenario> written =
+      build("parallel: {dp: 4, pp: 2, zero_stage: 1, overlap_grad_reduce: true}\n", "deepspeed");
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_TRUE(written->parallel.overlap_grad_reduce);
+  EXPECT_FALSE(written->parallel.overlap_param_gather);
+  Result<Scenario> mega = build("parallel: {dp: 4, pp: 2, zero_stage: 1}\n", "megatron");
+  ASSERT_TRUE(mega.ok()) << mega.status().ToString();
+  EXPECT_TRUE(mega->parallel.overlap_grad_reduce);
+  EXPECT_TRUE(mega->parallel.overlap_param_gather);
+}
+
 }  // namespace
 }  // namespace shardsim
