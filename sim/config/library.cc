@@ -164,6 +164,16 @@ void RefineLibraryReferences(ConfigNode& base, const ConfigNode& overlay) {
     refined.Set("base", named->origin(), *named);
     *named = std::move(refined);
   }
+  // The same for a framework profile: `framework: torchtitan` refined by
+  // `framework: {reshard_after_forward: false}` keeps its name.
+  ConfigNode* named = base.Find("framework");
+  const ConfigNode* keys = overlay.Find("framework");
+  if (named != nullptr && keys != nullptr && named->is_scalar() && keys->is_map() &&
+      keys->Find("name") == nullptr) {
+    ConfigNode refined = ConfigNode::Map(named->origin());
+    refined.Set("name", named->origin(), *named);
+    *named = std::move(refined);
+  }
 }
 
 }  // namespace

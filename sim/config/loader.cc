@@ -117,6 +117,11 @@ Status ScenarioDocument::Set(const std::string& dotted_key, const std::string& y
       ConfigNode refined = ConfigNode::Map(child->origin());
       refined.Set("base", child->origin(), *child);
       *child = std::move(refined);
+    } else if (child->is_scalar() && node == tree_.get() && parts[i] == "framework") {
+      // A framework profile being overridden: NAME becomes {name: NAME, <key>: <value>}.
+      ConfigNode refined = ConfigNode::Map(child->origin());
+      refined.Set("name", child->origin(), *child);
+      *child = std::move(refined);
     } else if (!child->is_map()) {
       return Status::Invalid("cannot set '" + dotted_key + "': '" + parts[i] + "' is " +
                                  child->Describe() + ", not a mapping",

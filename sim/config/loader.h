@@ -66,6 +66,7 @@ class ScenarioDocument {
   // Sets `dotted_key` ("parallel.tp", "training.micro_batch", "hardware", "model.num_layers") to
   // `yaml_value` parsed as YAML ("8", "h100-sxm", "{base: h100-sxm, memory: {capacity: 96 GB}}").
   // Setting a key below a model/hardware/topology given by name turns it into {base: NAME, ...}.
+  // Setting a key below a framework given by name turns it into {name: NAME, ...}.
   // Unknown keys are reported by Build, located at the override.
   Status Set(const std::string& dotted_key, const std::string& yaml_value);
 

@@ -1,5 +1,6 @@
 // Reading a scenario document: its own keys, and the model / hardware / topology it names.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <vector>
@@ -122,6 +123,117 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
   tr.Finish();
 }
 
+const std::vector<Framework> kFrameworks = {Framework::kMegatron,   Framework::kNemo,
+                                            Framework::kTorchtitan, Framework::kFsdp,
+                                            Framework::kDeepspeed,  Framework::kMegatronDeepspeed};
+const std::vector<GradSync> kGradSyncs = {GradSync::kEveryMicrobatch, GradSync::kLastMicrobatch,
+                                          GradSync::kLastUnderPp};
+const std::vector<MemoryFigure> kMemoryFigures = {MemoryFigure::kAllocated, MemoryFigure::kReserved,
+                                                  MemoryFigure::kDevice};
+
+// framework.reshard_after_forward: true | false | when_no_pp | N (FSDP2's int: resharded to N
+// ranks after forward; checked against the shard group in CheckFramework).
+void ReadReshard(MapReader& f, FrameworkSpec* s) {
+  const ConfigNode* n = f.Get("reshard_after_forward");
+  if (n == nullptr) return;
+  const std::string t = n->is_scalar() && !n->quoted() ? ToLower(n->text()) : std::string();
+  Result<int64_t> group = ParseInteger(t);
+  if (t == "true" || t == "false" || t == "when_no_pp") {
+    s->reshard_after_forward = t == "true"    ? Reshard::kAlways
+                               : t == "false" ? Reshard::kNever
+                                              : Reshard::kWhenNoPp;
+  } else if (!t.empty() && group.ok() && *group >= 2) {
+    s->reshard_after_forward = Reshard::kToGroup;
+    s->reshard_group = *group;
+  } else {
+    f.Error(*n, "reshard_after_forward",
+            "expected true, false, when_no_pp or a group size of at least 2 ranks, got " +
+                n->Describe());
+    return;
+  }
+  s->overridden.push_back("reshard_after_forward");
+}
+
+// framework: NAME, or {name: NAME (default megatron), <mechanism>: value, ...}
+// (sim/framework/framework.h). The
+// profile's kernel choices become the defaults of the training keys the scenario leaves out.
+void ReadFramework(MapReader& r, FrameworkSpec* out, TrainingSpec* t) {
+  const ConfigNode* node = r.Get("framework");
+  if (node == nullptr) return;
+  Framework name = Framework::kMegatron;
+  if (!node->is_map()) {
+    if (!r.Enum("framework", &name, kFrameworks)) return;
+    *out = ProfileOf(name);
+  } else {
+    MapReader f = r.Sub("framework");
+    if (f.Has("name") && !f.Enum("name", &name, kFrameworks)) return;  // absent: megatron
+    FrameworkSpec s = ProfileOf(name);
+    ReadReshard(f, &s);
+    if (f.Enum("grad_sync", &s.grad_sync, kGradSyncs)) s.overridden.push_back("grad_sync");
+    if (f.PositiveInt("shard_group", &s.shard_group)) s.overridden.push_back("shard_group");
+    if (f.Int("prefetch_layers", &s.prefetch_layers, Need::kOptional, 0, 64)) {
+      s.overridden.push_back("prefetch_layers");
+    }
+    if (f.Enum("memory_figure", &s.memory_figure, kMemoryFigures)) {
+      s.overridden.push_back("memory_figure");
+    }
+    f.Finish();
+    *out = s;
+  }
+  t->fused_kernels = out->fused_kernels;
+  t->fused_loss = out->fused_loss;
+  t->attention_kernel = out->flash2_attention ? AttentionKernel::kFlash2 : AttentionKernel::kFused;
+}
+
+// The profile's defaults of parallel.overlap_grad_reduce / overlap_param_gather, for the keys the
+// parallel block leaves out (sim/framework/framework.h OverlapsGradReduce).
+void ApplyFrameworkParallelDefaults(const ConfigNode& tree, const FrameworkSpec& f,
+                                    ParallelSpec* par) {
+  const ConfigNode* p = tree.Find("parallel");
+  const bool map = p != nullptr && p->is_map();
+  if (!map || p->Find("overlap_grad_reduce") == nullptr) {
+    par->overlap_grad_reduce = OverlapsGradReduce(f, par->zero_stage, par->pp);
+  }
+  if (!map || p->Find("overlap_param_gather") == nullptr) {
+    par->overlap_param_gather = OverlapsParamGather(f, par->zero_stage);
+  }
+}
+
+// The framework keys that depend on the layout: HSDP's shard group divides dp x cp; FSDP2's
+// post-forward group is a proper divisor (above 1) of the shard group; the FSDP / ZeRO-3 keys a
+// scenario writes need parallel.zero_stage 3.
+void CheckFramework(MapReader& r, const ConfigNode& tree, const Scenario& s) {
+  const ConfigNode* node = tree.Find("framework");
+  if (node == nullptr || !node->is_map()) return;
+  const FrameworkSpec& f = s.framework;
+  const int64_t dp_cp = s.parallel.dp * s.parallel.cp;
+  const int64_t shards = f.shard_group > 0 ? f.shard_group : dp_cp;
+  if (const ConfigNode* n = node->Find("shard_group"); n != nullptr && f.shard_group > 0) {
+    if (dp_cp % f.shard_group != 0) {
+      r.Error(*n, "framework.shard_group",
+              std::to_string(f.shard_group) + " does not divide dp x cp = " +
+                  std::to_string(dp_cp) + "; ZeRO / FSDP shards inside groups of that many ranks");
+    }
+  }
+  if (const ConfigNode* n = node->Find("reshard_after_forward");
+      n != nullptr && f.reshard_after_forward == Reshard::kToGroup &&
+      (f.reshard_group >= shards || shards % f.reshard_group != 0)) {
+    r.Error(*n, "framework.reshard_after_forward",
+            std::to_string(f.reshard_group) + " ranks is not a divisor of the shard group (" +
+                std::to_string(shards) +
+                " ranks) smaller than it; FSDP2 reshards to a proper divisor above 1");
+  }
+  if (s.parallel.zero_stage < 3) {
+    for (const char* key : {"reshard_after_forward", "grad_sync", "prefetch_layers"}) {
+      if (const ConfigNode* n = node->Find(key)) {
+        r.Error(*n, std::string("framework.") + key,
+                "applies to FSDP / ZeRO-3 (parallel.zero_stage: 3), but zero_stage is " +
+                    std::to_string(s.parallel.zero_stage));
+      }
+    }
+  }
+}
+
 void ReadOrder(MapReader& p, ParallelSpec* par) {
   const ConfigNode* order = p.Get("order");
   if (order == nullptr) return;
@@ -189,6 +301,35 @@ void ReadCheckpointing(MapReader& r, Scenario* s) {
   MergeStorage(own, &s->storage);
 }
 
+// hardware: {base: NAME, power_limit: 500 W}: a GPU capped below the board power its base's
+// figures are for holds base.sustained_compute_fraction x (cap / rated)^(1/3) of its burst math
+// rate (README "Power-limited clocks": dynamic power ~ f^3 under DVFS, f ~ P^(1/3)), unless the
+// overlay writes sustained_compute_fraction itself. A cap at or above the rated power changes
+// nothing (boost clocks are the ceiling).
+void ApplyPowerCap(MapReader& r, const ConfigNode& tree, Resolver* resolver, HardwareSpec* hw) {
+  const ConfigNode* node = tree.Find("hardware");
+  if (node == nullptr || !node->is_map()) return;
+  const ConfigNode* cap = node->Find("power_limit");
+  const ConfigNode* base = node->Find("base");
+  if (cap == nullptr || base == nullptr || node->Find("sustained_compute_fraction") != nullptr) {
+    return;
+  }
+  Result<ResolvedDoc> doc = resolver->Resolve(DocKind::kHardware, *base, "hardware.base");
+  if (!doc.ok()) return;  // reported by the main read
+  HardwareSpec rated;
+  if (!ReadHardware(*doc, DocWhere(*doc, nullptr), "hardware.", &rated).ok()) return;
+  if (rated.power_limit <= 0.0) {
+    r.Error(*cap, "hardware.power_limit",
+            "the base hardware (" + rated.name +
+                ") gives no power_limit, so a cap has no rated power to scale its clock from; "
+                "give the base's power_limit or write sustained_compute_fraction");
+    return;
+  }
+  if (hw->power_limit >= rated.power_limit) return;
+  hw->sustained_compute_fraction =
+      rated.sustained_compute_fraction * std::cbrt(hw->power_limit / rated.power_limit);
+}
+
 }  // namespace
 
 Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out) {
@@ -201,10 +342,14 @@ Status ReadScenario(const ResolvedDoc& doc, Resolver* resolver, Scenario* out) {
   ReadPart(r, doc.tree, resolver, DocKind::kModel, "model", ReadModel, &s.model, &sink);
   if (sink.empty()) sink.Merge(ValidateModel(s.model));
   ReadPart(r, doc.tree, resolver, DocKind::kHardware, "hardware", ReadHardware, &s.hardware, &sink);
+  if (sink.empty()) ApplyPowerCap(r, doc.tree, resolver, &s.hardware);
   ReadPart(r, doc.tree, resolver, DocKind::kTopology, "topology", ReadTopology, &s.topology, &sink);
   const bool have_gpus = r.PositiveInt("gpus", &s.gpus, Need::kRequired);
+  ReadFramework(r, &s.framework, &s.training);
   ReadTraining(r, &s.training);
   ReadParallel(r, s.gpus, have_gpus, &s.parallel, &s.origins);
+  ApplyFrameworkParallelDefaults(doc.tree, s.framework, &s.parallel);
+  CheckFramework(r, doc.tree, s);
   ReadCheckpointing(r, &s);
   r.AcceptFreeText(nullptr);
   r.Finish();

@@ -18,6 +18,7 @@
 
 #include "sim/base/source_line.h"
 #include "sim/base/status.h"
+#include "sim/framework/framework.h"
 
 namespace shardsim {
 
@@ -461,6 +462,9 @@ struct Scenario {
   // The checkpoint storage in effect: the topology's `storage:` with the scenario's over it.
   StorageSpec storage;          // storage
   ReliabilitySpec reliability;  // reliability
+  // framework: the runtime semantics the run follows (sim/framework/framework.h); megatron unless
+  // the scenario says otherwise.
+  FrameworkSpec framework;
   Origins origins;              // keys of the scenario file itself ("gpus", "parallel.tp", ...)
 };
 

@@ -77,4 +77,16 @@ MemoryFigures DeviceMemoryFigures(const StageMemory& s, Bytes live_activations,
   return f;
 }
 
+Bytes FrameworkFigure(const MemoryFigures& f, MemoryFigure which) {
+  switch (which) {
+    case MemoryFigure::kAllocated:
+      return f.allocated;
+    case MemoryFigure::kReserved:
+      return f.reserved;
+    case MemoryFigure::kDevice:
+      return f.device;
+  }
+  return f.device;
+}
+
 }  // namespace shardsim

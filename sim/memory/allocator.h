@@ -81,6 +81,8 @@ struct MemoryFigures {
 // rebuilds its activations (StageMemory::Allocated, the figure `peak_bytes` keeps, adds both).
 MemoryFigures DeviceMemoryFigures(const StageMemory& stage, Bytes live_activations,
                                   const HardwareSpec& hardware);
+// The figure a framework's logs print (FrameworkSpec::memory_figure) out of `f`.
+Bytes FrameworkFigure(const MemoryFigures& f, MemoryFigure which);
 
 }  // namespace shardsim
 

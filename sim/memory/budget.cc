@@ -119,14 +119,27 @@ double OptimizerBytes(const TrainingSpec& t) {
 
 Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
                                     const ParallelSpec& parallel, const HardwareSpec& hardware) {
+  return EstimateMemory(model, training, parallel, hardware, ProfileOf(Framework::kMegatron));
+}
+
+Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
+                                    const ParallelSpec& parallel, const HardwareSpec& hardware,
+                                    const FrameworkSpec& framework) {
   Result<Sharding> plan = ShardModel(model, training, parallel);
   if (!plan.ok()) return plan.status();
-  return EstimateMemory(*plan, model, training, parallel, hardware);
+  return EstimateMemory(*plan, model, training, parallel, hardware, framework);
 }
 
 Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
                                     const TrainingSpec& training, const ParallelSpec& parallel,
                                     const HardwareSpec& hardware) {
+  return EstimateMemory(plan, model, training, parallel, hardware,
+                        ProfileOf(Framework::kMegatron));
+}
+
+Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
+                                    const TrainingSpec& training, const ParallelSpec& parallel,
+                                    const HardwareSpec& hardware, const FrameworkSpec& framework) {
   const OpGraph& g = plan.graph;
   const int64_t microbatches = plan.rules.microbatches;
 
@@ -136,6 +149,15 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
   b.optimizer_bytes_per_param = OptimizerBytes(training);
   b.zero_shards = plan.rules.zero_shards;
   b.expert_zero_shards = plan.rules.expert_zero_shards;
+  // HSDP (framework.shard_group): model states shard inside groups of that many ranks.
+  if (framework.shard_group > 0) {
+    b.zero_shards = framework.shard_group;
+    b.expert_zero_shards = std::max<int64_t>(1, b.zero_shards / std::max<int64_t>(1, parallel.ep));
+  }
+  const bool fsdp = parallel.zero_stage >= 3;
+  const bool unsharded_params = fsdp && KeepsParamsUnsharded(framework, parallel.pp);
+  const bool unsharded_grads = fsdp && HoldsUnshardedGrads(framework, parallel.pp, microbatches);
+  const int64_t gathered_layers = GatheredLayers(framework);
   const int64_t world = parallel.dp * parallel.tp * parallel.pp * parallel.cp;
   // A schedule that splits the backward: every rank's order, walked for its peak below.
   const bool split = SplitsBackward(parallel.schedule);
@@ -162,6 +184,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       const int z = parallel.zero_stage;
       s.state_blocks[n * b.weight_bytes_per_param / (z >= 3 ? shards : 1.0)] += 1.0;
       s.state_blocks[n * b.grad_bytes_per_param / (z >= 2 ? shards : 1.0)] += 1.0;
+      if (unsharded_grads) s.state_blocks[n * b.grad_bytes_per_param] += 1.0;
       s.state_blocks[n * state_elem / (z >= 1 ? shards : 1.0)] += moments;
       if (master) s.state_blocks[n * 4.0 / (z >= 1 ? shards : 1.0)] += 1.0;
     }
@@ -247,10 +270,25 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     s.weights = dense.weights + expert.weights;
     s.gradients = dense.gradients + expert.gradients;
     s.optimizer = dense.optimizer + expert.optimizer;
-    if (parallel.zero_stage >= 3) {
-      // FSDP/ZeRO-3 gathers one layer's weights while the previous one computes.
-      s.zero3_buffers =
-          Bytes(2.0 * static_cast<double>(largest_layer_params) * b.weight_bytes_per_param);
+    if (fsdp) {
+      // FSDP/ZeRO-3 gathers the next prefetch_layers layers' weights while one computes (two
+      // layers under Megatron-Core's and FSDP2's one-module prefetch).
+      const double w = b.weight_bytes_per_param;
+      const double stage_params = static_cast<double>(s.params);
+      s.zero3_buffers = Bytes(static_cast<double>(gathered_layers) *
+                              static_cast<double>(largest_layer_params) * w);
+      if (unsharded_params) {
+        // Every layer's gather of the first forward serves the whole step: the stage's weights
+        // stay unsharded (torchtitan apply_fsdp under PP; FSDP2 reshard_after_forward=False).
+        s.zero3_buffers = Bytes(stage_params * w);
+      } else if (framework.reshard_after_forward == Reshard::kToGroup) {
+        // FSDP2 reshard_after_forward=N: each layer keeps a 1/N shard from forward to backward.
+        s.zero3_buffers += Bytes(stage_params * w / static_cast<double>(framework.reshard_group));
+      }
+      if (unsharded_grads) {
+        s.unsharded_grads = Bytes(stage_params * b.grad_bytes_per_param);
+        s.gradients += s.unsharded_grads;
+      }
     }
     s.in_flight = InFlightMicrobatches(parallel.schedule, parallel.pp, parallel.virtual_stages,
                                        microbatches, rank.rank);
@@ -314,6 +352,15 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
   for (size_t i = 1; i < b.stages.size(); ++i) {
     if (b.stages[i].total() > b.stages[b.worst].total()) b.worst = i;
   }
+  if (fsdp) {
+    b.gathered_how = unsharded_params
+                         ? "all of the stage's weights, unsharded for the whole step"
+                         : std::to_string(gathered_layers) + " layers in flight" +
+                               (framework.reshard_after_forward == Reshard::kToGroup
+                                    ? " + 1/" + std::to_string(framework.reshard_group) +
+                                          " of the stage's weights after forward"
+                                    : std::string());
+  }
 
   const std::string wdt = b.weight_bytes_per_param == 4.0 ? "fp32" : "bf16/fp16";
   b.assumptions.push_back("weights " + wdt + " (" + FormatSig(b.weight_bytes_per_param, 1) +
@@ -340,6 +387,9 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       FormatBytes(Bytes(hardware.reserve_comm_buffers)) + ", allocator fragmentation " +
       FormatSig(hardware.reserve_fragmentation * 100.0, 2) + "% of allocated (" + hardware.name +
       ")");
+  if (framework.name != Framework::kMegatron || !framework.overridden.empty()) {
+    for (const std::string& line : MechanismLines(framework)) b.assumptions.push_back(line);
+  }
   return b;
 }
 

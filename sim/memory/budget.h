@@ -32,7 +32,13 @@ struct StageMemory {
   Bytes weights;
   Bytes gradients;
   Bytes optimizer;
-  Bytes zero3_buffers;               // ZeRO-3: all-gathered layer weights in flight (2 layers)
+  Bytes zero3_buffers;  // ZeRO-3: all-gathered layer weights in flight (1 + prefetch_layers
+                        // layers), or the stage's whole weights when the framework keeps them
+                        // unsharded (MemoryBudget::gathered_how says which)
+  // Of `gradients`: those held unsharded until the last micro-batch's backward (FSDP under a
+  // framework whose grad_sync is last_microbatch, e.g. torchtitan under PP): params x the
+  // reduce dtype's bytes (training.grad_dtype).
+  Bytes unsharded_grads;
   Bytes activations_per_microbatch;  // saved by this stage for one micro-batch
   double in_flight = 0.0;            // micro-batches held at the peak
   Bytes activations;                 // held at the peak
@@ -77,6 +83,8 @@ struct MemoryBudget {
   int64_t zero_shards = 1;               // dp × cp: the group ZeRO shards over
   int64_t expert_zero_shards = 1;        // dp × cp / ep for routed-expert parameters
   std::vector<std::string> assumptions;  // one line each, printed by `budget`
+  // How zero3_buffers is made up, for the budget's row ("2 layers in flight").
+  std::string gathered_how = "2 layers in flight";
 
   const StageMemory& worst_stage() const { return stages[worst]; }
 };
@@ -95,12 +103,30 @@ struct ModelStateBytes {
 ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_bytes,
                                 double optimizer_bytes, int zero_stage, double shards);
 
+// Under the framework `framework`'s FSDP / ZeRO-3 mechanisms (sim/framework/framework.h), with
+// parallel.zero_stage 3 (Scenario::framework; the four-argument form is Megatron-Core's):
+//   - prefetch_layers k: zero3_buffers = (1 + k) x the largest layer's parameters x weight bytes;
+//   - parameters kept unsharded (reshard_after_forward false, or torchtitan's rule under PP):
+//     zero3_buffers = P x weight bytes, P the stage's parameters (TP/PP/EP shards);
+//   - reshard_after_forward N: the window above plus P x weight bytes / N (each layer's
+//     post-forward shard, held from its forward to its backward);
+//   - gradients unsharded until the last micro-batch: gradients += P x grad bytes
+//     (unsharded_grads), the reduce dtype's accumulator;
+//   - shard_group g (HSDP): model states shard over g ranks instead of dp x cp.
+// Closed forms in tests/memory/framework_memory_test.cc.
+Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
+                                    const TrainingSpec& training, const ParallelSpec& parallel,
+                                    const HardwareSpec& hardware, const FrameworkSpec& framework);
+// Megatron-Core's (the four- and five-argument forms without a framework), and the forms that
+// shard the model first (ShardModel).
+Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
+                                    const ParallelSpec& parallel, const HardwareSpec& hardware,
+                                    const FrameworkSpec& framework);
 // The budget of the plan's sharded op graph over its layer split (sim/parallel/plan.h), for
 // `model` trained as `training` under `parallel` (the specs the plan was sharded from).
 Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
                                     const TrainingSpec& training, const ParallelSpec& parallel,
                                     const HardwareSpec& hardware);
-// The same, sharding the model first (ShardModel).
 Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
                                     const ParallelSpec& parallel, const HardwareSpec& hardware);
 

@@ -543,13 +543,26 @@ Status Builder::BuildDevice(const Device& d) {
 }
 
 // ZeRO-3 / FSDP: each layer's parameters are all-gathered before its forward and again before
-// its backward (at most two layers gathered at a time: the one computing and the next,
-// prefetched), and its gradients reduce-scattered after its backward (Rajbhandari 2019 §5.3).
+// its backward (at most 1 + prefetch_layers layers gathered at a time: the one computing and
+// those prefetched; two under Megatron-Core), and its gradients reduce-scattered after its
+// backward (Rajbhandari 2019 §5.3). The framework's mechanisms (sim/framework/framework.h) drop
+// gathers and reductions: parameters kept unsharded are not gathered for backward, and under PP
+// only by the first micro-batch's forward (torchtitan apply_fsdp with
+// torch.distributed.pipelining); gradients held unsharded are reduced after the last
+// micro-batch's backward only.
 Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first,
                                TaskId* last) {
   const ChunkWork& w = chunks_[static_cast<size_t>(d.coords.pp)][static_cast<size_t>(it.chunk)];
   const bool backward = it.phase == Phase::kBackward;
-  const bool gathered = layout_.GroupSize(CommGroup::kGrad) > 1;
+  const FrameworkSpec& fw = sc_.framework;
+  const int64_t pp = sc_.parallel.pp;
+  const bool kept = KeepsParamsUnsharded(fw, pp);
+  const bool gather_pass = backward ? !kept : !(kept && pp > 1 && it.microbatch > 0);
+  const bool gathered = layout_.GroupSize(CommGroup::kGrad) > 1 && gather_pass;
+  const bool reduced =
+      layout_.GroupSize(CommGroup::kGrad) > 1 &&
+      (!HoldsUnshardedGrads(fw, pp, prog_.microbatches) || it.microbatch == prog_.microbatches - 1);
+  const size_t window = static_cast<size_t>(GatheredLayers(fw));
   std::vector<int64_t> layers = w.layers;
   // A chunk without decoder layers (a split that counts the embedding or the loss as a layer)
   // still runs the embedding or the head: one task for them, layer index kNoLayer.
@@ -589,8 +602,8 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
                                        CollectiveOp::kAllGather, bytes, d.gather, TaskId(),
                                        it.chunk, it.microbatch, static_cast<int32_t>(l));
       if (!g.ok()) return g.status();
-      // Two gathered layers at most: this gather waits for the layer two back to finish.
-      if (computed.size() >= 2) Dep(computed[computed.size() - 2], First(*g));
+      // `window` gathered layers at most: this gather waits for the layer `window` back.
+      if (computed.size() >= window) Dep(computed[computed.size() - window], First(*g));
       gather = Joined(JoinKey{JoinKind::kZero3Gather, d.coords.pp, it.chunk, it.microbatch,
                               2 * l + (backward ? 1 : 0)},
                       *g);
@@ -615,7 +628,7 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
     computed.push_back(t);
     if (idx == 0) *first = t;
     *last = t;
-    if (backward && gathered) {
+    if (backward && reduced) {
       const Bytes bytes(static_cast<double>(params) * grad_bytes);
       Result<TaskId> f = AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
                                        CollectiveOp::kReduceScatter, bytes, d.grad, t, it.chunk,

@@ -63,7 +63,7 @@ Result<StepRun> RunStep(const Scenario& sc, std::shared_ptr<const Plan> plan,
   Result<StepCosts> costs = PriceStep(sc, *plan, hw);
   if (!costs.ok()) return costs.status();
   Result<MemoryBudget> memory =
-      EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware);
+      EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware, sc.framework);
   if (!memory.ok()) return memory.status();
   Result<FlopsSummary> flops = SummarizeFlops(sc.model, sc.training);
   if (!flops.ok()) return flops.status();

@@ -24,7 +24,7 @@ Result<BudgetReport> BuildBudget(const Scenario& sc) {
   Result<Sharding> plan = ShardModel(sc.model, sc.training, sc.parallel);
   if (!plan.ok()) return plan.status();
   Result<MemoryBudget> memory =
-      EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware);
+      EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware, sc.framework);
   if (!memory.ok()) return memory.status();
   r.memory = std::move(*memory);
   r.graph = std::move(plan->graph);
@@ -124,11 +124,18 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
   t.AddRow({"weights", B(s.weights),
             FormatSig(m.weight_bytes_per_param, 2) + " B/param" + (z >= 3 ? shard : "")});
   t.AddRow({"gradients", B(s.gradients),
-            FormatSig(m.grad_bytes_per_param, 2) + " B/param" + (z >= 2 ? shard : "")});
+            FormatSig(m.grad_bytes_per_param, 2) + " B/param" + (z >= 2 ? shard : "") +
+                (s.unsharded_grads.value() > 0 ? " + unsharded below" : "")});
+  if (s.unsharded_grads.value() > 0) {
+    t.AddRow({"  of which unsharded", B(s.unsharded_grads),
+              FormatSig(m.grad_bytes_per_param, 2) +
+                  " B/param until the last micro-batch (framework." + Name(sc.framework.grad_sync) +
+                  ")"});
+  }
   t.AddRow({"optimizer state", B(s.optimizer),
             FormatSig(m.optimizer_bytes_per_param, 3) + " B/param" + (z >= 1 ? shard : "")});
   if (s.zero3_buffers.value() > 0)
-    t.AddRow({"ZeRO-3 gathered weights", B(s.zero3_buffers), "2 layers in flight"});
+    t.AddRow({"ZeRO-3 gathered weights", B(s.zero3_buffers), m.gathered_how});
   t.AddRow({"activations", B(s.activations),
             B(s.activations_per_microbatch) + " per micro-batch x " + FormatSig(s.in_flight, 3) +
                 " in flight"});
@@ -150,6 +157,11 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
   out += "  as profilers print it: allocated " + B(fig.allocated) +
          " (torch.cuda.max_memory_allocated), reserved " + B(fig.reserved) +
          " (max_memory_reserved), device " + B(fig.device) + " (nvidia-smi)\n";
+  if (sc.framework.name != Framework::kMegatron) {
+    out += std::string("  ") + Name(sc.framework.name) + "'s logs report the " +
+           Name(sc.framework.memory_figure) +
+           " figure: " + B(FrameworkFigure(fig, sc.framework.memory_figure)) + "\n";
+  }
   if (m.stages.size() > 1) {
     out += "  per stage:";
     for (const StageMemory& st : m.stages) out += " " + B(st.total());
@@ -256,8 +268,21 @@ std::string BudgetJson(const Scenario& sc, const BudgetReport& r) {
                  {"allocated_peak_bytes", fig_of(s).allocated.value()},
                  {"reserved_peak_bytes", fig_of(s).reserved.value()},
                  {"device_peak_bytes", fig_of(s).device.value()}};
+  if (sc.framework.name != Framework::kMegatron) {
+    j["memory"]["framework_figure"] = Name(sc.framework.memory_figure);
+    j["memory"]["framework_reported_bytes"] =
+        FrameworkFigure(fig_of(s), sc.framework.memory_figure).value();
+  }
   Json stages = Json::array();
-  for (const StageMemory& st : m.stages) stages.push_back(stage_json(st));
+  for (const StageMemory& st : m.stages) {
+    stages.push_back(stage_json(st));
+    // FSDP gradients held unsharded (framework.grad_sync), part of "gradients".
+    if (st.unsharded_grads.value() > 0)
+      stages.back()["unsharded_grads"] = st.unsharded_grads.value();
+  }
+  if (s.unsharded_grads.value() > 0) {
+    j["memory"]["per_device"]["unsharded_grads"] = s.unsharded_grads.value();
+  }
   j["memory"]["stages"] = stages;
   j["assumptions"] = {{"precision", Name(sc.training.precision)},
                       {"optimizer", Name(sc.training.optimizer)},

@@ -27,7 +27,7 @@ std::string PrecisionClass(DType precision) {
   }
 }
 
-std::string ScenarioFramework(const Scenario&) { return "megatron"; }
+std::string ScenarioFramework(const Scenario& sc) { return Name(sc.framework.name); }
 
 IntervalKey IntervalKeyOf(const Scenario& sc) {
   return IntervalKey{HardwareFamily(sc.hardware.name), PrecisionClass(sc.training.precision),

@@ -51,8 +51,8 @@ struct IntervalKey {
 };
 std::string HardwareFamily(const std::string& hardware_name);  // "h100-sxm" -> "h100"
 std::string PrecisionClass(DType precision);                   // kBf16, kFp16 -> "bf16/fp16"
-// The scenario's framework: Megatron, DESIGN.md §6's default, until the scenario carries a
-// `framework:` key.
+// The scenario's framework (its `framework:` key; megatron, DESIGN.md §6's default, without one),
+// as hardware/calibration/residuals.json names the groups.
 std::string ScenarioFramework(const Scenario& scenario);
 IntervalKey IntervalKeyOf(const Scenario& scenario);
 

@@ -206,6 +206,17 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
         {"peak",
          "peak_bytes (fits): allocated x (1 + fragmentation) + CUDA context + NCCL "
          "buffers, loss and recompute buffers both counted"}}}};
+  if (sc.framework.name != Framework::kMegatron) {
+    // The framework's own figure (its logs' memory line) and the mechanisms it ran with.
+    j["memory"]["framework_figure"] = Name(sc.framework.memory_figure);
+    j["memory"]["framework_reported_bytes"] =
+        FrameworkFigure(fig, sc.framework.memory_figure).value();
+    if (s.unsharded_grads.value() > 0) {
+      j["memory"]["breakdown"]["unsharded_grads"] = s.unsharded_grads.value();
+    }
+    j["framework"] = {{"name", Name(sc.framework.name)},
+                      {"mechanisms", MechanismLines(sc.framework)}};
+  }
   j["fits"] = r.fits;
   Json bn = Json::array();
   for (const Bottleneck& b : r.bottlenecks) {
@@ -367,7 +378,13 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
   if (!r.plan) return "no plan: the result did not come from Simulate\n";
   const OpGraph* g = &r.plan->graph;  // the plan the step ran
   const OpCostModel hw(sc.hardware);
-  std::string out = "Per-layer pricing (one micro-batch on one device)\n";
+  std::string out;
+  if (sc.framework.name != Framework::kMegatron || !sc.framework.overridden.empty()) {
+    out += "Framework mechanisms behind these figures\n";
+    for (const std::string& line : MechanismLines(sc.framework)) out += "  " + line + "\n";
+    out += "\n";
+  }
+  out += "Per-layer pricing (one micro-batch on one device)\n";
   TextTable t(
       {"block", "pass", "total", "kernels", "tp exposed", "cp exposed", "ep exposed", "recompute"});
   auto rows = [&](const std::string& name, const BlockCost& b) {

@@ -118,7 +118,8 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
   // before its cluster is built.
   Result<Sharding> sharding = ShardModel(sc->model, sc->training, sc->parallel);
   Result<MemoryBudget> budget =
-      sharding.ok() ? EstimateMemory(*sharding, sc->model, sc->training, sc->parallel, sc->hardware)
+      sharding.ok() ? EstimateMemory(*sharding, sc->model, sc->training, sc->parallel, sc->hardware,
+                                       sc->framework)
                     : Result<MemoryBudget>(sharding.status());
   if (budget.ok()) {
     const MemoryBound bound = MemoryLowerBound(*budget, sc->hardware);

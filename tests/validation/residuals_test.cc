@@ -48,6 +48,8 @@ std::vector<ResidualRow> ComputeResiduals() {
               (r["tokens_per_s_per_gpu"]["value"].get<double>() * static_cast<double>(sc->gpus));
     }
     const IntervalKey key = IntervalKeyOf(*sc);
+    // The scenario's framework: key (sim/framework) names the software the source ran.
+    EXPECT_EQ(key.framework, r["framework"].get<std::string>()) << r["id"];
     rows.push_back(ResidualRow{r["id"], key.hardware_family, key.precision,
                                r["framework"].get<std::string>(), t_pub / t_pred - 1.0});
   }

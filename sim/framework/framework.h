@@ -1,0 +1,103 @@
+// Training frameworks' runtime semantics: the scenario's `framework:` key (docs/reference.md §3.6).
+//
+// A profile names the framework a run used (Megatron-Core, NeMo, torchtitan, PyTorch FSDP1 under
+// Composer / llm-foundry, DeepSpeed, Megatron-DeepSpeed) and sets *mechanisms*, each taken from
+// that framework's code (cited at ProfileOf in framework.cc), each overridable key by key:
+//   - kernels: the defaults of training.fused_kernels, fused_loss and attention_kernel (a
+//     training key the scenario writes wins);
+//   - FSDP / ZeRO-3: when gathered parameters are freed (reshard_after_forward), when gradients
+//     are reduced under gradient accumulation (grad_sync), the group parameters are sharded over
+//     (shard_group: HSDP), how many layers are gathered ahead (prefetch_layers);
+//   - the memory figure the framework's own logs print (memory_figure).
+// sim/memory and sim/program read the mechanisms through the functions below; none is a fitted
+// factor. This module sits below sim/config (it knows no spec) so the scenario reader can apply a
+// profile while it reads.
+#ifndef SHARDSIM_FRAMEWORK_FRAMEWORK_H_
+#define SHARDSIM_FRAMEWORK_FRAMEWORK_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardsim {
+
+enum class Framework { kMegatron, kNemo, kTorchtitan, kFsdp, kDeepspeed, kMegatronDeepspeed };
+inline constexpr int kNumFrameworks = 6;
+
+// When FSDP frees a layer's gathered (unsharded) parameters after its forward.
+//   kAlways     reshard_after_forward: true  (FSDP FULL_SHARD; gathered again for backward)
+//   kNever      reshard_after_forward: false (kept until after the layer's backward)
+//   kWhenNoPp   torchtitan's "default" policy: true without pipeline parallelism, false with it
+//   kToGroup    reshard_after_forward: N     (FSDP2: resharded to N ranks after forward, the
+//               backward gathers from them)
+enum class Reshard { kAlways, kNever, kWhenNoPp, kToGroup };
+// When data-parallel gradients are reduced under gradient accumulation (m micro-batches).
+//   kEveryMicrobatch  reduce-scatter after each micro-batch's backward (shards accumulate)
+//   kLastMicrobatch   only after the last (no_sync / set_requires_gradient_sync(False)):
+//                     unsharded gradients are held until then
+//   kLastUnderPp      torch.distributed.pipelining's rule: the last micro-batch under PP, every
+//                     micro-batch without it
+enum class GradSync { kEveryMicrobatch, kLastMicrobatch, kLastUnderPp };
+// The memory figure a framework's logs print (sim/memory/allocator.h has the three).
+enum class MemoryFigure { kAllocated, kReserved, kDevice };
+
+// "megatron", "nemo", "torchtitan", "fsdp", "deepspeed", "megatron-deepspeed".
+const char* Name(Framework v);
+// "true", "false", "when_no_pp", "group" (kToGroup is written as the group size).
+const char* Name(Reshard v);
+const char* Name(GradSync v);      // "every_microbatch", "last_microbatch", "last_under_pp"
+const char* Name(MemoryFigure v);  // "allocated", "reserved", "device"
+
+// The mechanisms of one run: a profile (ProfileOf) with the scenario's overrides applied.
+struct FrameworkSpec {
+  Framework name = Framework::kMegatron;  // framework / framework.name
+  // Kernel defaults (training.fused_kernels, training.fused_loss, training.attention_kernel
+  // flash2 when true, else fused): applied to the keys the scenario's training block leaves out.
+  bool fused_kernels = true;
+  bool fused_loss = true;
+  bool flash2_attention = false;
+  // FSDP / ZeRO-3 (parallel.zero_stage 3).
+  Reshard reshard_after_forward = Reshard::kAlways;  // framework.reshard_after_forward
+  int64_t reshard_group = 0;                         // its N under kToGroup
+  GradSync grad_sync = GradSync::kEveryMicrobatch;   // framework.grad_sync
+  // framework.shard_group: ranks ZeRO / FSDP shards model states over (HSDP: shard inside groups
+  // of this size, replicate across them); 0 = the whole dp x cp group.
+  int64_t shard_group = 0;
+  // framework.prefetch_layers: layers gathered ahead of the one computing (ZeRO-3 / FSDP).
+  int64_t prefetch_layers = 1;
+  MemoryFigure memory_figure = MemoryFigure::kAllocated;  // framework.memory_figure
+  // The DeepSpeed engine's communication defaults (deepspeed, megatron-deepspeed): gradients
+  // reduced during backward only under ZeRO-3 and never under the PipelineEngine, parameters
+  // gathered after the optimizer step (OverlapsGradReduce, OverlapsParamGather).
+  bool deepspeed_engine = false;
+  // The framework.* keys the scenario wrote (a sub-key of a mapping), in the order read.
+  std::vector<std::string> overridden;
+};
+
+// The profile of framework `f`, before any override.
+FrameworkSpec ProfileOf(Framework f);
+
+// Derived rules for a run with `pp` pipeline stages and `microbatches` per step, under ZeRO-3.
+// The stage's parameters stay unsharded for the whole step (reshard false, or torchtitan's rule
+// under PP: each layer's gather in the first micro-batch's forward serves every later forward and
+// backward).
+bool KeepsParamsUnsharded(const FrameworkSpec& f, int64_t pp);
+// Gradients are held unsharded until the last micro-batch's backward (and there are several).
+bool HoldsUnshardedGrads(const FrameworkSpec& f, int64_t pp, int64_t microbatches);
+// Layers whose gathered parameters are live at once: the computing one and those prefetched.
+int64_t GatheredLayers(const FrameworkSpec& f);
+// The defaults of parallel.overlap_grad_reduce and parallel.overlap_param_gather (a scenario that
+// writes them wins): true, but under the DeepSpeed engine, where zero_optimization.overlap_comm
+// defaults to stage == 3 (deepspeed/runtime/zero/config.py), the PipelineEngine's TrainSchedule
+// runs ReduceGrads after the last BackwardPass (deepspeed/runtime/pipe/schedule.py), and ZeRO-1/2
+// all-gather the updated partitions at the end of step() (stage_1_and_2.py, bf16_optimizer.py).
+bool OverlapsGradReduce(const FrameworkSpec& f, int zero_stage, int64_t pp);
+bool OverlapsParamGather(const FrameworkSpec& f, int zero_stage);
+
+// One line per mechanism the profile (or an override) sets, for `budget`'s assumptions and
+// `--explain`: "torchtitan: reshard_after_forward when_no_pp (torchtitan apply_fsdp ...)".
+std::vector<std::string> MechanismLines(const FrameworkSpec& f);
+
+}  // namespace shardsim
+
+#endif  // SHARDSIM_FRAMEWORK_FRAMEWORK_H_
