@@ -465,7 +465,7 @@ struct Scenario {
   // framework: the runtime semantics the run follows (sim/framework/framework.h); megatron unless
   // the scenario says otherwise.
   FrameworkSpec framework;
-  Origins origins;              // keys of the scenario file itself ("gpus", "parallel.tp", ...)
+  Origins origins;  // keys of the scenario file itself ("gpus", "parallel.tp", ...)
 };
 
 }  // namespace shardsim

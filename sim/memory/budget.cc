@@ -133,8 +133,7 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
 Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
                                     const TrainingSpec& training, const ParallelSpec& parallel,
                                     const HardwareSpec& hardware) {
-  return EstimateMemory(plan, model, training, parallel, hardware,
-                        ProfileOf(Framework::kMegatron));
+  return EstimateMemory(plan, model, training, parallel, hardware, ProfileOf(Framework::kMegatron));
 }
 
 Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,

@@ -117,10 +117,10 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
   // The plan's layout-free part first: a point whose model states alone overflow is pruned
   // before its cluster is built.
   Result<Sharding> sharding = ShardModel(sc->model, sc->training, sc->parallel);
-  Result<MemoryBudget> budget =
-      sharding.ok() ? EstimateMemory(*sharding, sc->model, sc->training, sc->parallel, sc->hardware,
-                                       sc->framework)
-                    : Result<MemoryBudget>(sharding.status());
+  Result<MemoryBudget> budget = sharding.ok()
+                                    ? EstimateMemory(*sharding, sc->model, sc->training,
+                                                     sc->parallel, sc->hardware, sc->framework)
+                                    : Result<MemoryBudget>(sharding.status());
   if (budget.ok()) {
     const MemoryBound bound = MemoryLowerBound(*budget, sc->hardware);
     if (bound.bytes.value() > sc->hardware.memory_capacity) {

@@ -8,8 +8,8 @@
 #include "sim/config/loader.h"
 #include "sim/parallel/layout.h"
 #include "sim/program/network_explain.h"
-#include "sim/report/simulate.h"
 #include "sim/program/step_links.h"
+#include "sim/report/simulate.h"
 #include "tests/model/test_models.h"
 #include "tests/topology/test_specs.h"
 
