@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <string>
+#include <utility>
 
 #include "sim/config/loader.h"
 #include "sim/report/budget_report.h"
@@ -50,9 +51,8 @@ BENCHMARK(BM_Llama3_70B_H100x1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Llama3_405B_H100x16384)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Gpt3_175B_A100x1024)->Unit(benchmark::kMillisecond);
 
-// Llama-3-70B, TP8 PP4, 32 micro-batches per step, DP from 8 to 2,048 (256 to 65,536 GPUs).
-void BM_DpScaling(benchmark::State& state) {
-  Scenario sc = Load("scenarios/llama3-70b-h100x1024.yaml");
+// Llama-3-70B, TP8 PP4, 32 micro-batches per step, at DP state.range(0) on `sc`'s cluster.
+void RunDpScaling(benchmark::State& state, Scenario sc) {
   const int64_t dp = state.range(0);
   sc.parallel.dp = dp;
   sc.gpus = dp * 32;
@@ -65,6 +65,11 @@ void BM_DpScaling(benchmark::State& state) {
   }
   state.counters["gpus"] = static_cast<double>(sc.gpus);
 }
+
+// DP from 8 to 2,048 (256 to 65,536 GPUs) on dgx-h100.
+void BM_DpScaling(benchmark::State& state) {
+  RunDpScaling(state, Load("scenarios/llama3-70b-h100x1024.yaml"));
+}
 BENCHMARK(BM_DpScaling)->RangeMultiplier(4)->Range(8, 2048)->Unit(benchmark::kMillisecond);
 
 // The same on dgx-a100 (A100s, 20-node leaf domains): DP groups that do not line up with the
@@ -75,17 +80,7 @@ void BM_DpScalingDgxA100(benchmark::State& state) {
   Scenario sc = Load("scenarios/llama3-70b-h100x1024.yaml");
   sc.hardware = a100.hardware;
   sc.topology = a100.topology;
-  const int64_t dp = state.range(0);
-  sc.parallel.dp = dp;
-  sc.gpus = dp * 32;
-  sc.training.global_batch = 32 * dp;
-  sc.topology.max_nodes = 0;
-  for (auto _ : state) {
-    auto r = Simulate(sc);
-    if (!r.ok()) state.SkipWithError(r.status().message().c_str());
-    benchmark::DoNotOptimize(r->step_time);
-  }
-  state.counters["gpus"] = static_cast<double>(sc.gpus);
+  RunDpScaling(state, std::move(sc));
 }
 BENCHMARK(BM_DpScalingDgxA100)->RangeMultiplier(4)->Range(8, 2048)->Unit(benchmark::kMillisecond);
 
