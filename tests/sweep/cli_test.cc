@@ -280,11 +280,12 @@ TEST(CheckClaimCli, AbovePeak) {
 
 // At 128K tokens attention is most of the work: a FLOP/s claim reads far above the best layout
 // under 6·N and far below it under the conventions that count attention, within the prediction
-// interval under none.
+// interval under none (450 TFLOP/s: model FLOPs -28%, 6·N + attention -29%, 6·N +277%, all
+// clear of the h100 interval's x0.80 to x1.08; 500 TFLOP/s sat at its edge).
 // The reason said "read under ; not under ..." with nothing under "read under".
 TEST(CheckClaimCli, ClaimBetweenConventionsSaysSo) {
   const sweep_test::CliRun r = Shardsim(
-      "check-claim \"500 TFLOP/s per GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 "
+      "check-claim \"450 TFLOP/s per GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 "
       "--seq-len 131072 --progress none -j 2");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("read under ;"), std::string::npos) << r.out;
