@@ -11,6 +11,7 @@ namespace shardsim {
 void Engine::Reserve(int32_t tasks, int64_t dependencies) {
   const auto n = static_cast<size_t>(tasks > 0 ? tasks : 0);
   tasks_.reserve(n);
+  flows_.reserve(n);  // at most one per task
   edges_.reserve(static_cast<size_t>(dependencies > 0 ? dependencies : 0));
 }
 
@@ -88,6 +89,7 @@ TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
           std::to_string(links.size()) + " links");
   }
   const auto flow = static_cast<int32_t>(flows_.size());
+  const auto path_begin = static_cast<int32_t>(flow_links_.size());
   // One pass over the links when all are good (the builder's case): each a link, none seen
   // before in this flow (link_seen_), each weight finite and > 0; then one bulk copy.
   const bool weighted = weights.size() == links.size();
@@ -133,9 +135,40 @@ TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
       flow_weight_.push_back(w);
     }
   }
-  flow_begin_.push_back(static_cast<int32_t>(flow_links_.size()));
-  flows_.push_back({bytes.value(), std::isfinite(cap) && cap > 0.0 ? cap : 0.0, id.v});
+  flows_.push_back({bytes.value(), std::isfinite(cap) && cap > 0.0 ? cap : 0.0, id.v, path_begin,
+                    static_cast<int32_t>(flow_links_.size())});
 
+  tasks_.push_back({latency.picos(), IsResource(stream, ResourceKind::kStream) ? stream.v : -1,
+                    flow, label, TaskKind::kFlow, category});
+  return id;
+}
+
+TaskId Engine::AddFlowLike(TaskId like, ResourceId stream, Bytes bytes, SimTime latency,
+                           uint32_t label, uint8_t category) {
+  const TaskId id(num_tasks());
+  const bool known = like.valid() && like.v < num_tasks() && tasks_[Index(like)].flow >= 0;
+  if (!known) {
+    Error("task " + std::to_string(id.v) + ": AddFlowLike of task " + std::to_string(like.v) +
+          ", which is not a flow");
+    return AddFlow(stream, bytes, latency, {}, label, category);
+  }
+  if (stream.valid() && !IsResource(stream, ResourceKind::kStream)) {
+    Error("task " + std::to_string(id.v) + ": resource " + std::to_string(stream.v) +
+          " is not a stream");
+  }
+  if (!(bytes.value() >= 0.0) || !std::isfinite(bytes.value())) {
+    Error("task " + std::to_string(id.v) + ": flow bytes must be finite and >= 0, got " +
+          FormatSig(bytes.value()));
+  }
+  if (latency < SimTime::Zero()) {
+    Error("task " + std::to_string(id.v) + ": negative latency " +
+          std::to_string(latency.picos()) + " ps");
+  }
+  const auto flow = static_cast<int32_t>(flows_.size());
+  Flow f = flows_[static_cast<size_t>(tasks_[Index(like)].flow)];
+  f.bytes = bytes.value();
+  f.task = id.v;
+  flows_.push_back(f);
   tasks_.push_back({latency.picos(), IsResource(stream, ResourceKind::kStream) ? stream.v : -1,
                     flow, label, TaskKind::kFlow, category});
   return id;
@@ -159,8 +192,8 @@ std::span<const ResourceId> Engine::flow_links(TaskId t) const {
   if (f < 0) {
     return {};
   }
-  const auto begin = static_cast<size_t>(flow_begin_[static_cast<size_t>(f)]);
-  const auto end = static_cast<size_t>(flow_begin_[static_cast<size_t>(f) + 1]);
+  const auto begin = static_cast<size_t>(flows_[static_cast<size_t>(f)].path_begin);
+  const auto end = static_cast<size_t>(flows_[static_cast<size_t>(f)].path_end);
   return std::span<const ResourceId>(flow_links_).subspan(begin, end - begin);
 }
 
@@ -169,8 +202,8 @@ std::span<const double> Engine::flow_weights(TaskId t) const {
   if (f < 0) {
     return {};
   }
-  const auto begin = static_cast<size_t>(flow_begin_[static_cast<size_t>(f)]);
-  const auto end = static_cast<size_t>(flow_begin_[static_cast<size_t>(f) + 1]);
+  const auto begin = static_cast<size_t>(flows_[static_cast<size_t>(f)].path_begin);
+  const auto end = static_cast<size_t>(flows_[static_cast<size_t>(f)].path_end);
   return std::span<const double>(flow_weight_).subspan(begin, end - begin);
 }
 

@@ -76,6 +76,13 @@ class Engine {
                  uint32_t label, uint8_t category, BytesPerSec rate_cap = BytesPerSec(0.0),
                  std::span<const double> weights = {});
 
+  // A flow on the same links, with the same weights and rate cap, as `like` (a flow this Engine
+  // returned): what AddFlow(stream, bytes, latency, flow_links(like), label, category, its cap,
+  // flow_weights(like)) adds, without checking or storing the path again. A builder that adds
+  // the same collective many times passes its first flow.
+  TaskId AddFlowLike(TaskId like, ResourceId stream, Bytes bytes, SimTime latency, uint32_t label,
+                     uint8_t category);
+
   // `after` cannot start before `before` has finished.
   void AddDependency(TaskId before, TaskId after) {
     if (before.valid() && before.v < num_tasks() && after.valid() && after.v < num_tasks()) {
@@ -136,13 +143,16 @@ class Engine {
   std::vector<Task> tasks_;
 
   // Flows, indexed by flow index.
+  // A flow crosses flow_links_[path_begin .. path_end), with flow_weight_ alongside; flows made
+  // by AddFlowLike share their model's slice.
   struct Flow {
     double bytes;
     double cap;  // bytes/s; 0 = none
     int32_t task;
+    int32_t path_begin;
+    int32_t path_end;
   };
   std::vector<Flow> flows_;
-  std::vector<int32_t> flow_begin_{0};  // flow i crosses flow_links_[flow_begin_[i]..[i+1])
   std::vector<ResourceId> flow_links_;
   std::vector<double> flow_weight_;  // parallel to flow_links_
   // Per resource: the last flow (index + 1) that listed it, so that AddFlow finds a link listed

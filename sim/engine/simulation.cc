@@ -69,7 +69,14 @@ void Simulation::Build() {
 
   // No fill of the per-flow state: ActivateFlow writes a flow's fields (FlowState).
   flows_ = std::make_unique_for_overwrite<FlowState[]>(num_flows);
-  slot_pos_ = std::make_unique_for_overwrite<int32_t[]>(e_.flow_links_.size());
+  // Flows may share a path (AddFlowLike): each gets its own slots, one per link it crosses.
+  slot_begin_ = std::make_unique_for_overwrite<int32_t[]>(num_flows);
+  int32_t slots = 0;
+  for (size_t f = 0; f < num_flows; ++f) {
+    slot_begin_[f] = slots;
+    slots += e_.flows_[f].path_end - e_.flows_[f].path_begin;
+  }
+  slot_pos_ = std::make_unique_for_overwrite<int32_t[]>(At(slots));
 
   active_.assign(num_resources, {});
   busy_since_.assign(num_resources, 0);
@@ -147,8 +154,8 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   const int32_t task = e_.flows_[f].task;
   const double bytes = e_.flows_[f].bytes;
-  const int32_t begin = e_.flow_begin_[f];
-  const int32_t end = e_.flow_begin_[f + 1];
+  const int32_t begin = e_.flows_[f].path_begin;
+  const int32_t end = e_.flows_[f].path_end;
   const double cap = e_.flows_[f].cap;
   FlowState& st = flows_[f];
   st.remaining = bytes;
@@ -174,8 +181,9 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
     if (list.empty()) {
       busy_since_[At(link)] = now;
     }
-    slot_pos_[At(k)] = static_cast<int32_t>(list.size());
-    list.push_back({flow, k});
+    const int32_t slot = slot_begin_[f] + (k - begin);
+    slot_pos_[At(slot)] = static_cast<int32_t>(list.size());
+    list.push_back({flow, slot});
     MarkDirty(link);
   }
   ++active_flows_;
@@ -186,11 +194,12 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
 
 inline void Simulation::EndFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
-  for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+  const int32_t path_begin = e_.flows_[f].path_begin;
+  for (int32_t k = path_begin; k < e_.flows_[f].path_end; ++k) {
     const int32_t link = e_.flow_links_[At(k)].v;
     auto& list = active_[At(link)];
     const ActiveEntry last = list.back();
-    const int32_t pos = slot_pos_[At(k)];
+    const int32_t pos = slot_pos_[At(slot_begin_[f] + (k - path_begin))];
     list[At(pos)] = last;
     slot_pos_[At(last.slot)] = pos;
     list.pop_back();
@@ -204,7 +213,7 @@ inline void Simulation::EndFlow(int32_t flow, int64_t now) {
     }
   }
   Rebound(flow, -1, now);
-  if (e_.flow_begin_[f + 1] > e_.flow_begin_[f]) {
+  if (e_.flows_[f].path_end > e_.flows_[f].path_begin) {
     --active_flows_;
   }
   flows_[f].rate = 0.0;
@@ -281,7 +290,7 @@ void Simulation::Reshare(int64_t now) {
   }
   if (alone >= 0) {
     const size_t f = At(alone);
-    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+    for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
       if (active_[At(e_.flow_links_[At(k)].v)].size() != 1) {
         alone = -2;
         break;
@@ -307,7 +316,7 @@ void Simulation::Reshare(int64_t now) {
       }
       flows_[f].mark = epoch_;
       comp_flows_.push_back(entry.flow);
-      for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+      for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
         const int32_t link = e_.flow_links_[At(k)].v;
         if (link_mark_[At(link)] == epoch_) {
           continue;
@@ -329,7 +338,7 @@ void Simulation::Reshare(int64_t now) {
     const size_t f = At(flow);
     double capacity = std::numeric_limits<double>::infinity();
     int32_t bound = -1;
-    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+    for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
       const int32_t link = e_.flow_links_[At(k)].v;
       const double c = e_.capacity_[At(link)] / e_.flow_weight_[At(k)];
       if (c < capacity) {
@@ -356,7 +365,7 @@ void Simulation::Reshare(int64_t now) {
   const size_t nf = comp_flows_.size();
   size_t path_total = 0;
   for (int32_t flow : comp_flows_) {
-    path_total += At(e_.flow_begin_[At(flow) + 1] - e_.flow_begin_[At(flow)]);
+    path_total += At(e_.flows_[At(flow)].path_end - e_.flows_[At(flow)].path_begin);
   }
   local_capacity_.resize(nl);
   local_begin_.resize(nf + 1);
@@ -375,7 +384,7 @@ void Simulation::Reshare(int64_t now) {
     local_capacity_[i] = capacity[link];
     *key++ = std::bit_cast<uint64_t>(capacity[link]);
   }
-  const int32_t* flow_begin = e_.flow_begin_.data();
+  const Engine::Flow* flows = e_.flows_.data();
   const ResourceId* flow_links = e_.flow_links_.data();
   const double* flow_weight = e_.flow_weight_.data();
   int32_t* links_out = local_links_.data();
@@ -384,8 +393,8 @@ void Simulation::Reshare(int64_t now) {
   local_begin_[0] = 0;
   for (size_t i = 0; i < nf; ++i) {
     const size_t f = At(comp_flows_[i]);
-    const int32_t b = flow_begin[f];
-    const int32_t e = flow_begin[f + 1];
+    const int32_t b = flows[f].path_begin;
+    const int32_t e = flows[f].path_end;
     *key++ = static_cast<uint64_t>(e - b);
     for (int32_t k = b; k < e; ++k) {
       const int32_t local = local_of[At(flow_links[At(k)].v)];

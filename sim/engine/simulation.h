@@ -32,7 +32,7 @@ class Simulation {
  private:
   struct ActiveEntry {
     int32_t flow;  // flow index
-    int32_t slot;  // index into Engine::flow_links_ of this (flow, link) pair
+    int32_t slot;  // this (flow, link) pair's index in slot_pos_
   };
 
   void Build();
@@ -87,7 +87,8 @@ class Simulation {
     int32_t mark;
   };
   std::unique_ptr<FlowState[]> flows_;
-  std::unique_ptr<int32_t[]> slot_pos_;  // per flow_links_ slot: position in active_[link]
+  std::unique_ptr<int32_t[]> slot_begin_;  // per flow: its first slot in slot_pos_
+  std::unique_ptr<int32_t[]> slot_pos_;    // per (flow, link) slot: position in active_[link]
 
   // Link state, per resource.
   std::vector<std::vector<ActiveEntry>> active_;

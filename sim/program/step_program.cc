@@ -97,6 +97,9 @@ class Builder {
     const std::vector<PhaseFlow>* flows = nullptr;
     // The categories (bit per TaskCategory) Remember has seen these flows under.
     uint16_t* remembered = nullptr;
+    // Per phase: the first flow added for it (invalid until then); later ones share its path
+    // (Engine::AddFlowLike).
+    std::vector<TaskId>* first = nullptr;
   };
   static_assert(kNumTaskCategories <= 16, "Comm::remembered holds a bit per category");
 
@@ -146,10 +149,16 @@ class Builder {
     for (size_t k = 0; k < c.flows->size(); ++k) {
       const PhaseFlow& f = (*c.flows)[k];
       info.phase = static_cast<int16_t>(k);
+      TaskId& first = (*c.first)[k];
+      const ResourceId on = k == 0 ? stream : ResourceId();
+      const auto label = static_cast<uint32_t>(prog_.tasks->size());
+      const auto category = static_cast<uint8_t>(info.category);
       const TaskId t =
-          prog_.engine.AddFlow(k == 0 ? stream : ResourceId(), f.bytes, f.latency, f.links,
-                               static_cast<uint32_t>(prog_.tasks->size()),
-                               static_cast<uint8_t>(info.category), BytesPerSec(0.0), f.weights);
+          first.valid()
+              ? prog_.engine.AddFlowLike(first, on, f.bytes, f.latency, label, category)
+              : prog_.engine.AddFlow(on, f.bytes, f.latency, f.links, label, category,
+                                     BytesPerSec(0.0), f.weights);
+      if (!first.valid()) first = t;
       prog_.tasks->push_back(info);
       if (k == 0 && pending_tail_.valid()) Dep(pending_tail_, t);
       if (prev.valid()) Dep(prev, t);
@@ -221,11 +230,12 @@ class Builder {
       // NCCL returns at once for a count of 0 (nothing is launched): no flow, no latency.
       std::vector<PhaseFlow> flows;
       if (size.value() > 0.0) flows = net_.Flows(it->second, d.coords, prog_.engine);
-      f = flow_cache_.emplace(fk, CachedFlows{std::move(flows), 0}).first;
+      std::vector<TaskId> first(flows.size());
+      f = flow_cache_.emplace(fk, CachedFlows{std::move(flows), 0, std::move(first)}).first;
     }
     last_key_ = key;
     last_device_ = d.index;
-    last_comm_ = Comm{&it->second, &f->second.flows, &f->second.remembered};
+    last_comm_ = Comm{&it->second, &f->second.flows, &f->second.remembered, &f->second.first};
     return last_comm_;
   }
   using CostKey = std::tuple<int, int, double, int64_t, int64_t, int64_t>;
@@ -236,7 +246,8 @@ class Builder {
   Comm last_comm_;
   struct CachedFlows {
     std::vector<PhaseFlow> flows;
-    uint16_t remembered = 0;  // Comm::remembered
+    uint16_t remembered = 0;    // Comm::remembered
+    std::vector<TaskId> first;  // Comm::first
   };
   std::map<FlowKey, CachedFlows> flow_cache_;
   // Per stream (by id): the last phase of its last collective, or invalid.
