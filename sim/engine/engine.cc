@@ -161,8 +161,8 @@ TaskId Engine::AddFlowLike(TaskId like, ResourceId stream, Bytes bytes, SimTime 
           FormatSig(bytes.value()));
   }
   if (latency < SimTime::Zero()) {
-    Error("task " + std::to_string(id.v) + ": negative latency " +
-          std::to_string(latency.picos()) + " ps");
+    Error("task " + std::to_string(id.v) + ": negative latency " + std::to_string(latency.picos()) +
+          " ps");
   }
   const auto flow = static_cast<int32_t>(flows_.size());
   Flow f = flows_[static_cast<size_t>(tasks_[Index(like)].flow)];

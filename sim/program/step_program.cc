@@ -154,10 +154,9 @@ class Builder {
       const auto label = static_cast<uint32_t>(prog_.tasks->size());
       const auto category = static_cast<uint8_t>(info.category);
       const TaskId t =
-          first.valid()
-              ? prog_.engine.AddFlowLike(first, on, f.bytes, f.latency, label, category)
-              : prog_.engine.AddFlow(on, f.bytes, f.latency, f.links, label, category,
-                                     BytesPerSec(0.0), f.weights);
+          first.valid() ? prog_.engine.AddFlowLike(first, on, f.bytes, f.latency, label, category)
+                        : prog_.engine.AddFlow(on, f.bytes, f.latency, f.links, label, category,
+                                               BytesPerSec(0.0), f.weights);
       if (!first.valid()) first = t;
       prog_.tasks->push_back(info);
       if (k == 0 && pending_tail_.valid()) Dep(pending_tail_, t);

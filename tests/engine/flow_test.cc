@@ -331,9 +331,9 @@ TEST(Flows, AFlowLikeAnotherRunsAsTheSameFlowAddedInFull) {
     std::vector<TaskId> t;
     t.push_back(e.AddFlow(kNoStream, Bytes(1e6), Ps(0), links, 0, 0, BytesPerSec(0.0), weights));
     for (double bytes : {2e6, 3e6}) {
-      t.push_back(like ? e.AddFlowLike(t[0], kNoStream, Bytes(bytes), Ps(5), 0, 0)
-                       : e.AddFlow(kNoStream, Bytes(bytes), Ps(5), links, 0, 0, BytesPerSec(0.0),
-                                   weights));
+      t.push_back(
+          like ? e.AddFlowLike(t[0], kNoStream, Bytes(bytes), Ps(5), 0, 0)
+               : e.AddFlow(kNoStream, Bytes(bytes), Ps(5), links, 0, 0, BytesPerSec(0.0), weights));
     }
     auto r = e.Run();
     EXPECT_TRUE(r.ok());
