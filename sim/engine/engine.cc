@@ -10,12 +10,8 @@ namespace shardsim {
 
 void Engine::Reserve(int32_t tasks, int64_t dependencies) {
   const auto n = static_cast<size_t>(tasks > 0 ? tasks : 0);
-  kind_.reserve(n);
-  stream_.reserve(n);
-  fixed_ps_.reserve(n);
-  flow_of_.reserve(n);
-  label_.reserve(n);
-  category_.reserve(n);
+  tasks_.reserve(n);
+  flows_.reserve(n);  // at most one per task
   edges_.reserve(static_cast<size_t>(dependencies > 0 ? dependencies : 0));
 }
 
@@ -64,12 +60,8 @@ TaskId Engine::AddDelay(ResourceId stream, SimTime duration, uint32_t label, uin
     Error("task " + std::to_string(id.v) + ": negative duration " +
           std::to_string(duration.picos()) + " ps");
   }
-  kind_.push_back(TaskKind::kDelay);
-  stream_.push_back(IsResource(stream, ResourceKind::kStream) ? stream.v : -1);
-  fixed_ps_.push_back(duration.picos());
-  flow_of_.push_back(-1);
-  label_.push_back(label);
-  category_.push_back(category);
+  tasks_.push_back({duration.picos(), IsResource(stream, ResourceKind::kStream) ? stream.v : -1, -1,
+                    label, TaskKind::kDelay, category});
   return id;
 }
 
@@ -96,79 +88,122 @@ TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
     Error(where() + std::to_string(weights.size()) + " weights for " +
           std::to_string(links.size()) + " links");
   }
-  const auto flow = static_cast<int32_t>(flow_task_.size());
-  for (size_t i = 0; i < links.size(); ++i) {
+  const auto flow = static_cast<int32_t>(flows_.size());
+  const auto path_begin = static_cast<int32_t>(flow_links_.size());
+  // One pass over the links when all are good (the builder's case): each a link, none seen
+  // before in this flow (link_seen_), each weight finite and > 0; then one bulk copy.
+  const bool weighted = weights.size() == links.size();
+  bool good = weighted || weights.empty();
+  if (link_seen_.size() < resource_kind_.size()) link_seen_.resize(resource_kind_.size(), 0);
+  for (size_t i = 0; good && i < links.size(); ++i) {
     const ResourceId l = links[i];
-    if (!IsResource(l, ResourceKind::kLink)) {
-      Error(where() + "resource " + std::to_string(l.v) + " is not a link");
-      continue;
-    }
-    bool repeated = false;
-    for (size_t j = 0; j < i; ++j) {
-      repeated = repeated || links[j] == l;
-    }
-    if (repeated) {
-      Error(where() + "link '" + resource_name_[Index(l)] + "' listed twice");
-      continue;
-    }
-    const double w = weights.size() == links.size() ? weights[i] : 1.0;
-    if (!(w > 0.0) || !std::isfinite(w)) {
-      Error(where() + "weight " + FormatSig(w) + " on link '" + resource_name_[Index(l)] +
-            "' must be finite and > 0");
-      continue;
-    }
-    flow_links_.push_back(l);
-    flow_weight_.push_back(w);
+    const double w = weighted ? weights[i] : 1.0;
+    good = IsResource(l, ResourceKind::kLink) && link_seen_[Index(l)] != flow + 1 && w > 0.0 &&
+           std::isfinite(w);
+    if (good) link_seen_[Index(l)] = flow + 1;
   }
-  flow_begin_.push_back(static_cast<int32_t>(flow_links_.size()));
-  flow_task_.push_back(id.v);
-  flow_bytes_.push_back(bytes.value());
-  flow_cap_.push_back(std::isfinite(cap) && cap > 0.0 ? cap : 0.0);
+  if (good) {
+    flow_links_.insert(flow_links_.end(), links.begin(), links.end());
+    if (weighted) {
+      flow_weight_.insert(flow_weight_.end(), weights.begin(), weights.end());
+    } else {
+      flow_weight_.resize(flow_weight_.size() + links.size(), 1.0);
+    }
+  } else {
+    // Some link or weight is bad: record each problem, keep the good links.
+    for (size_t i = 0; i < links.size(); ++i) {
+      const ResourceId l = links[i];
+      if (!IsResource(l, ResourceKind::kLink)) {
+        Error(where() + "resource " + std::to_string(l.v) + " is not a link");
+        continue;
+      }
+      bool repeated = false;
+      for (size_t j = 0; j < i; ++j) {
+        repeated = repeated || links[j] == l;
+      }
+      if (repeated) {
+        Error(where() + "link '" + resource_name_[Index(l)] + "' listed twice");
+        continue;
+      }
+      const double w = weighted ? weights[i] : 1.0;
+      if (!(w > 0.0) || !std::isfinite(w)) {
+        Error(where() + "weight " + FormatSig(w) + " on link '" + resource_name_[Index(l)] +
+              "' must be finite and > 0");
+        continue;
+      }
+      flow_links_.push_back(l);
+      flow_weight_.push_back(w);
+    }
+  }
+  flows_.push_back({bytes.value(), std::isfinite(cap) && cap > 0.0 ? cap : 0.0, id.v, path_begin,
+                    static_cast<int32_t>(flow_links_.size())});
 
-  kind_.push_back(TaskKind::kFlow);
-  stream_.push_back(IsResource(stream, ResourceKind::kStream) ? stream.v : -1);
-  fixed_ps_.push_back(latency.picos());
-  flow_of_.push_back(flow);
-  label_.push_back(label);
-  category_.push_back(category);
+  tasks_.push_back({latency.picos(), IsResource(stream, ResourceKind::kStream) ? stream.v : -1,
+                    flow, label, TaskKind::kFlow, category});
   return id;
 }
 
-void Engine::AddDependency(TaskId before, TaskId after) {
-  const bool ok_before = before.valid() && before.v < num_tasks();
-  const bool ok_after = after.valid() && after.v < num_tasks();
-  if (!ok_before || !ok_after) {
-    Error("dependency " + std::to_string(before.v) + " -> " + std::to_string(after.v) +
-          ": unknown task " + std::to_string(ok_before ? after.v : before.v));
-    return;
+TaskId Engine::AddFlowLike(TaskId like, ResourceId stream, Bytes bytes, SimTime latency,
+                           uint32_t label, uint8_t category) {
+  const TaskId id(num_tasks());
+  const bool known = like.valid() && like.v < num_tasks() && tasks_[Index(like)].flow >= 0;
+  if (!known) {
+    Error("task " + std::to_string(id.v) + ": AddFlowLike of task " + std::to_string(like.v) +
+          ", which is not a flow");
+    return AddFlow(stream, bytes, latency, {}, label, category);
   }
-  edges_.emplace_back(before.v, after.v);
+  if (stream.valid() && !IsResource(stream, ResourceKind::kStream)) {
+    Error("task " + std::to_string(id.v) + ": resource " + std::to_string(stream.v) +
+          " is not a stream");
+  }
+  if (!(bytes.value() >= 0.0) || !std::isfinite(bytes.value())) {
+    Error("task " + std::to_string(id.v) + ": flow bytes must be finite and >= 0, got " +
+          FormatSig(bytes.value()));
+  }
+  if (latency < SimTime::Zero()) {
+    Error("task " + std::to_string(id.v) + ": negative latency " + std::to_string(latency.picos()) +
+          " ps");
+  }
+  const auto flow = static_cast<int32_t>(flows_.size());
+  Flow f = flows_[static_cast<size_t>(tasks_[Index(like)].flow)];
+  f.bytes = bytes.value();
+  f.task = id.v;
+  flows_.push_back(f);
+  tasks_.push_back({latency.picos(), IsResource(stream, ResourceKind::kStream) ? stream.v : -1,
+                    flow, label, TaskKind::kFlow, category});
+  return id;
 }
 
-SimTime Engine::fixed_time(TaskId t) const { return SimTime::FromPicos(fixed_ps_[Index(t)]); }
+void Engine::BadDependency(TaskId before, TaskId after) {
+  const bool ok_before = before.valid() && before.v < num_tasks();
+  Error("dependency " + std::to_string(before.v) + " -> " + std::to_string(after.v) +
+        ": unknown task " + std::to_string(ok_before ? after.v : before.v));
+}
+
+SimTime Engine::fixed_time(TaskId t) const { return SimTime::FromPicos(tasks_[Index(t)].fixed_ps); }
 
 Bytes Engine::flow_bytes(TaskId t) const {
-  const int32_t f = flow_of_[Index(t)];
-  return Bytes(f < 0 ? 0.0 : flow_bytes_[static_cast<size_t>(f)]);
+  const int32_t f = tasks_[Index(t)].flow;
+  return Bytes(f < 0 ? 0.0 : flows_[static_cast<size_t>(f)].bytes);
 }
 
 std::span<const ResourceId> Engine::flow_links(TaskId t) const {
-  const int32_t f = flow_of_[Index(t)];
+  const int32_t f = tasks_[Index(t)].flow;
   if (f < 0) {
     return {};
   }
-  const auto begin = static_cast<size_t>(flow_begin_[static_cast<size_t>(f)]);
-  const auto end = static_cast<size_t>(flow_begin_[static_cast<size_t>(f) + 1]);
+  const auto begin = static_cast<size_t>(flows_[static_cast<size_t>(f)].path_begin);
+  const auto end = static_cast<size_t>(flows_[static_cast<size_t>(f)].path_end);
   return std::span<const ResourceId>(flow_links_).subspan(begin, end - begin);
 }
 
 std::span<const double> Engine::flow_weights(TaskId t) const {
-  const int32_t f = flow_of_[Index(t)];
+  const int32_t f = tasks_[Index(t)].flow;
   if (f < 0) {
     return {};
   }
-  const auto begin = static_cast<size_t>(flow_begin_[static_cast<size_t>(f)]);
-  const auto end = static_cast<size_t>(flow_begin_[static_cast<size_t>(f) + 1]);
+  const auto begin = static_cast<size_t>(flows_[static_cast<size_t>(f)].path_begin);
+  const auto end = static_cast<size_t>(flows_[static_cast<size_t>(f)].path_end);
   return std::span<const double>(flow_weight_).subspan(begin, end - begin);
 }
 

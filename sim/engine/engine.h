@@ -76,8 +76,21 @@ class Engine {
                  uint32_t label, uint8_t category, BytesPerSec rate_cap = BytesPerSec(0.0),
                  std::span<const double> weights = {});
 
+  // A flow on the same links, with the same weights and rate cap, as `like` (a flow this Engine
+  // returned): what AddFlow(stream, bytes, latency, flow_links(like), label, category, its cap,
+  // flow_weights(like)) adds, without checking or storing the path again. A builder that adds
+  // the same collective many times passes its first flow.
+  TaskId AddFlowLike(TaskId like, ResourceId stream, Bytes bytes, SimTime latency, uint32_t label,
+                     uint8_t category);
+
   // `after` cannot start before `before` has finished.
-  void AddDependency(TaskId before, TaskId after);
+  void AddDependency(TaskId before, TaskId after) {
+    if (before.valid() && before.v < num_tasks() && after.valid() && after.v < num_tasks()) {
+      edges_.emplace_back(before.v, after.v);  // inline: the builder adds one per task or so
+      return;
+    }
+    BadDependency(before, after);
+  }
 
   // How error messages name tasks; by default "task 12".
   void SetTaskNamer(TaskNamer namer) { namer_ = std::move(namer); }
@@ -87,13 +100,13 @@ class Engine {
 
   // The graph as built (for reports: a Chrome trace needs each task's stream, label, category).
   // Ids must be ones this Engine returned.
-  int32_t num_tasks() const { return static_cast<int32_t>(kind_.size()); }
+  int32_t num_tasks() const { return static_cast<int32_t>(tasks_.size()); }
   int32_t num_resources() const { return static_cast<int32_t>(resource_kind_.size()); }
   int64_t num_dependencies() const { return static_cast<int64_t>(edges_.size()); }
-  TaskKind kind(TaskId t) const { return kind_[Index(t)]; }
-  ResourceId stream(TaskId t) const { return ResourceId(stream_[Index(t)]); }
-  uint32_t label(TaskId t) const { return label_[Index(t)]; }
-  uint8_t category(TaskId t) const { return category_[Index(t)]; }
+  TaskKind kind(TaskId t) const { return tasks_[Index(t)].kind; }
+  ResourceId stream(TaskId t) const { return ResourceId(tasks_[Index(t)].stream); }
+  uint32_t label(TaskId t) const { return tasks_[Index(t)].label; }
+  uint8_t category(TaskId t) const { return tasks_[Index(t)].category; }
   ResourceKind resource_kind(ResourceId r) const { return resource_kind_[Index(r)]; }
   const std::string& resource_name(ResourceId r) const { return resource_name_[Index(r)]; }
   BytesPerSec link_capacity(ResourceId link) const { return BytesPerSec(capacity_[Index(link)]); }
@@ -115,23 +128,36 @@ class Engine {
     return static_cast<size_t>(id.v);
   }
   bool IsResource(ResourceId r, ResourceKind kind) const;
+  void BadDependency(TaskId before, TaskId after);
   void Error(std::string message) { errors_.Add(SourceLoc{}, "engine: " + std::move(message)); }
 
-  // Tasks, struct-of-arrays, indexed by TaskId.
-  std::vector<TaskKind> kind_;
-  std::vector<int32_t> stream_;    // ResourceId value, or -1
-  std::vector<int64_t> fixed_ps_;  // delay: duration; flow: latency
-  std::vector<int32_t> flow_of_;   // flow index, or -1 for delays
-  std::vector<uint32_t> label_;
-  std::vector<uint8_t> category_;
+  // Tasks, indexed by TaskId: one record each (24 bytes), so adding a task is one push_back.
+  struct Task {
+    int64_t fixed_ps;  // delay: duration; flow: latency
+    int32_t stream;    // ResourceId value, or -1
+    int32_t flow;      // flow index, or -1 for delays
+    uint32_t label;
+    TaskKind kind;
+    uint8_t category;
+  };
+  std::vector<Task> tasks_;
 
   // Flows, indexed by flow index.
-  std::vector<int32_t> flow_task_;
-  std::vector<double> flow_bytes_;
-  std::vector<double> flow_cap_;        // bytes/s; 0 = none
-  std::vector<int32_t> flow_begin_{0};  // flow i crosses flow_links_[flow_begin_[i]..[i+1])
+  // A flow crosses flow_links_[path_begin .. path_end), with flow_weight_ alongside; flows made
+  // by AddFlowLike share their model's slice.
+  struct Flow {
+    double bytes;
+    double cap;  // bytes/s; 0 = none
+    int32_t task;
+    int32_t path_begin;
+    int32_t path_end;
+  };
+  std::vector<Flow> flows_;
   std::vector<ResourceId> flow_links_;
   std::vector<double> flow_weight_;  // parallel to flow_links_
+  // Per resource: the last flow (index + 1) that listed it, so that AddFlow finds a link listed
+  // twice in one pass.
+  std::vector<int32_t> link_seen_;
 
   // Dependencies in insertion order: (before, after).
   std::vector<std::pair<int32_t, int32_t>> edges_;

@@ -22,30 +22,30 @@ Simulation::Simulation(const Engine& engine) : e_(engine), n_(engine.num_tasks()
 void Simulation::Build() {
   const size_t n = At(n_);
   const size_t num_resources = At(e_.num_resources());
-  const size_t num_flows = e_.flow_task_.size();
+  const size_t num_flows = e_.flows_.size();
 
-  // Successors (CSR, counting sort by `before`: stable, so insertion order is kept).
+  // Successors (CSR, counting sort by `before`: stable, so insertion order is kept). The counts
+  // summed in place give each task's end; filling from the last edge back, each pre-decremented
+  // end becomes its task's begin, so no cursor copy is needed.
   succ_begin_.assign(n + 1, 0);
   pending_.assign(n, 0);
   for (const auto& [before, after] : e_.edges_) {
-    ++succ_begin_[At(before) + 1];
+    ++succ_begin_[At(before)];
     ++pending_[At(after)];
   }
-  for (size_t t = 0; t < n; ++t) {
-    succ_begin_[t + 1] += succ_begin_[t];
+  for (size_t t = 1; t < n; ++t) {
+    succ_begin_[t] += succ_begin_[t - 1];
   }
+  succ_begin_[n] = static_cast<int32_t>(e_.edges_.size());
   succ_.resize(e_.edges_.size());
-  {
-    std::vector<int32_t> cursor(succ_begin_.begin(), succ_begin_.end() - 1);
-    for (const auto& [before, after] : e_.edges_) {
-      succ_[At(cursor[At(before)]++)] = after;
-    }
+  for (auto edge = e_.edges_.rbegin(); edge != e_.edges_.rend(); ++edge) {
+    succ_[At(--succ_begin_[At(edge->first)])] = edge->second;
   }
 
   // Stream queues, in the order tasks were added.
   stream_begin_.assign(num_resources + 1, 0);
-  for (int32_t s : e_.stream_) {
-    if (s >= 0) {
+  for (const Engine::Task& task : e_.tasks_) {
+    if (const int32_t s = task.stream; s >= 0) {
       ++stream_begin_[At(s) + 1];
     }
   }
@@ -55,7 +55,7 @@ void Simulation::Build() {
   stream_tasks_.resize(At(stream_begin_[num_resources]));
   head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
   for (int32_t t = 0; t < n_; ++t) {
-    const int32_t s = e_.stream_[At(t)];
+    const int32_t s = e_.tasks_[At(t)].stream;
     if (s >= 0) {
       stream_tasks_[At(head_[At(s)]++)] = TaskId(t);
     }
@@ -67,16 +67,16 @@ void Simulation::Build() {
   trigger_.assign(n, -1);
   why_.assign(n, Release::kAtStart);
 
-  remaining_.assign(num_flows, 0.0);
-  rate_.assign(num_flows, 0.0);
-  settled_.assign(num_flows, 0);
-  flow_mark_.assign(num_flows, 0);
-  cur_bound_.assign(num_flows, -1);
-  cur_bound_bytes_.assign(num_flows, 0.0);
-  best_bound_.assign(num_flows, -1);
-  best_bound_bytes_.assign(num_flows, 0.0);
-  bound_since_.assign(num_flows, 0);
-  slot_pos_.assign(e_.flow_links_.size(), -1);
+  // No fill of the per-flow state: ActivateFlow writes a flow's fields (FlowState).
+  flows_ = std::make_unique_for_overwrite<FlowState[]>(num_flows);
+  // Flows may share a path (AddFlowLike): each gets its own slots, one per link it crosses.
+  slot_begin_ = std::make_unique_for_overwrite<int32_t[]>(num_flows);
+  int32_t slots = 0;
+  for (size_t f = 0; f < num_flows; ++f) {
+    slot_begin_[f] = slots;
+    slots += e_.flows_[f].path_end - e_.flows_[f].path_begin;
+  }
+  slot_pos_ = std::make_unique_for_overwrite<int32_t[]>(At(slots));
 
   active_.assign(num_resources, {});
   busy_since_.assign(num_resources, 0);
@@ -84,16 +84,16 @@ void Simulation::Build() {
   bytes_.assign(num_resources, 0.0);
   dirty_.assign(num_resources, 0);
   link_mark_.assign(num_resources, 0);
-  local_of_.assign(num_resources, -1);
+  local_of_ = std::make_unique_for_overwrite<int32_t[]>(num_resources);
   // At most one entry per link (dirty_ guards it): sized once, so MarkDirty never grows it.
-  dirty_links_.assign(num_resources, -1);
+  dirty_links_ = std::make_unique_for_overwrite<int32_t[]>(num_resources);
   num_dirty_ = 0;
 
   queue_.Reset(n);
 }
 
 inline bool Simulation::IsHead(int32_t task) const {
-  const int32_t s = e_.stream_[At(task)];
+  const int32_t s = e_.tasks_[At(task)].stream;
   return s < 0 || stream_tasks_[At(head_[At(s)])].v == task;
 }
 
@@ -110,13 +110,13 @@ inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Releas
   start_[t] = now;
   trigger_[t] = trigger;
   why_[t] = why;
-  const int64_t fixed = e_.fixed_ps_[t];
-  if (e_.kind_[t] == TaskKind::kDelay) {
+  const int64_t fixed = e_.tasks_[t].fixed_ps;
+  if (e_.tasks_[t].kind == TaskKind::kDelay) {
     Schedule(now, fixed, EventKind::kTaskEnd, task);
   } else if (fixed > 0) {
     Schedule(now, fixed, EventKind::kLatencyEnd, task);
   } else {
-    ActivateFlow(e_.flow_of_[t], now);
+    ActivateFlow(e_.tasks_[t].flow, now);
   }
 }
 
@@ -124,7 +124,7 @@ inline void Simulation::Finish(int32_t task, int64_t now) {
   const size_t t = At(task);
   end_[t] = now;
   ++finished_;
-  const int32_t s = e_.stream_[t];
+  const int32_t s = e_.tasks_[t].stream;
   if (s >= 0) {
     const int32_t pos = ++head_[At(s)];
     if (pos < stream_begin_[At(s) + 1]) {
@@ -152,14 +152,21 @@ inline void Simulation::MarkDirty(int32_t link) {
 
 inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
-  const int32_t task = e_.flow_task_[f];
-  const double bytes = e_.flow_bytes_[f];
-  const int32_t begin = e_.flow_begin_[f];
-  const int32_t end = e_.flow_begin_[f + 1];
-  const double cap = e_.flow_cap_[f];
-  remaining_[f] = bytes;
-  settled_[f] = now;
-  rate_[f] = 0.0;
+  const int32_t task = e_.flows_[f].task;
+  const double bytes = e_.flows_[f].bytes;
+  const int32_t begin = e_.flows_[f].path_begin;
+  const int32_t end = e_.flows_[f].path_end;
+  const double cap = e_.flows_[f].cap;
+  FlowState& st = flows_[f];
+  st.remaining = bytes;
+  st.rate = 0.0;
+  st.settled = now;
+  st.cur_bound_bytes = 0.0;
+  st.best_bound_bytes = 0.0;
+  st.bound_since = now;
+  st.cur_bound = -1;
+  st.best_bound = -1;
+  st.mark = 0;
   if (bytes <= 0.0 || (begin == end && cap <= 0.0)) {  // nothing limits it: instant
     Schedule(now, 0, EventKind::kTaskEnd, task);
     return;
@@ -174,8 +181,9 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
     if (list.empty()) {
       busy_since_[At(link)] = now;
     }
-    slot_pos_[At(k)] = static_cast<int32_t>(list.size());
-    list.push_back({flow, k});
+    const int32_t slot = slot_begin_[f] + (k - begin);
+    slot_pos_[At(slot)] = static_cast<int32_t>(list.size());
+    list.push_back({flow, slot});
     MarkDirty(link);
   }
   ++active_flows_;
@@ -186,15 +194,16 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
 
 inline void Simulation::EndFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
-  for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+  const int32_t path_begin = e_.flows_[f].path_begin;
+  for (int32_t k = path_begin; k < e_.flows_[f].path_end; ++k) {
     const int32_t link = e_.flow_links_[At(k)].v;
     auto& list = active_[At(link)];
     const ActiveEntry last = list.back();
-    const int32_t pos = slot_pos_[At(k)];
+    const int32_t pos = slot_pos_[At(slot_begin_[f] + (k - path_begin))];
     list[At(pos)] = last;
     slot_pos_[At(last.slot)] = pos;
     list.pop_back();
-    bytes_[At(link)] += e_.flow_weight_[At(k)] * e_.flow_bytes_[f];
+    bytes_[At(link)] += e_.flow_weight_[At(k)] * e_.flows_[f].bytes;
     if (list.empty()) {
       // Nothing left to re-share here (Reshare skips an idle link; a flow that starts on it
       // marks it again).
@@ -204,11 +213,11 @@ inline void Simulation::EndFlow(int32_t flow, int64_t now) {
     }
   }
   Rebound(flow, -1, now);
-  if (e_.flow_begin_[f + 1] > e_.flow_begin_[f]) {
+  if (e_.flows_[f].path_end > e_.flows_[f].path_begin) {
     --active_flows_;
   }
-  rate_[f] = 0.0;
-  Finish(e_.flow_task_[f], now);
+  flows_[f].rate = 0.0;
+  Finish(e_.flows_[f].task, now);
 }
 
 // Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
@@ -216,21 +225,22 @@ inline void Simulation::EndFlow(int32_t flow, int64_t now) {
 // round figures exact (1e6 B at 1e11 B/s is exactly 1e7 ps).
 inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
   const size_t f = At(flow);
-  if (rate_[f] > 0.0 && now > settled_[f]) {
-    remaining_[f] -= rate_[f] * static_cast<double>(now - settled_[f]) / kPicosPerSecond;
-    if (remaining_[f] < 0.0) {
-      remaining_[f] = 0.0;
+  if (flows_[f].rate > 0.0 && now > flows_[f].settled) {
+    flows_[f].remaining -=
+        flows_[f].rate * static_cast<double>(now - flows_[f].settled) / kPicosPerSecond;
+    if (flows_[f].remaining < 0.0) {
+      flows_[f].remaining = 0.0;
     }
   }
   Rebound(flow, bound, now);
-  settled_[f] = now;
-  rate_[f] = rate;
-  const double picos = std::ceil(remaining_[f] * kPicosPerSecond / rate);
+  flows_[f].settled = now;
+  flows_[f].rate = rate;
+  const double picos = std::ceil(flows_[f].remaining * kPicosPerSecond / rate);
   if (!(picos < 9.2e18)) {
-    if (overflow_task_ < 0) overflow_task_ = e_.flow_task_[f];
+    if (overflow_task_ < 0) overflow_task_ = e_.flows_[f].task;
     return;
   }
-  Schedule(now, static_cast<int64_t>(picos), EventKind::kFlowEnd, e_.flow_task_[f]);
+  Schedule(now, static_cast<int64_t>(picos), EventKind::kFlowEnd, e_.flows_[f].task);
 }
 
 // Credits the bytes `flow` moved since the last call (at its current rate) to its current
@@ -239,17 +249,18 @@ inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t 
 // moves a flow's end.
 inline void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
   const size_t f = At(flow);
-  if (rate_[f] > 0.0 && now > bound_since_[f]) {
-    cur_bound_bytes_[f] += rate_[f] * static_cast<double>(now - bound_since_[f]) / kPicosPerSecond;
+  if (flows_[f].rate > 0.0 && now > flows_[f].bound_since) {
+    flows_[f].cur_bound_bytes +=
+        flows_[f].rate * static_cast<double>(now - flows_[f].bound_since) / kPicosPerSecond;
   }
-  bound_since_[f] = now;
-  if (cur_bound_[f] >= 0 && cur_bound_bytes_[f] > best_bound_bytes_[f]) {
-    best_bound_[f] = cur_bound_[f];
-    best_bound_bytes_[f] = cur_bound_bytes_[f];
+  flows_[f].bound_since = now;
+  if (flows_[f].cur_bound >= 0 && flows_[f].cur_bound_bytes > flows_[f].best_bound_bytes) {
+    flows_[f].best_bound = flows_[f].cur_bound;
+    flows_[f].best_bound_bytes = flows_[f].cur_bound_bytes;
   }
-  if (bound != cur_bound_[f]) {
-    cur_bound_[f] = bound;
-    cur_bound_bytes_[f] = 0.0;
+  if (bound != flows_[f].cur_bound) {
+    flows_[f].cur_bound = bound;
+    flows_[f].cur_bound_bytes = 0.0;
   }
 }
 
@@ -260,7 +271,7 @@ void Simulation::Reshare(int64_t now) {
   ++epoch_;
   comp_links_.clear();
   comp_flows_.clear();
-  const std::span<const int32_t> dirty(dirty_links_.data(), At(num_dirty_));
+  const std::span<const int32_t> dirty(dirty_links_.get(), At(num_dirty_));
   num_dirty_ = 0;
   // The common case first: every changed link that still carries a flow carries the same single
   // flow, and that flow is alone on all its links. Its component is that flow alone, which the
@@ -279,7 +290,7 @@ void Simulation::Reshare(int64_t now) {
   }
   if (alone >= 0) {
     const size_t f = At(alone);
-    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+    for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
       if (active_[At(e_.flow_links_[At(k)].v)].size() != 1) {
         alone = -2;
         break;
@@ -300,12 +311,12 @@ void Simulation::Reshare(int64_t now) {
   for (size_t i = 0; i < comp_links_.size(); ++i) {  // breadth-first; comp_links_ grows
     for (const ActiveEntry& entry : active_[At(comp_links_[i])]) {
       const size_t f = At(entry.flow);
-      if (flow_mark_[f] == epoch_) {
+      if (flows_[f].mark == epoch_) {
         continue;
       }
-      flow_mark_[f] = epoch_;
+      flows_[f].mark = epoch_;
       comp_flows_.push_back(entry.flow);
-      for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+      for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
         const int32_t link = e_.flow_links_[At(k)].v;
         if (link_mark_[At(link)] == epoch_) {
           continue;
@@ -327,7 +338,7 @@ void Simulation::Reshare(int64_t now) {
     const size_t f = At(flow);
     double capacity = std::numeric_limits<double>::infinity();
     int32_t bound = -1;
-    for (int32_t k = e_.flow_begin_[f]; k < e_.flow_begin_[f + 1]; ++k) {
+    for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
       const int32_t link = e_.flow_links_[At(k)].v;
       const double c = e_.capacity_[At(link)] / e_.flow_weight_[At(k)];
       if (c < capacity) {
@@ -335,13 +346,13 @@ void Simulation::Reshare(int64_t now) {
         bound = link;
       }
     }
-    const double cap = e_.flow_cap_[f];
+    const double cap = e_.flows_[f].cap;
     const bool capped = cap > 0.0 && cap < capacity;
     const double rate = capped ? cap : capacity;
     if (capped) bound = -1;
-    if (rate != rate_[f]) {
+    if (rate != flows_[f].rate) {
       SetRate(flow, rate, now, bound);
-    } else if (bound != cur_bound_[f]) {
+    } else if (bound != flows_[f].cur_bound) {
       Rebound(flow, bound, now);
     }
     return;
@@ -354,7 +365,7 @@ void Simulation::Reshare(int64_t now) {
   const size_t nf = comp_flows_.size();
   size_t path_total = 0;
   for (int32_t flow : comp_flows_) {
-    path_total += At(e_.flow_begin_[At(flow) + 1] - e_.flow_begin_[At(flow)]);
+    path_total += At(e_.flows_[At(flow)].path_end - e_.flows_[At(flow)].path_begin);
   }
   local_capacity_.resize(nl);
   local_begin_.resize(nf + 1);
@@ -366,14 +377,14 @@ void Simulation::Reshare(int64_t now) {
   *key++ = nl;
   *key++ = nf;
   const double* capacity = e_.capacity_.data();
-  int32_t* local_of = local_of_.data();
+  int32_t* local_of = local_of_.get();
   for (size_t i = 0; i < nl; ++i) {
     const size_t link = At(comp_links_[i]);
     local_of[link] = static_cast<int32_t>(i);
     local_capacity_[i] = capacity[link];
     *key++ = std::bit_cast<uint64_t>(capacity[link]);
   }
-  const int32_t* flow_begin = e_.flow_begin_.data();
+  const Engine::Flow* flows = e_.flows_.data();
   const ResourceId* flow_links = e_.flow_links_.data();
   const double* flow_weight = e_.flow_weight_.data();
   int32_t* links_out = local_links_.data();
@@ -382,8 +393,8 @@ void Simulation::Reshare(int64_t now) {
   local_begin_[0] = 0;
   for (size_t i = 0; i < nf; ++i) {
     const size_t f = At(comp_flows_[i]);
-    const int32_t b = flow_begin[f];
-    const int32_t e = flow_begin[f + 1];
+    const int32_t b = flows[f].path_begin;
+    const int32_t e = flows[f].path_end;
     *key++ = static_cast<uint64_t>(e - b);
     for (int32_t k = b; k < e; ++k) {
       const int32_t local = local_of[At(flow_links[At(k)].v)];
@@ -395,7 +406,7 @@ void Simulation::Reshare(int64_t now) {
       *key++ = std::bit_cast<uint64_t>(w);
     }
     local_begin_[i + 1] = pos;
-    local_cap_[i] = e_.flow_cap_[f];
+    local_cap_[i] = e_.flows_[f].cap;
     *key++ = std::bit_cast<uint64_t>(local_cap_[i]);
   }
   // No fill: the solver writes every flow's rate and bound, and so does a memo hit.
@@ -407,9 +418,9 @@ void Simulation::Reshare(int64_t now) {
     const int32_t flow = comp_flows_[i];
     const int32_t b = local_bound_[i];
     const int32_t bound = b >= 0 ? comp_links_[At(b)] : -1;
-    if (local_rate_[i] != rate_[At(flow)]) {
+    if (local_rate_[i] != flows_[At(flow)].rate) {
       SetRate(flow, local_rate_[i], now, bound);
-    } else if (bound != cur_bound_[At(flow)]) {
+    } else if (bound != flows_[At(flow)].cur_bound) {
       Rebound(flow, bound, now);
     }
   }
@@ -484,10 +495,10 @@ Result<RunResult> Simulation::Run() {
           Finish(ev.task, now);
           break;
         case EventKind::kLatencyEnd:
-          ActivateFlow(e_.flow_of_[At(ev.task)], now);
+          ActivateFlow(e_.tasks_[At(ev.task)].flow, now);
           break;
         case EventKind::kFlowEnd:
-          EndFlow(e_.flow_of_[At(ev.task)], now);
+          EndFlow(e_.tasks_[At(ev.task)].flow, now);
           break;
       }
     } while (!queue_.empty() && queue_.top().time == now);

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "sim/base/status.h"
@@ -31,7 +32,7 @@ class Simulation {
  private:
   struct ActiveEntry {
     int32_t flow;  // flow index
-    int32_t slot;  // index into Engine::flow_links_ of this (flow, link) pair
+    int32_t slot;  // this (flow, link) pair's index in slot_pos_
   };
 
   void Build();
@@ -70,18 +71,24 @@ class Simulation {
   int32_t finished_ = 0;
   int32_t overflow_task_ = -1;  // the first task whose end the clock cannot hold
 
-  // Flow state, per flow index.
-  std::vector<double> remaining_;  // bytes left as of settled_
-  std::vector<double> rate_;       // bytes/s; 0 while not transferring
-  std::vector<int64_t> settled_;   // picoseconds
-  std::vector<int32_t> slot_pos_;  // per flow_links_ slot: position in active_[link]
-  std::vector<int32_t> flow_mark_;
-  // Which link bounded each flow: the current one and the bytes moved under it, the best so far.
-  std::vector<int32_t> cur_bound_;
-  std::vector<double> cur_bound_bytes_;
-  std::vector<int32_t> best_bound_;
-  std::vector<double> best_bound_bytes_;
-  std::vector<int64_t> bound_since_;
+  // Flow state, per flow index: allocated without a fill, each flow's fields written when it
+  // activates (every flow activates once before anything reads them; a run that deadlocks reads
+  // none), so a run does not pay a fill of every flow up front.
+  struct FlowState {
+    double remaining;  // bytes left as of settled
+    double rate;       // bytes/s; 0 while not transferring
+    int64_t settled;   // picoseconds
+    // Which link bounded the flow: the current one and the bytes moved under it, the best so far.
+    double cur_bound_bytes;
+    double best_bound_bytes;
+    int64_t bound_since;
+    int32_t cur_bound;
+    int32_t best_bound;
+    int32_t mark;
+  };
+  std::unique_ptr<FlowState[]> flows_;
+  std::unique_ptr<int32_t[]> slot_begin_;  // per flow: its first slot in slot_pos_
+  std::unique_ptr<int32_t[]> slot_pos_;    // per (flow, link) slot: position in active_[link]
 
   // Link state, per resource.
   std::vector<std::vector<ActiveEntry>> active_;
@@ -90,7 +97,8 @@ class Simulation {
   std::vector<double> bytes_;
   std::vector<uint8_t> dirty_;
   std::vector<int32_t> link_mark_;
-  std::vector<int32_t> dirty_links_;  // the first num_dirty_ entries: links changed since Reshare
+  // The first num_dirty_ entries: links changed since Reshare (no fill: written before read).
+  std::unique_ptr<int32_t[]> dirty_links_;
   int32_t num_dirty_ = 0;
   int64_t active_flows_ = 0;
 
@@ -98,7 +106,7 @@ class Simulation {
   int32_t epoch_ = 0;
   std::vector<int32_t> comp_links_;
   std::vector<int32_t> comp_flows_;
-  std::vector<int32_t> local_of_;  // per resource: index in comp_links_
+  std::unique_ptr<int32_t[]> local_of_;  // per resource: index in comp_links_ (written first)
   std::vector<double> local_capacity_;
   std::vector<int32_t> local_begin_;
   std::vector<int32_t> local_links_;

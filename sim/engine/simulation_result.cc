@@ -46,7 +46,7 @@ Status Simulation::Deadlock() const {
         }
       }
     }
-    return {stream_tasks_[At(head_[At(e_.stream_[At(t)])])].v, false};
+    return {stream_tasks_[At(head_[At(e_.tasks_[At(t)].stream)])].v, false};
   };
 
   std::vector<int32_t> stuck;
@@ -79,7 +79,7 @@ Status Simulation::Deadlock() const {
     msg += e_.TaskName(TaskId(walk[i])) + " waits for " + e_.TaskName(TaskId(next));
     msg += is_dependency ? " (its dependency)"
                          : " (ahead of it on stream '" +
-                               e_.resource_name_[At(e_.stream_[At(walk[i])])] + "')";
+                               e_.resource_name_[At(e_.tasks_[At(walk[i])].stream)] + "')";
   }
   msg += "; stuck: ";
   for (size_t i = 0; i < stuck.size(); ++i) {
@@ -130,8 +130,8 @@ RunResult Simulation::MakeResult() {
   r.busy_ = std::move(busy_);
   r.bytes_ = std::move(bytes_);
   r.bound_.assign(At(n_), -1);
-  for (size_t f = 0; f < best_bound_.size(); ++f) {
-    r.bound_[At(e_.flow_task_[f])] = best_bound_[f];
+  for (size_t f = 0; f < e_.flows_.size(); ++f) {
+    r.bound_[At(e_.flows_[f].task)] = flows_[f].best_bound;
   }
   r.stats_ = stats_;
   return r;

@@ -95,12 +95,24 @@ class Builder {
   struct Comm {
     const CollectiveCost* cost = nullptr;
     const std::vector<PhaseFlow>* flows = nullptr;
+    // The categories (bit per TaskCategory) Remember has seen these flows under.
+    uint16_t* remembered = nullptr;
+    // Per phase: the first flow added for it (invalid until then); later ones share its path
+    // (Engine::AddFlowLike).
+    std::vector<TaskId>* first = nullptr;
   };
+  static_assert(kNumTaskCategories <= 16, "Comm::remembered holds a bit per category");
 
   // Keeps the largest instance of each kind of communication for the explanation.
   void Remember(const TaskInfo& info, const Comm& c) {
     if (c.flows->empty() || c.flows == last_remembered_) return;
     last_remembered_ = c.flows;
+    // The same flows under a category seen before change nothing: they are cached per (group,
+    // op, size, ...), and every caller's info.bytes is that size, so the kind exists and holds at
+    // least these bytes. Skips the lookup below for all but the first of each.
+    const auto bit = static_cast<uint16_t>(1u << static_cast<unsigned>(info.category));
+    if ((*c.remembered & bit) != 0) return;
+    *c.remembered = static_cast<uint16_t>(*c.remembered | bit);
     const std::tuple<int, int, int> key{static_cast<int>(info.category),
                                         static_cast<int>(info.group), static_cast<int>(info.op)};
     auto it = kind_index_.find(key);
@@ -130,17 +142,22 @@ class Builder {
     info.phases = static_cast<int16_t>(std::max<size_t>(1, c.flows->size()));
     Remember(info, c);
     if (stream.valid()) {
-      auto tail = stream_tail_.find(stream.v);
-      if (tail != stream_tail_.end()) pending_tail_ = tail->second;
+      const auto at = static_cast<size_t>(stream.v);
+      if (at < stream_tail_.size() && stream_tail_[at].valid()) pending_tail_ = stream_tail_[at];
     }
     TaskId prev;
     for (size_t k = 0; k < c.flows->size(); ++k) {
       const PhaseFlow& f = (*c.flows)[k];
       info.phase = static_cast<int16_t>(k);
+      TaskId& first = (*c.first)[k];
+      const ResourceId on = k == 0 ? stream : ResourceId();
+      const auto label = static_cast<uint32_t>(prog_.tasks->size());
+      const auto category = static_cast<uint8_t>(info.category);
       const TaskId t =
-          prog_.engine.AddFlow(k == 0 ? stream : ResourceId(), f.bytes, f.latency, f.links,
-                               static_cast<uint32_t>(prog_.tasks->size()),
-                               static_cast<uint8_t>(info.category), BytesPerSec(0.0), f.weights);
+          first.valid() ? prog_.engine.AddFlowLike(first, on, f.bytes, f.latency, label, category)
+                        : prog_.engine.AddFlow(on, f.bytes, f.latency, f.links, label, category,
+                                               BytesPerSec(0.0), f.weights);
+      if (!first.valid()) first = t;
       prog_.tasks->push_back(info);
       if (k == 0 && pending_tail_.valid()) Dep(pending_tail_, t);
       if (prev.valid()) Dep(prev, t);
@@ -151,10 +168,12 @@ class Builder {
       prev = Add(info, stream, SimTime::Zero());
     }
     if (stream.valid()) {
+      const auto at = static_cast<size_t>(stream.v);
       if (c.flows->size() > 1) {
-        stream_tail_[stream.v] = prev;
-      } else {
-        stream_tail_.erase(stream.v);
+        if (at >= stream_tail_.size()) stream_tail_.resize(at + 1);
+        stream_tail_[at] = prev;
+      } else if (at < stream_tail_.size()) {
+        stream_tail_[at] = TaskId();
       }
     }
     return prev;
@@ -210,11 +229,12 @@ class Builder {
       // NCCL returns at once for a count of 0 (nothing is launched): no flow, no latency.
       std::vector<PhaseFlow> flows;
       if (size.value() > 0.0) flows = net_.Flows(it->second, d.coords, prog_.engine);
-      f = flow_cache_.emplace(fk, std::move(flows)).first;
+      std::vector<TaskId> first(flows.size());
+      f = flow_cache_.emplace(fk, CachedFlows{std::move(flows), 0, std::move(first)}).first;
     }
     last_key_ = key;
     last_device_ = d.index;
-    last_comm_ = Comm{&it->second, &f->second};
+    last_comm_ = Comm{&it->second, &f->second.flows, &f->second.remembered, &f->second.first};
     return last_comm_;
   }
   using CostKey = std::tuple<int, int, double, int64_t, int64_t, int64_t>;
@@ -223,8 +243,14 @@ class Builder {
   CostKey last_key_;
   int32_t last_device_ = -1;
   Comm last_comm_;
-  std::map<FlowKey, std::vector<PhaseFlow>> flow_cache_;
-  std::map<int32_t, TaskId> stream_tail_;  // per stream: the last phase of its last collective
+  struct CachedFlows {
+    std::vector<PhaseFlow> flows;
+    uint16_t remembered = 0;    // Comm::remembered
+    std::vector<TaskId> first;  // Comm::first
+  };
+  std::map<FlowKey, CachedFlows> flow_cache_;
+  // Per stream (by id): the last phase of its last collective, or invalid.
+  std::vector<TaskId> stream_tail_;
   TaskId pending_tail_;
 
   Status MakeChunks();

@@ -58,12 +58,14 @@ Status WithInputsBehindClock(const Scenario& sc, const Status& status) {
 }  // namespace
 
 Result<StepRun> RunStep(const Scenario& sc, std::shared_ptr<const Plan> plan,
-                        const ProgramOptions& options) {
+                        const ProgramOptions& options, std::optional<MemoryBudget> given) {
   const OpCostModel hw(sc.hardware);
   Result<StepCosts> costs = PriceStep(sc, *plan, hw);
   if (!costs.ok()) return costs.status();
   Result<MemoryBudget> memory =
-      EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware, sc.framework);
+      given.has_value()
+          ? Result<MemoryBudget>(std::move(*given))
+          : EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware, sc.framework);
   if (!memory.ok()) return memory.status();
   Result<FlopsSummary> flops = SummarizeFlops(sc.model, sc.training);
   if (!flops.ok()) return flops.status();

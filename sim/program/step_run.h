@@ -5,6 +5,7 @@
 #define SHARDSIM_PROGRAM_STEP_RUN_H_
 
 #include <memory>
+#include <optional>
 
 #include "sim/base/status.h"
 #include "sim/config/spec.h"
@@ -28,9 +29,12 @@ struct StepRun {
 
 // Prices `plan`'s step, estimates its memory, builds its task graph and runs it. Errors: those
 // of each step; a step longer than the engine's clock names the inputs behind the resource
-// that overflowed it (the topology's bandwidth, the GPU's rates), located.
+// that overflowed it (the topology's bandwidth, the GPU's rates), located. `memory`, when given,
+// is the plan's budget as EstimateMemory gave it to the caller (a sweep prunes on it first): used
+// as is instead of estimated again.
 Result<StepRun> RunStep(const Scenario& scenario, std::shared_ptr<const Plan> plan,
-                        const ProgramOptions& options);
+                        const ProgramOptions& options,
+                        std::optional<MemoryBudget> memory = std::nullopt);
 
 }  // namespace shardsim
 

@@ -22,4 +22,13 @@ Result<SimResult> Simulate(const Scenario& sc, std::shared_ptr<const Plan> plan,
   return MeasureStep(sc, std::move(*step));  // report
 }
 
+Result<SimResult> Simulate(const Scenario& sc, std::shared_ptr<const Plan> plan,
+                           MemoryBudget memory, const SimOptions& options) {
+  ProgramOptions po;
+  po.every_rank = options.every_rank;
+  Result<StepRun> step = RunStep(sc, std::move(plan), po, std::move(memory));
+  if (!step.ok()) return step.status();
+  return MeasureStep(sc, std::move(*step));
+}
+
 }  // namespace shardsim

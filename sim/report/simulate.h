@@ -120,6 +120,10 @@ Result<SimResult> Simulate(const Scenario& scenario, const SimOptions& options =
 // The same on a plan already made of `scenario` (the sweep makes it to prune on memory first).
 Result<SimResult> Simulate(const Scenario& scenario, std::shared_ptr<const Plan> plan,
                            const SimOptions& options = {});
+// The same with the plan's memory budget already estimated (EstimateMemory of `plan` and the
+// scenario's specs): the sweep's, which it prunes on before simulating.
+Result<SimResult> Simulate(const Scenario& scenario, std::shared_ptr<const Plan> plan,
+                           MemoryBudget memory, const SimOptions& options = {});
 
 }  // namespace shardsim
 

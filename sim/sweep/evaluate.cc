@@ -139,7 +139,11 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
     if (!sharding.ok()) return sharding.status();
     Result<Plan> plan = MakePlan(*sc, std::move(*sharding));
     if (!plan.ok()) return plan.status();
-    return Simulate(*sc, std::make_shared<const Plan>(std::move(*plan)));
+    auto shared = std::make_shared<const Plan>(std::move(*plan));
+    // The budget above is the plan's (the same sharding and specs): passed on, not estimated
+    // twice. A failed one is left to Simulate, which reports it as before.
+    if (budget.ok()) return Simulate(*sc, std::move(shared), std::move(*budget));
+    return Simulate(*sc, std::move(shared));
   }();
   if (!r.ok()) {
     row.status = PointStatus::kError;

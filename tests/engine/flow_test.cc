@@ -318,5 +318,51 @@ TEST(Flows, BadWeightsAreInternalErrors) {
   EXPECT_EQ(r.status().code(), StatusCode::kInternal);
 }
 
+// A flow made like another (AddFlowLike) crosses the same links with the same weights: two of
+// them overlapping with their model on a shared link run exactly as three AddFlow flows would
+// (each path slot is its own), and their own bytes and latency are kept.
+TEST(Flows, AFlowLikeAnotherRunsAsTheSameFlowAddedInFull) {
+  const auto run = [](bool like) {
+    Engine e;
+    const ResourceId a = e.AddLink("a", BytesPerSec(1e9));
+    const ResourceId b = e.AddLink("b", BytesPerSec(4e9));
+    const std::vector<ResourceId> links = {a, b};
+    const std::vector<double> weights = {1.0, 2.0};
+    std::vector<TaskId> t;
+    t.push_back(e.AddFlow(kNoStream, Bytes(1e6), Ps(0), links, 0, 0, BytesPerSec(0.0), weights));
+    for (double bytes : {2e6, 3e6}) {
+      t.push_back(
+          like ? e.AddFlowLike(t[0], kNoStream, Bytes(bytes), Ps(5), 0, 0)
+               : e.AddFlow(kNoStream, Bytes(bytes), Ps(5), links, 0, 0, BytesPerSec(0.0), weights));
+    }
+    auto r = e.Run();
+    EXPECT_TRUE(r.ok());
+    std::vector<int64_t> ends;
+    for (TaskId x : t) ends.push_back(r->end(x).picos());
+    ends.push_back(r->LinkBusy(a).picos());
+    EXPECT_EQ(e.flow_links(t[2]).size(), 2u);
+    EXPECT_DOUBLE_EQ(e.flow_weights(t[2])[1], 2.0);
+    EXPECT_DOUBLE_EQ(e.flow_bytes(t[2]).value(), 3e6);
+    EXPECT_EQ(e.fixed_time(t[2]), Ps(5));
+    return ends;
+  };
+  const std::vector<int64_t> full = run(false);
+  EXPECT_EQ(run(true), full);
+  // The first flow alone for 5 ps at 1 GB/s (`a` bounds it: `b` gives 4e9 / 2), then the three
+  // at 1/3 GB/s each on `a` (`b` gives each 4e9 / (3 * 2)).
+  EXPECT_EQ(full[0], 5 + TransferPs(1e6 - 1e9 * 5.0 / 1e12, 1e9 / 3.0));
+}
+
+TEST(Flows, AFlowLikeATaskThatIsNoFlowIsAnInternalError) {
+  Engine e;
+  const TaskId d = e.AddDelay(kNoStream, Ps(1), 0, 0);
+  e.AddFlowLike(d, kNoStream, Bytes(1.0), Ps(0), 0, 0);
+  auto r = e.Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+  EXPECT_NE(r.status().message().find("AddFlowLike of task 0, which is not a flow"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardsim
