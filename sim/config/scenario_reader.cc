@@ -128,6 +128,8 @@ const std::vector<Framework> kFrameworks = {Framework::kMegatron,   Framework::k
                                             Framework::kDeepspeed,  Framework::kMegatronDeepspeed};
 const std::vector<GradSync> kGradSyncs = {GradSync::kEveryMicrobatch, GradSync::kLastMicrobatch,
                                           GradSync::kLastUnderPp};
+const std::vector<BackwardPrefetch> kBackwardPrefetches = {BackwardPrefetch::kPre,
+                                                           BackwardPrefetch::kPost};
 const std::vector<MemoryFigure> kMemoryFigures = {MemoryFigure::kAllocated, MemoryFigure::kReserved,
                                                   MemoryFigure::kDevice};
 
@@ -173,6 +175,9 @@ void ReadFramework(MapReader& r, FrameworkSpec* out, TrainingSpec* t) {
     if (f.PositiveInt("shard_group", &s.shard_group)) s.overridden.push_back("shard_group");
     if (f.Int("prefetch_layers", &s.prefetch_layers, Need::kOptional, 0, 64)) {
       s.overridden.push_back("prefetch_layers");
+    }
+    if (f.Enum("backward_prefetch", &s.backward_prefetch, kBackwardPrefetches)) {
+      s.overridden.push_back("backward_prefetch");
     }
     if (f.Enum("memory_figure", &s.memory_figure, kMemoryFigures)) {
       s.overridden.push_back("memory_figure");
@@ -224,7 +229,8 @@ void CheckFramework(MapReader& r, const ConfigNode& tree, const Scenario& s) {
                 " ranks) smaller than it; FSDP2 reshards to a proper divisor above 1");
   }
   if (s.parallel.zero_stage < 3) {
-    for (const char* key : {"reshard_after_forward", "grad_sync", "prefetch_layers"}) {
+    for (const char* key :
+         {"reshard_after_forward", "grad_sync", "prefetch_layers", "backward_prefetch"}) {
       if (const ConfigNode* n = node->Find(key)) {
         r.Error(*n, std::string("framework.") + key,
                 "applies to FSDP / ZeRO-3 (parallel.zero_stage: 3), but zero_stage is " +

@@ -46,6 +46,16 @@ const char* Name(GradSync v) {
   return "?";
 }
 
+const char* Name(BackwardPrefetch v) {
+  switch (v) {
+    case BackwardPrefetch::kPre:
+      return "pre";
+    case BackwardPrefetch::kPost:
+      return "post";
+  }
+  return "?";
+}
+
 const char* Name(MemoryFigure v) {
   switch (v) {
     case MemoryFigure::kAllocated:
@@ -102,6 +112,11 @@ FrameworkSpec ProfileOf(Framework f) {
       // (composer/distributed/dist_strategy.py) returns early for a model that is not DDP, so FSDP
       // reduce-scatters every micro-batch. Composer's memory monitor logs the allocator's peak
       // reserved among its figures (composer/callbacks/memory_monitor.py).
+      // Composer's FSDPConfig (composer/utils/parallelism.py) defaults backward_prefetch to
+      // 'BACKWARD_POST' and forward_prefetch to False; llm-foundry's yamls keep both. FSDP1's
+      // BackwardPrefetch docstring (torch/distributed/fsdp/api.py): "any collectives, even if
+      // issued in different streams, contend for the same per-device NCCL stream".
+      s.backward_prefetch = BackwardPrefetch::kPost;
       s.fused_kernels = false;
       s.fused_loss = false;
       s.memory_figure = MemoryFigure::kReserved;
@@ -138,6 +153,10 @@ bool HoldsUnshardedGrads(const FrameworkSpec& f, int64_t pp, int64_t microbatche
 
 int64_t GatheredLayers(const FrameworkSpec& f) { return 1 + f.prefetch_layers; }
 
+bool SharesCollectiveStream(const FrameworkSpec& f) {
+  return f.backward_prefetch == BackwardPrefetch::kPost;
+}
+
 bool OverlapsGradReduce(const FrameworkSpec& f, int zero_stage, int64_t pp) {
   return !f.deepspeed_engine || (zero_stage == 3 && pp == 1);
 }
@@ -158,7 +177,7 @@ std::vector<std::string> MechanismLines(const FrameworkSpec& f) {
                   " (defaults of training.*)");
   lines.push_back(who + "FSDP/ZeRO-3 reshard_after_forward " + reshard + ", grad_sync " +
                   Name(f.grad_sync) + ", prefetch_layers " + std::to_string(f.prefetch_layers) +
-                  ", shard_group " +
+                  ", backward_prefetch " + Name(f.backward_prefetch) + ", shard_group " +
                   (f.shard_group > 0 ? std::to_string(f.shard_group) : std::string("dp x cp")));
   if (f.deepspeed_engine) {
     lines.push_back(who +

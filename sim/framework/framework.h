@@ -38,6 +38,16 @@ enum class Reshard { kAlways, kNever, kWhenNoPp, kToGroup };
 //   kLastUnderPp      torch.distributed.pipelining's rule: the last micro-batch under PP, every
 //                     micro-batch without it
 enum class GradSync { kEveryMicrobatch, kLastMicrobatch, kLastUnderPp };
+// How ZeRO-3 / FSDP collectives are issued in backward (framework.backward_prefetch).
+//   kPre   gathers and reduce-scatters on streams of their own: the next layer's all-gather runs
+//          beside the current layer's reduce-scatter (Megatron-Core, FSDP2, DeepSpeed)
+//   kPost  PyTorch FSDP1 BackwardPrefetch.BACKWARD_POST: every collective of the process group
+//          runs on the one per-device NCCL stream, in issue order; the post-backward hook of a
+//          layer issues the next layer's all-gather, then the layer's reduce-scatter
+//          (torch/distributed/fsdp/_runtime_utils.py _post_backward_hook: _post_backward_reshard
+//          prefetches before the reduce-scatter), so an all-gather waits for the reduce-scatter
+//          issued before it
+enum class BackwardPrefetch { kPre, kPost };
 // The memory figure a framework's logs print (sim/memory/allocator.h has the three).
 enum class MemoryFigure { kAllocated, kReserved, kDevice };
 
@@ -46,6 +56,7 @@ const char* Name(Framework v);
 // "true", "false", "when_no_pp", "group" (kToGroup is written as the group size).
 const char* Name(Reshard v);
 const char* Name(GradSync v);      // "every_microbatch", "last_microbatch", "last_under_pp"
+const char* Name(BackwardPrefetch v);  // "pre", "post"
 const char* Name(MemoryFigure v);  // "allocated", "reserved", "device"
 
 // The mechanisms of one run: a profile (ProfileOf) with the scenario's overrides applied.
@@ -65,6 +76,7 @@ struct FrameworkSpec {
   int64_t shard_group = 0;
   // framework.prefetch_layers: layers gathered ahead of the one computing (ZeRO-3 / FSDP).
   int64_t prefetch_layers = 1;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::kPre;  // framework.backward_prefetch
   MemoryFigure memory_figure = MemoryFigure::kAllocated;  // framework.memory_figure
   // The DeepSpeed engine's communication defaults (deepspeed, megatron-deepspeed): gradients
   // reduced during backward only under ZeRO-3 and never under the PipelineEngine, parameters
@@ -86,6 +98,8 @@ bool KeepsParamsUnsharded(const FrameworkSpec& f, int64_t pp);
 bool HoldsUnshardedGrads(const FrameworkSpec& f, int64_t pp, int64_t microbatches);
 // Layers whose gathered parameters are live at once: the computing one and those prefetched.
 int64_t GatheredLayers(const FrameworkSpec& f);
+// ZeRO-3 all-gathers and reduce-scatters share one stream, in FSDP1's issue order (kPost).
+bool SharesCollectiveStream(const FrameworkSpec& f);
 // The defaults of parallel.overlap_grad_reduce and parallel.overlap_param_gather (a scenario that
 // writes them wins): true, but under the DeepSpeed engine, where zero_optimization.overlap_comm
 // defaults to stage == 3 (deepspeed/runtime/zero/config.py), the PipelineEngine's TrainSchedule

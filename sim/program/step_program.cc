@@ -575,7 +575,10 @@ Status Builder::BuildDevice(const Device& d) {
 // gathers and reductions: parameters kept unsharded are not gathered for backward, and under PP
 // only by the first micro-batch's forward (torchtitan apply_fsdp with
 // torch.distributed.pipelining); gradients held unsharded are reduced after the last
-// micro-batch's backward only.
+// micro-batch's backward only. Under FSDP1's BACKWARD_POST (SharesCollectiveStream) the
+// reduce-scatters run on the gathers' stream, each enqueued after the next layer's all-gather
+// (the post-backward hook's order), so a backward all-gather waits for the reduce-scatter of the
+// layer two back instead of running beside it.
 Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first,
                                TaskId* last) {
   const ChunkWork& w = chunks_[static_cast<size_t>(d.coords.pp)][static_cast<size_t>(it.chunk)];
@@ -598,6 +601,25 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
   const double weight_bytes = mem_.weight_bytes_per_param;
   const double grad_bytes = BytesOf(sc_.training.grad_dtype);
   std::vector<TaskId> computed;
+  const bool one_stream = SharesCollectiveStream(fw);
+  // The reduce-scatter of the layer before, held until the next all-gather is enqueued (one
+  // stream only).
+  struct PendingReduce {
+    Bytes bytes;
+    TaskId after;
+    int64_t layer = 0;
+  };
+  std::vector<PendingReduce> pending;
+  auto reduce = [&](const PendingReduce& p) -> Status {
+    Result<TaskId> f =
+        AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad, CollectiveOp::kReduceScatter,
+                      p.bytes, one_stream ? d.gather : d.grad, p.after, it.chunk, it.microbatch,
+                      static_cast<int32_t>(p.layer));
+    if (!f.ok()) return f.status();
+    waits_[static_cast<size_t>(d.index)].push_back(
+        Joined(JoinKey{JoinKind::kZero3Reduce, d.coords.pp, it.chunk, it.microbatch, p.layer}, *f));
+    return Status::Ok();
+  };
   for (size_t idx = 0; idx < layers.size(); ++idx) {
     const int64_t l = layers[idx];
     int64_t params = 0;
@@ -634,6 +656,8 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
                               2 * l + (backward ? 1 : 0)},
                       *g);
     }
+    for (const PendingReduce& p : pending) SHARDSIM_RETURN_IF_ERROR(reduce(p));
+    pending.clear();
     TaskInfo info;
     info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
     info.device = d.index;
@@ -655,15 +679,15 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
     if (idx == 0) *first = t;
     *last = t;
     if (backward && reduced) {
-      const Bytes bytes(static_cast<double>(params) * grad_bytes);
-      Result<TaskId> f = AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
-                                       CollectiveOp::kReduceScatter, bytes, d.grad, t, it.chunk,
-                                       it.microbatch, static_cast<int32_t>(l));
-      if (!f.ok()) return f.status();
-      waits_[static_cast<size_t>(d.index)].push_back(
-          Joined(JoinKey{JoinKind::kZero3Reduce, d.coords.pp, it.chunk, it.microbatch, l}, *f));
+      const PendingReduce p{Bytes(static_cast<double>(params) * grad_bytes), t, l};
+      if (one_stream) {
+        pending.push_back(p);
+      } else {
+        SHARDSIM_RETURN_IF_ERROR(reduce(p));
+      }
     }
   }
+  for (const PendingReduce& p : pending) SHARDSIM_RETURN_IF_ERROR(reduce(p));
   return Status::Ok();
 }
 

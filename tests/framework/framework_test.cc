@@ -103,6 +103,37 @@ TEST(FrameworkConfig, OverridesKeyByKey) {
   EXPECT_EQ(g->framework.reshard_group, 4);
 }
 
+// FSDP1 as Composer runs it (FSDPConfig backward_prefetch 'BACKWARD_POST'): one NCCL stream for
+// the ZeRO-3 collectives; every other profile keeps them on streams of their own; the key
+// overrides it and needs ZeRO-3.
+TEST(FrameworkConfig, BackwardPrefetch) {
+  for (int i = 0; i < kNumFrameworks; ++i) {
+    const auto f = static_cast<Framework>(i);
+    EXPECT_EQ(SharesCollectiveStream(ProfileOf(f)), f == Framework::kFsdp) << Name(f);
+  }
+  Result<Scenario> pre =
+      BuildText(Head() + kRun + "framework: {name: fsdp, backward_prefetch: pre}\n");
+  ASSERT_TRUE(pre.ok()) << pre.status().ToString();
+  EXPECT_EQ(pre->framework.backward_prefetch, BackwardPrefetch::kPre);
+  EXPECT_EQ(pre->framework.overridden, (std::vector<std::string>{"backward_prefetch"}));
+  Result<Scenario> bad =
+      BuildText(Head() + kRun + "framework: {name: fsdp, backward_prefetch: BACKWARD_PRE}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().ToString(),
+            "tests/config/data/inline.yaml:7:44: error: framework.backward_prefetch: "
+            "\"BACKWARD_PRE\" is not one of pre, post\n"
+            "    framework: {name: fsdp, backward_prefetch: BACKWARD_PRE}\n"
+            "                                               ^");
+  Result<Scenario> z1 = BuildText(
+      Head() +
+      "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16}\n"
+      "parallel: {dp: 8, zero_stage: 1}\nframework: {name: fsdp, backward_prefetch: post}\n");
+  ASSERT_FALSE(z1.ok());
+  EXPECT_NE(z1.status().ToString().find("framework.backward_prefetch: applies to FSDP / ZeRO-3"),
+            std::string::npos)
+      << z1.status().ToString();
+}
+
 TEST(FrameworkConfig, LocatedErrors) {
   Result<Scenario> bad_name = BuildText(Head() + kRun + "framework: torchtitn\n");
   ASSERT_FALSE(bad_name.ok());
@@ -129,7 +160,7 @@ TEST(FrameworkConfig, LocatedErrors) {
       "                 ^\n"
       "tests/config/data/inline.yaml:12:3: error: framework.prefetch: unknown key; valid keys "
       "here: name, reshard_after_forward, grad_sync, shard_group, prefetch_layers, "
-      "memory_figure\n"
+      "backward_prefetch, memory_figure\n"
       "      prefetch: 1\n"
       "      ^\n"
       "tests/config/data/inline.yaml:11:16: error: framework.shard_group: 3 does not divide "

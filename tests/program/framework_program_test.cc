@@ -79,5 +79,50 @@ TEST(FrameworkProgram, PrefetchNeverSlows) {
   EXPECT_GE(one, three);
 }
 
+// FSDP1 BACKWARD_POST: device 0's ZeRO-3 collectives run on one stream (the per-device NCCL
+// stream) in the post-backward hook's order. Per micro-batch of tiny-llama's 8 layers: the
+// forward gathers G0..G7, then the backward: layer k's hook issues the all-gather of layer k-1,
+// then the reduce-scatter of layer k (Gk-1 Rk), after the first gather G7. Under `pre` the
+// reduce-scatters have a stream of their own (two micro-batches: global batch 16 over dp 8).
+TEST(FrameworkProgram, Fsdp1CollectivesShareOneStreamInPostOrder) {
+  auto sequence = [](const std::string& prefetch, bool gather_stream) {
+    Result<Scenario> sc = testing_util::BuildText(
+        testing_util::Head() +
+        "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16}\n"
+        "parallel: {dp: 8, zero_stage: 3}\nframework: {name: fsdp, backward_prefetch: " +
+        prefetch + "}\n");
+    EXPECT_TRUE(sc.ok()) << sc.status().ToString();
+    Result<SimResult> r = Simulate(*sc);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    const StepProgram& p = *r->program;
+    const Device& d = p.devices[0];
+    std::string out;
+    int32_t mb = -1;
+    for (TaskId t : r->run->StreamTasks(gather_stream ? d.gather : d.grad)) {
+      const TaskInfo& info = (*p.tasks)[static_cast<size_t>(p.engine.label(t))];
+      if (info.phase != 0) continue;  // one letter per collective
+      if (info.category != TaskCategory::kZero3Gather &&
+          info.category != TaskCategory::kGradReduce) {
+        continue;
+      }
+      if (info.microbatch != mb) {
+        mb = info.microbatch;
+        out += "|";
+      }
+      out += (info.category == TaskCategory::kZero3Gather ? "G" : "R") +
+             std::to_string(info.layer) + " ";
+    }
+    return out;
+  };
+  const std::string one =
+      "G0 G1 G2 G3 G4 G5 G6 G7 G7 G6 R7 G5 R6 G4 R5 G3 R4 G2 R3 G1 R2 G0 R1 R0 ";
+  EXPECT_EQ(sequence("post", true), "|" + one + "|" + one);
+  EXPECT_EQ(sequence("post", false), "");
+  EXPECT_EQ(sequence("pre", true),
+            "|G0 G1 G2 G3 G4 G5 G6 G7 G7 G6 G5 G4 G3 G2 G1 G0 "
+            "|G0 G1 G2 G3 G4 G5 G6 G7 G7 G6 G5 G4 G3 G2 G1 G0 ");
+  EXPECT_EQ(sequence("pre", false), "|R7 R6 R5 R4 R3 R2 R1 R0 |R7 R6 R5 R4 R3 R2 R1 R0 ");
+}
+
 }  // namespace
 }  // namespace shardsim
