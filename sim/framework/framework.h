@@ -55,9 +55,9 @@ enum class MemoryFigure { kAllocated, kReserved, kDevice };
 const char* Name(Framework v);
 // "true", "false", "when_no_pp", "group" (kToGroup is written as the group size).
 const char* Name(Reshard v);
-const char* Name(GradSync v);      // "every_microbatch", "last_microbatch", "last_under_pp"
+const char* Name(GradSync v);          // "every_microbatch", "last_microbatch", "last_under_pp"
 const char* Name(BackwardPrefetch v);  // "pre", "post"
-const char* Name(MemoryFigure v);  // "allocated", "reserved", "device"
+const char* Name(MemoryFigure v);      // "allocated", "reserved", "device"
 
 // The mechanisms of one run: a profile (ProfileOf) with the scenario's overrides applied.
 struct FrameworkSpec {
@@ -77,7 +77,7 @@ struct FrameworkSpec {
   // framework.prefetch_layers: layers gathered ahead of the one computing (ZeRO-3 / FSDP).
   int64_t prefetch_layers = 1;
   BackwardPrefetch backward_prefetch = BackwardPrefetch::kPre;  // framework.backward_prefetch
-  MemoryFigure memory_figure = MemoryFigure::kAllocated;  // framework.memory_figure
+  MemoryFigure memory_figure = MemoryFigure::kAllocated;        // framework.memory_figure
   // The DeepSpeed engine's communication defaults (deepspeed, megatron-deepspeed): gradients
   // reduced during backward only under ZeRO-3 and never under the PipelineEngine, parameters
   // gathered after the optimizer step (OverlapsGradReduce, OverlapsParamGather).
