@@ -23,6 +23,38 @@ std::string Render(const std::vector<ScheduleItem>& order) {
   return s;
 }
 
+// Walks one rank's order, checking each (chunk, micro-batch) runs F, then B (the input gradient,
+// or the whole backward), then W at most once each in that order, and counts the activations held:
+// +1 at each F, -1 at each whole backward, and at each W (`frees_at_weight`) or else each B.
+struct PassCount {
+  size_t forwards = 0, backwards = 0, weights = 0;
+  int64_t peak_live = 0;
+};
+PassCount CountPasses(const std::vector<ScheduleItem>& order, bool frees_at_weight) {
+  std::set<std::pair<int, int>> f, b, w;
+  int64_t live = 0;
+  PassCount n;
+  for (const ScheduleItem& it : order) {
+    const auto key = std::make_pair(static_cast<int>(it.chunk), static_cast<int>(it.microbatch));
+    if (it.phase == Phase::kForward) {
+      EXPECT_TRUE(f.insert(key).second) << "forward twice";
+      ++live;
+    } else if (it.phase == Phase::kWeight) {
+      EXPECT_TRUE(b.count(key) == 1 && w.insert(key).second) << "W before B, or twice";
+    } else {
+      EXPECT_TRUE(f.count(key) == 1 && b.insert(key).second) << "backward before forward, or twice";
+    }
+    const bool frees = it.phase == Phase::kBackward ||
+                       it.phase == (frees_at_weight ? Phase::kWeight : Phase::kInput);
+    if (frees) --live;
+    n.peak_live = std::max(n.peak_live, live);
+  }
+  n.forwards = f.size();
+  n.backwards = b.size();
+  n.weights = w.size();
+  return n;
+}
+
 // Narayanan 2021 Figure 4 (top): 1F1B with 4 stages and 8 micro-batches.
 TEST(PipelineOrder, OneFOneBMatchesMegatron) {
   ScheduleShape s{PipelineSchedule::k1F1B, 4, 1, 8};
@@ -195,25 +227,9 @@ TEST(PipelineOrder, ZbVHoldsOneFOneBMemoryAndPassesOnce) {
         auto order = PipelineOrder(s, r);
         ASSERT_TRUE(order.ok());
         ASSERT_EQ(order->size(), static_cast<size_t>(6 * m));
-        std::set<std::pair<int, int>> f, b, w;
-        int64_t live = 0, peak = 0;
-        for (const ScheduleItem& it : *order) {
-          const auto key =
-              std::make_pair(static_cast<int>(it.chunk), static_cast<int>(it.microbatch));
-          if (it.phase == Phase::kForward) {
-            EXPECT_TRUE(f.insert(key).second);
-            ++live;
-          } else if (it.phase == Phase::kInput) {
-            EXPECT_TRUE(f.count(key) == 1 && b.insert(key).second);
-          } else {
-            ASSERT_EQ(it.phase, Phase::kWeight);
-            EXPECT_TRUE(b.count(key) == 1 && w.insert(key).second);
-            --live;
-          }
-          peak = std::max(peak, live);
-        }
-        EXPECT_EQ(w.size(), static_cast<size_t>(2 * m));
-        EXPECT_EQ(peak, 2 * p) << "p " << p << " m " << m << " rank " << r;
+        const PassCount n = CountPasses(*order, /*frees_at_weight=*/true);
+        EXPECT_EQ(n.weights, static_cast<size_t>(2 * m));
+        EXPECT_EQ(n.peak_live, 2 * p) << "p " << p << " m " << m << " rank " << r;
       }
     }
   }
@@ -228,25 +244,11 @@ TEST(PipelineOrder, DualPipeHoldsPpPlusOneMicrobatches) {
       for (int64_t r = 0; r < p; ++r) {
         auto order = PipelineOrder(s, r);
         ASSERT_TRUE(order.ok()) << order.status().ToString();
-        std::set<std::pair<int, int>> f, b, w;
-        int64_t live = 0, peak = 0;
-        for (const ScheduleItem& it : *order) {
-          const auto key =
-              std::make_pair(static_cast<int>(it.chunk), static_cast<int>(it.microbatch));
-          if (it.phase == Phase::kForward) {
-            EXPECT_TRUE(f.insert(key).second);
-            ++live;
-          } else if (it.phase == Phase::kWeight) {
-            EXPECT_TRUE(b.count(key) == 1 && w.insert(key).second);
-          } else {
-            EXPECT_TRUE(f.count(key) == 1 && b.insert(key).second);
-            --live;  // a B frees all but what its W holds
-          }
-          peak = std::max(peak, live);
-        }
-        EXPECT_EQ(f.size(), static_cast<size_t>(m / 2 + m / 2));
-        EXPECT_EQ(b.size(), f.size());
-        EXPECT_EQ(peak, p + 1) << "p " << p << " m " << m << " rank " << r;
+        // A B frees all but what its W holds.
+        const PassCount n = CountPasses(*order, /*frees_at_weight=*/false);
+        EXPECT_EQ(n.forwards, static_cast<size_t>(m / 2 + m / 2));
+        EXPECT_EQ(n.backwards, n.forwards);
+        EXPECT_EQ(n.peak_live, p + 1) << "p " << p << " m " << m << " rank " << r;
       }
     }
   }
@@ -281,18 +283,9 @@ TEST(PipelineOrder, EveryPassExactlyOnce) {
           auto order = PipelineOrder(s, r);
           ASSERT_TRUE(order.ok());
           ASSERT_EQ(order->size(), static_cast<size_t>(2 * m * v));
-          std::set<std::pair<int, int>> fwd, bwd;
-          for (const ScheduleItem& it : *order) {
-            const auto key =
-                std::make_pair(static_cast<int>(it.chunk), static_cast<int>(it.microbatch));
-            if (it.phase == Phase::kForward) {
-              EXPECT_TRUE(fwd.insert(key).second);
-            } else {
-              EXPECT_TRUE(fwd.count(key)) << "backward before forward";
-              EXPECT_TRUE(bwd.insert(key).second);
-            }
-          }
-          EXPECT_EQ(fwd.size(), static_cast<size_t>(m * v));
+          const PassCount n = CountPasses(*order, /*frees_at_weight=*/false);
+          EXPECT_EQ(n.forwards, static_cast<size_t>(m * v));
+          EXPECT_EQ(n.backwards, n.forwards);
         }
       }
     }
