@@ -143,7 +143,7 @@ TEST(ReferenceRuns, PredictedVsPublished) {
 
 // The README's "Training runs" table is this test's table: each run's line there must be the
 // line printed here (so a change that moves a figure updates the README with it). On a mismatch
-// the expected line is printed, ready to paste.
+// the expected line is printed; tests/validation/update_readme_table.py applies them.
 std::string MarkdownRow(const Row& r) {
   char line[512];
   std::snprintf(line, sizeof line, "| %s%s | %s | %s | %.4g | %.4g | %.3gs | %.3gs | %+.1f%% |",
