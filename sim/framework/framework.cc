@@ -101,6 +101,9 @@ FrameworkSpec ProfileOf(Framework f) {
       // _fsdp_param_group.py); torchtitan's tables print the caching allocator's max reserved
       // (torchtitan/components/metrics.py, DeviceMemoryMonitor.get_peak_stats max_reserved_gib).
       s.memory_figure = MemoryFigure::kReserved;
+      // torchtitan's apply_fsdp calls fully_shard on each block, then on the whole model: the
+      // root group holds the embedding, final norm and head (sim/memory/budget.h, FSDP2).
+      s.fully_shard = true;
       break;
     case Framework::kFsdp:
       // PyTorch FSDP1 under Composer / llm-foundry: eager PyTorch blocks and cross-entropy
@@ -183,6 +186,12 @@ std::vector<std::string> MechanismLines(const FrameworkSpec& f) {
     lines.push_back(who +
                     "DeepSpeed engine: gradients reduced during backward only under ZeRO-3 "
                     "without PP, parameters gathered after the step (defaults of parallel.*)");
+  }
+  if (f.fully_shard) {
+    lines.push_back(who +
+                    "FSDP2 fully_shard: the root group (embedding, final norm, head) unsharded "
+                    "from forward to backward; all-gather and reduce-scatter buffers cached on "
+                    "their own streams (in reserved)");
   }
   lines.push_back(who + "logs report the " + Name(f.memory_figure) + " memory figure");
   if (!f.overridden.empty()) {

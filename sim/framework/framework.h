@@ -82,6 +82,11 @@ struct FrameworkSpec {
   // reduced during backward only under ZeRO-3 and never under the PipelineEngine, parameters
   // gathered after the optimizer step (OverlapsGradReduce, OverlapsParamGather).
   bool deepspeed_engine = false;
+  // FSDP2 (torch.distributed.fsdp.fully_shard, torchtitan): the root module's parameter group
+  // (what no block holds: embedding, final norm, head) stays unsharded from forward to backward,
+  // and all-gather outputs and reduce-scatter inputs live on streams of their own, whose
+  // caching-allocator segments the compute stream cannot reuse (sim/memory/budget.h).
+  bool fully_shard = false;
   // The framework.* keys the scenario wrote (a sub-key of a mapping), in the order read.
   std::vector<std::string> overridden;
 };

@@ -72,7 +72,8 @@ MemoryFigures DeviceMemoryFigures(const StageMemory& s, Bytes live_activations,
   f.segment_rounding = Bytes(a.reserved - a.allocated + b.reserved - b.allocated);
   f.allocated = requested + f.block_rounding;
   f.fragmentation = f.allocated * hw.reserve_fragmentation;
-  f.reserved = f.allocated + f.segment_rounding + f.fragmentation;
+  f.stream_pools = s.stream_pools;
+  f.reserved = f.allocated + f.segment_rounding + f.fragmentation + f.stream_pools;
   f.device = f.reserved + s.cuda_context + s.comm_buffers;
   return f;
 }

@@ -73,6 +73,7 @@ struct MemoryFigures {
   Bytes block_rounding;    // allocated - requested: 512 B rounding, unsplit segment tails
   Bytes segment_rounding;  // segment tails and pool segments beyond the blocks (in reserved)
   Bytes fragmentation;     // runtime_reserve.fragmentation x allocated (in reserved)
+  Bytes stream_pools;      // FSDP2's all-gather / reduce-scatter streams' segments (in reserved)
   Bytes cublas_workspace;  // in allocated
   Bytes transient;         // the larger of the loss buffers and the full-recompute rebuild
 };

@@ -207,6 +207,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     Bytes layer_acts;
     Bytes rebuilt;  // largest single layer's full activations (full recompute)
     int64_t largest_layer_params = 0;
+    int64_t layer_params = 0;  // summed over the stage's layers (FSDP2's root group: the rest)
     bool has_moe = false;
     std::vector<double> chunk_bytes;  // saved per micro-batch by each chunk's layers
     std::vector<double> chunk_held;   // split backward: held by each chunk from B to W
@@ -218,6 +219,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
         p.dense += lp.dense;
         p.expert += lp.expert;
         largest_layer_params = std::max(largest_layer_params, lp.dense + lp.expert);
+        layer_params += lp.dense + lp.expert;
         const Bytes acts = LayerActivationBytes(layer, training);
         add_state_blocks(layer.ops, s);
         add_activation_blocks(layer.ops, acts, s);
@@ -287,6 +289,19 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       if (unsharded_grads) {
         s.unsharded_grads = Bytes(stage_params * b.grad_bytes_per_param);
         s.gradients += s.unsharded_grads;
+      }
+      if (framework.fully_shard) {
+        // FSDP2 (budget.h): the root group unsharded through the step's forward and backward,
+        // and the all-gather / reduce-scatter streams' cached segments.
+        const double root = static_cast<double>(s.params - layer_params);
+        const double layer = static_cast<double>(largest_layer_params);
+        if (!unsharded_params) s.root_gathered = Bytes(root * w);
+        s.zero3_buffers += s.root_gathered;
+        const double gather =
+            std::max(root * w + layer * w, (s.layers >= 2 ? 2.0 : 1.0) * layer * w);
+        const double rg = b.grad_bytes_per_param;  // the reduce dtype (training.grad_dtype)
+        const double reduce = layer * rg + (root > layer ? root * rg : 0.0);
+        s.stream_pools = Bytes(gather + reduce);
       }
     }
     s.in_flight = InFlightMicrobatches(parallel.schedule, parallel.pp, parallel.virtual_stages,
@@ -358,7 +373,10 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
                                (framework.reshard_after_forward == Reshard::kToGroup
                                     ? " + 1/" + std::to_string(framework.reshard_group) +
                                           " of the stage's weights after forward"
-                                    : std::string());
+                                    : std::string()) +
+                               (framework.fully_shard ? " + the FSDP2 root group (embedding, "
+                                                        "final norm, head) unsharded"
+                                                      : std::string());
   }
 
   const std::string wdt = b.weight_bytes_per_param == 4.0 ? "fp32" : "bf16/fp16";

@@ -39,6 +39,13 @@ struct StageMemory {
   // framework whose grad_sync is last_microbatch, e.g. torchtitan under PP): params x the
   // reduce dtype's bytes (training.grad_dtype).
   Bytes unsharded_grads;
+  // FSDP2 (FrameworkSpec::fully_shard): of zero3_buffers, the root group's parameters (what no
+  // block holds), unsharded from the root's forward to its post-backward; and the segments the
+  // caching allocator keeps for the all-gather and reduce-scatter streams (c10/cuda/
+  // CUDACachingAllocator.cpp serves a free block only to requests of the stream it was
+  // allocated on): reserved, not allocated.
+  Bytes root_gathered;
+  Bytes stream_pools;
   Bytes activations_per_microbatch;  // saved by this stage for one micro-batch
   double in_flight = 0.0;            // micro-batches held at the peak
   Bytes activations;                 // held at the peak
@@ -66,11 +73,12 @@ struct StageMemory {
   // allocated.
   Bytes DeviceTotal(Bytes live_activations, double fragmentation_fraction) const {
     const Bytes allocated = Allocated(live_activations);
-    return allocated + cuda_context + comm_buffers + allocated * fragmentation_fraction;
+    return allocated + cuda_context + comm_buffers + allocated * fragmentation_fraction +
+           stream_pools;
   }
   Bytes total() const {
     return model_states() + zero3_buffers + activations + recompute_buffer + loss_buffers +
-           moe_buffers + cuda_context + comm_buffers + fragmentation;
+           moe_buffers + cuda_context + comm_buffers + fragmentation + stream_pools;
   }
 };
 
@@ -112,7 +120,15 @@ ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_
 //     post-forward shard, held from its forward to its backward);
 //   - gradients unsharded until the last micro-batch: gradients += P x grad bytes
 //     (unsharded_grads), the reduce dtype's accumulator;
-//   - shard_group g (HSDP): model states shard over g ranks instead of dp x cp.
+//   - shard_group g (HSDP): model states shard over g ranks instead of dp x cp;
+//   - fully_shard (FSDP2): zero3_buffers += R x weight bytes, R the root group's parameters
+//     (the stage's parameters outside its layers: FSDP2's lazy_init sets the root's
+//     post_forward_mesh_info to None, torch/distributed/fsdp/_fully_shard/_fsdp_state.py);
+//     stream_pools = the all-gather stream's peak, the largest two consecutive groups' gathers
+//     (forward frees a group's all-gather output after the next group's copy-out,
+//     _fsdp_param_group.py), + the reduce-scatter stream's segments: one layer's reduce-scatter
+//     input in the reduce dtype (post_backward frees the previous one before foreach_reduce
+//     allocates the next) and the root's when larger (a new segment; the layer's stays cached).
 // Closed forms in tests/memory/framework_memory_test.cc.
 Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
                                     const TrainingSpec& training, const ParallelSpec& parallel,

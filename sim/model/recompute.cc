@@ -1,6 +1,7 @@
 #include "sim/model/recompute.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace shardsim {
 
@@ -32,6 +33,68 @@ Bytes SelectiveDrops(const std::array<Bytes, kNumRecomputeModules>& dropped_by,
   return dropped;
 }
 
+namespace {
+
+// The separate aten.mm calls PyTorch modules make for one op of this graph, as fractions of its
+// output in forward order: q, k, v for the fused attn.qkv (torchtitan Attention: wq, wk, wv; q
+// is the attention core's q_heads x qk_dim, k and v split the rest), gate and up for a gated
+// fc1 (FeedForward: w1, then w3; fc1 is twice fc2's input wide), one call otherwise.
+std::vector<double> MmCalls(const LayerOps& layer, size_t i) {
+  const Op& op = layer.ops[i];
+  const double out = static_cast<double>(op.matmul.m) * static_cast<double>(op.matmul.n) *
+                     static_cast<double>(op.matmul.batch);
+  if (op.name == "attn.qkv") {
+    for (const Op& core : layer.ops) {
+      if (core.kind != OpKind::kAttention) continue;
+      const AttentionShape& a = core.attention;
+      const double q = static_cast<double>(a.batch_heads) * static_cast<double>(a.seq_q) *
+                       static_cast<double>(a.head_dim);
+      if (out > 0.0 && q < out) {
+        const double kv = (1.0 - q / out) / 2.0;
+        return {q / out, kv, kv};
+      }
+    }
+  }
+  if (op.name.size() >= 4 && op.name.compare(op.name.size() - 4, 4, ".fc1") == 0) {
+    for (size_t j = i + 1; j < layer.ops.size(); ++j) {  // fc2: the next matmul (past casts)
+      if (layer.ops[j].kind != OpKind::kMatmul) continue;
+      if (op.matmul.n == 2 * layer.ops[j].matmul.k) return {0.5, 0.5};
+      break;
+    }
+  }
+  return {1.0};
+}
+
+}  // namespace
+
+Bytes OpSacKeptBytes(const LayerOps& layer, bool compiled) {
+  // torchtitan's op-level SAC (torchtitan/models/llama3/infra/parallelize.py, _save_list and
+  // _custom_policy): each block counts its aten.mm calls in forward order and marks the 1st,
+  // 3rd, 5th, ... MUST_SAVE (every second mm PREFER_RECOMPUTE), with SDPA's outputs; the block
+  // input is what the checkpoint keeps; every pointwise op is recomputed.
+  //   eager    torch.utils.checkpoint's _CachingTorchDispatchMode stores the output of every
+  //            MUST_SAVE op as the forward runs, read by backward or not;
+  //   compiled AOTAutograd's min-cut partitioner (torch/_functorch/partitioners.py) saves only
+  //            what the backward graph reads: an mm output that only a residual add consumes
+  //            (attn.out, fc2: the add's backward reads no input) is not saved.
+  Bytes kept = layer.input_bytes;
+  int64_t count = 0;
+  for (size_t i = 0; i < layer.ops.size(); ++i) {
+    const Op& op = layer.ops[i];
+    if (op.kind == OpKind::kAttention) kept += op.output;
+    if (op.kind != OpKind::kMatmul) continue;
+    const bool next_is_add =
+        i + 1 < layer.ops.size() &&
+        (layer.ops[i + 1].kind == OpKind::kResidual || layer.ops[i + 1].kind == OpKind::kDropout);
+    const bool read_by_backward = !next_is_add;
+    for (const double part : MmCalls(layer, i)) {
+      ++count;
+      if (count % 2 == 1 && (!compiled || read_by_backward)) kept += op.output * part;
+    }
+  }
+  return kept;
+}
+
 Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training) {
   switch (training.recompute) {
     case Recompute::kNone: {
@@ -41,18 +104,8 @@ Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training) 
       const OpTotals t = Sum(layer.ops);
       return t.saved - SelectiveDrops(t.dropped_by, training);
     }
-    case Recompute::kSelectiveOps: {
-      // The layer input, the attention output, and every other matmul output. Frameworks run
-      // q, k, v and gate, up as separate matmuls where this graph fuses them, so "every other"
-      // is taken as half of the matmul output bytes (and half their forward time recomputed,
-      // see Recomputes); the attention's own inputs are rebuilt by the recompute.
-      Bytes kept = layer.input_bytes;
-      for (const Op& op : layer.ops) {
-        if (op.kind == OpKind::kAttention) kept += op.output;
-        if (op.kind == OpKind::kMatmul) kept += op.output * 0.5;
-      }
-      return kept;
-    }
+    case Recompute::kSelectiveOps:
+      return OpSacKeptBytes(layer, training.fused_kernels);
     case Recompute::kFull:
       return layer.input_bytes;
   }

@@ -11,8 +11,9 @@
 //                   Op::rerun_by)
 //   selective_ops   PyTorch op-level selective checkpointing (torchtitan's default `selective`
 //                   policy): the layer keeps its input, the attention output and every other
-//                   matmul output (the 1st, 3rd, ... in forward order); backward re-runs the
-//                   other matmuls and every pointwise op (norms, activations, rope, residuals)
+//                   matmul output (the 1st, 3rd, ... in forward order; compiled, only those
+//                   the backward reads, OpSacKeptBytes); backward re-runs the other matmuls
+//                   and every pointwise op (norms, activations, rope, residuals)
 //   full            only the layer input is kept; the whole forward runs again (Chen et al. 2016)
 #ifndef SHARDSIM_MODEL_RECOMPUTE_H_
 #define SHARDSIM_MODEL_RECOMPUTE_H_
@@ -32,6 +33,14 @@ bool Recomputes(const TrainingSpec& training, const Op& op, int matmul_ordinal);
 // with the modules of training.recompute_modules; zero for any other recompute mode.
 Bytes SelectiveDrops(const std::array<Bytes, kNumRecomputeModules>& dropped_by,
                      const TrainingSpec& training);
+
+// What recompute selective_ops keeps of one layer per micro-batch: torchtitan's op-level policy
+// (the layer input, SDPA's output and the outputs of the 1st, 3rd, ... aten.mm call in forward
+// order, q/k/v and gate/up counted as the separate calls PyTorch modules make), as eager
+// PyTorch keeps it or, `compiled` (training.fused_kernels: torch.compile), as AOTAutograd's
+// partitioner does (no mm output that only a residual add reads). Closed forms in
+// tests/model/recompute_test.cc.
+Bytes OpSacKeptBytes(const LayerOps& layer, bool compiled);
 
 // Activation bytes one layer keeps per micro-batch, on this device, under training.recompute.
 Bytes LayerActivationBytes(const LayerOps& layer, const TrainingSpec& training);

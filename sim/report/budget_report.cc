@@ -136,6 +136,9 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
             FormatSig(m.optimizer_bytes_per_param, 3) + " B/param" + (z >= 1 ? shard : "")});
   if (s.zero3_buffers.value() > 0)
     t.AddRow({"ZeRO-3 gathered weights", B(s.zero3_buffers), m.gathered_how});
+  if (s.stream_pools.value() > 0)
+    t.AddRow({"FSDP2 stream pools", B(s.stream_pools),
+              "all-gather / reduce-scatter streams' cached segments (reserved, not allocated)"});
   t.AddRow({"activations", B(s.activations),
             B(s.activations_per_microbatch) + " per micro-batch x " + FormatSig(s.in_flight, 3) +
                 " in flight"});
@@ -279,9 +282,14 @@ std::string BudgetJson(const Scenario& sc, const BudgetReport& r) {
     // FSDP gradients held unsharded (framework.grad_sync), part of "gradients".
     if (st.unsharded_grads.value() > 0)
       stages.back()["unsharded_grads"] = st.unsharded_grads.value();
+    if (st.stream_pools.value() > 0) stages.back()["stream_pools"] = st.stream_pools.value();
   }
   if (s.unsharded_grads.value() > 0) {
     j["memory"]["per_device"]["unsharded_grads"] = s.unsharded_grads.value();
+  }
+  if (s.stream_pools.value() > 0) {  // FSDP2 (framework fully_shard): reserved, not allocated
+    j["memory"]["per_device"]["stream_pools"] = s.stream_pools.value();
+    j["memory"]["per_device"]["root_gathered"] = s.root_gathered.value();
   }
   j["memory"]["stages"] = stages;
   j["assumptions"] = {{"precision", Name(sc.training.precision)},

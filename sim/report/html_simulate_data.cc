@@ -152,7 +152,7 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
                       {"values",
                        {s.weights.value(), s.gradients.value(), s.optimizer.value(),
                         dev->peak_activations.value(), buffers.value(),
-                        (s.cuda_context + fragmentation).value()}},
+                        (s.cuda_context + fragmentation + s.stream_pools).value()}},
                       {"detail",
                        {{"buffers",
                          {{"zero3 gathered weights", s.zero3_buffers.value()},
@@ -164,6 +164,9 @@ Json MemoryJson(const Scenario& sc, const SimResult& r) {
                          {{"CUDA context", s.cuda_context.value()},
                           {"allocator fragmentation", fragmentation.value()}}}}},
                       {"in_flight", s.in_flight}});
+    if (s.stream_pools.value() > 0) {  // FSDP2's collective streams' segments (reserved)
+      stages.back()["detail"]["reserve"]["FSDP2 stream pools"] = s.stream_pools.value();
+    }
   }
   const DeviceStats& wd = r.devices[static_cast<size_t>(r.worst_device)];
   const StageMemory& ws = r.memory.stages[static_cast<size_t>(wd.coords.pp)];

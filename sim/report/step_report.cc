@@ -214,6 +214,10 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
     if (s.unsharded_grads.value() > 0) {
       j["memory"]["breakdown"]["unsharded_grads"] = s.unsharded_grads.value();
     }
+    if (s.stream_pools.value() > 0) {  // FSDP2's collective streams' segments (in reserved)
+      j["memory"]["breakdown"]["stream_pools"] = s.stream_pools.value();
+      j["memory"]["breakdown"]["root_gathered"] = s.root_gathered.value();
+    }
     j["framework"] = {{"name", Name(sc.framework.name)},
                       {"mechanisms", MechanismLines(sc.framework)}};
   }

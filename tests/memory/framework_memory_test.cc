@@ -5,6 +5,7 @@
 // forward to backward; HSDP shards over shard_group instead of dp x cp.
 #include <gtest/gtest.h>
 
+#include "sim/memory/allocator.h"
 #include "sim/memory/budget.h"
 #include "tests/model/test_models.h"
 
@@ -64,15 +65,57 @@ TEST(FrameworkMemory, TorchtitanPipelineRuleHoldsTheStageUnsharded) {
   EXPECT_EQ(titan.gathered_how, "all of the stage's weights, unsharded for the whole step");
 }
 
-// Without PP torchtitan reshards after forward and syncs every micro-batch: Megatron's budget.
-TEST(FrameworkMemory, TorchtitanWithoutPipelineIsTheUsualFsdp) {
+// Without PP torchtitan reshards after forward and syncs every micro-batch; FSDP2 (fully_shard)
+// keeps the root group unsharded and caches its collectives' buffers on their own streams. By
+// hand, per device (TP 2): a layer holds L = (4h^2 + 3hf)/2 + 2h parameters, the root group
+// (embedding and head, vocab-parallel, + the final norm) R = 2 x (V/2) x h + h, R > L:
+//   zero3_buffers = Megatron's 2 layers x 2 B + 2 B x R;
+//   stream_pools  = all-gather stream max(2R + 2L, 2 x 2L) + reduce-scatter stream 4L + 4R (fp32
+//                   reduce; the root's input is larger than the layer's, so a second segment).
+TEST(FrameworkMemory, TorchtitanWithoutPipelineIsFsdp2) {
   FsdpRun s;
   s.parallel.pp = 1;
   s.parallel.dp = 8;
   const MemoryBudget mega = s.Run(ProfileOf(Framework::kMegatron));
   const MemoryBudget titan = s.Run(ProfileOf(Framework::kTorchtitan));
-  EXPECT_DOUBLE_EQ(titan.stages[0].total().value(), mega.stages[0].total().value());
-  EXPECT_DOUBLE_EQ(titan.stages[0].unsharded_grads.value(), 0.0);
+  const StageMemory& t = titan.stages[0];
+  const StageMemory& m = mega.stages[0];
+  const double h = 1024, f = 4096, v = 32000;
+  const double layer = (4.0 * h * h + 3.0 * h * f) / 2.0 + 2.0 * h;
+  const double root = 2.0 * (v / 2.0) * h + h;
+  EXPECT_DOUBLE_EQ(t.root_gathered.value(), 2.0 * root);
+  EXPECT_DOUBLE_EQ(t.zero3_buffers.value(), 2.0 * 2.0 * layer + 2.0 * root);
+  EXPECT_DOUBLE_EQ(m.zero3_buffers.value(), 2.0 * 2.0 * layer);
+  EXPECT_DOUBLE_EQ(t.stream_pools.value(), (2.0 * root + 2.0 * layer) + 4.0 * layer + 4.0 * root);
+  EXPECT_DOUBLE_EQ(m.stream_pools.value(), 0.0);
+  EXPECT_DOUBLE_EQ(m.root_gathered.value(), 0.0);
+  EXPECT_DOUBLE_EQ(t.unsharded_grads.value(), 0.0);
+  // The rest is Megatron's budget: total grows by the root (with its fragmentation share) and
+  // the stream pools.
+  const double frag = s.hardware.reserve_fragmentation;
+  EXPECT_NEAR(t.total().value(),
+              m.total().value() + 2.0 * root * (1.0 + frag) + t.stream_pools.value(), 1.0);
+  // Without fully_shard (an FSDP framework without FSDP2's root rule) the two agree.
+  FrameworkSpec no_fsdp2 = ProfileOf(Framework::kTorchtitan);
+  no_fsdp2.fully_shard = false;
+  EXPECT_DOUBLE_EQ(s.Run(no_fsdp2).stages[0].total().value(), m.total().value());
+}
+
+// The stream pools are reserved, not allocated: they add to max_memory_reserved and nvidia-smi
+// only (sim/memory/allocator.h).
+TEST(FrameworkMemory, StreamPoolsAreReservedNotAllocated) {
+  FsdpRun s;
+  s.parallel.pp = 1;
+  s.parallel.dp = 8;
+  const StageMemory t = s.Run(ProfileOf(Framework::kTorchtitan)).stages[0];
+  StageMemory without = t;
+  without.stream_pools = Bytes(0);
+  const MemoryFigures a = DeviceMemoryFigures(t, t.activations, s.hardware);
+  const MemoryFigures b = DeviceMemoryFigures(without, t.activations, s.hardware);
+  EXPECT_DOUBLE_EQ(a.allocated.value(), b.allocated.value());
+  EXPECT_DOUBLE_EQ(a.reserved.value(), b.reserved.value() + t.stream_pools.value());
+  EXPECT_DOUBLE_EQ(a.device.value(), b.device.value() + t.stream_pools.value());
+  EXPECT_DOUBLE_EQ(a.stream_pools.value(), t.stream_pools.value());
 }
 
 TEST(FrameworkMemory, PrefetchReshardGroupAndHsdp) {
@@ -99,7 +142,8 @@ TEST(FrameworkMemory, PrefetchReshardGroupAndHsdp) {
 }
 
 // The 405B layout the issue cites (TP8 PP8 FSDP8, 1F1B): the PP rule adds 6 B/param of the
-// stage: 405e9 / 64 x 6 = 38 GB per device, which Megatron's budget does not hold.
+// stage: 405e9 / 64 x 6 = 38 GB per device, which Megatron's budget does not hold, and FSDP2's
+// stream pools.
 TEST(FrameworkMemory, Llama405bPipelineRuleMagnitude) {
   FsdpRun s;
   s.model = testing::Llama(128, 16384, 128, 8, 53248, 128256);
@@ -115,8 +159,17 @@ TEST(FrameworkMemory, Llama405bPipelineRuleMagnitude) {
   const StageMemory& m = mega.stages[1];
   const double extra = (t.total() - m.total()).value();
   const double p = static_cast<double>(t.params);
+  // FSDP2's stream pools on a middle stage (no root parameters): the all-gather stream holds two
+  // layers' gathers (2 x 2 B x L), the reduce-scatter stream one layer's fp32 input (4 B x L),
+  // L = one layer's parameters per TP rank (GQA: 2h^2 + 2 h x 1024 attention, 3 h f MLP, / 8,
+  // + 2h norms).
+  const double h = 16384, f = 53248;
+  const double layer = (2.0 * h * h + 2.0 * h * 1024 + 3.0 * h * f) / 8.0 + 2.0 * h;
+  EXPECT_DOUBLE_EQ(t.stream_pools.value(), 2.0 * 2.0 * layer + 4.0 * layer);
+  EXPECT_DOUBLE_EQ(t.root_gathered.value(), 0.0);
   const double expected =
-      (6.0 * p - m.zero3_buffers.value()) * (1.0 + s.hardware.reserve_fragmentation);
+      (6.0 * p - m.zero3_buffers.value()) * (1.0 + s.hardware.reserve_fragmentation) +
+      t.stream_pools.value();
   EXPECT_NEAR(extra, expected, 1.0);
   EXPECT_NEAR(p, 405e9 / 64.0, 0.03 * 405e9 / 64.0);
 }

@@ -1,6 +1,6 @@
 // Memory held against what was measured and what was stated: the peak memory torchtitan's
 // benchmark measured for its Llama 3 8B runs (tests/reference/memory.yaml measured_peak_memory,
-// the allocator's max reserved, within 17%), and the layouts published as fitting or not fitting in
+// the allocator's max reserved, within 5%), and the layouts published as fitting or not fitting in
 // 80 GB (tests/reference/memory.yaml feasibility; scenarios in tests/validation/feasibility/ and
 // the BLOOM run).
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -24,11 +25,13 @@ const std::string kDir = std::string(SHARDSIM_SOURCE_DIR) + "/tests/validation/"
 // DeviceMemoryMonitor.get_peak_stats().max_reserved_gib, torch.cuda.memory_stats()
 // "reserved_bytes.all.peak" (torchtitan/components/metrics.py), the caching allocator's reserve,
 // so they are compared with memory.reserved_peak_bytes (sim/memory/allocator.h). The device
-// figure (nvidia-smi) and the allocated figure are printed beside it. Predicted reserved runs
-// 5.5-16% below what torchtitan logged: FSDP2's unsharded fp32 gradient buffers for the
-// reduce-scatter and the fragmentation of its all-gather / reduce-scatter streams are not
-// modeled (one layer pair of gathered weights is; the fragmentation fraction is the H200's
-// single-GPU median). Held within 17%.
+// figure (nvidia-smi) and the allocated figure are printed beside it. Three mechanisms close
+// what was 5.5-16% low: FSDP2 keeps the root group (embedding, final norm, head) unsharded from
+// forward to backward; its all-gather and reduce-scatter buffers (the latter fp32, the reduce
+// dtype) are cached on their own streams (StageMemory::stream_pools); and torchtitan's op-level
+// SAC keeps the block's last mm output in eager mode, which the compiled partitioner drops
+// (OpSacKeptBytes: the eager rows above the compiled ones). Held within 5%; the eager row of
+// each table is predicted above its compiled row.
 TEST(MemoryValidation, TorchtitanMeasuredPeaks) {
   std::ifstream in(kDir + "published.json");
   const nlohmann::json runs = nlohmann::json::parse(in)["runs"];
@@ -36,6 +39,7 @@ TEST(MemoryValidation, TorchtitanMeasuredPeaks) {
               "peak_bytes", "measured", "error");
   int checked = 0;
   const double gib = 1073741824.0;
+  std::map<std::string, double> predicted_of;
   for (const auto& r : runs) {
     if (!r.contains("peak_memory_gib") || r["peak_memory_gib"].is_null()) continue;
     auto sc = LoadScenario(kDir + r["scenario"].get<std::string>(), LoadOptions{});
@@ -53,11 +57,16 @@ TEST(MemoryValidation, TorchtitanMeasuredPeaks) {
     std::printf("%-40s %6.1f GiB %6.1f GiB %6.1f GiB %6.1f GiB %6.1f GiB %+7.1f%%\n",
                 r["id"].get<std::string>().c_str(), f.allocated.value() / gib, predicted,
                 f.device.value() / gib, sim->peak_memory.value() / gib, measured, err * 100.0);
-    EXPECT_LE(std::fabs(err), 0.17) << r["id"];
+    EXPECT_LE(std::fabs(err), 0.05) << r["id"];
+    predicted_of[r["id"].get<std::string>()] = predicted;
     EXPECT_TRUE(sim->fits) << r["id"] << " ran, so it fits";
     ++checked;
   }
   EXPECT_EQ(checked, 10);
+  // torch.compile lowers the peak (measured 5.4 GiB in Table 1, 5.0 in Table 3).
+  for (const std::string t : {"torchtitan_t1_8b_fsdp", "torchtitan_t3_8b_128gpu_fsdp"}) {
+    EXPECT_GT(predicted_of[t], predicted_of[t + "_compile"] + 3.0) << t;
+  }
 }
 
 TEST(MemoryValidation, PublishedFeasibility) {

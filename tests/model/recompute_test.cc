@@ -1,0 +1,75 @@
+// recompute selective_ops (torchtitan's op-level SAC), eager and compiled, against what the policy
+// keeps of a Llama 3 8B layer derived by hand from torchtitan's modules.
+#include "sim/model/recompute.h"
+
+#include <gtest/gtest.h>
+
+#include "sim/model/op_graph.h"
+#include "test_models.h"
+
+namespace shardsim {
+namespace {
+
+using testing::Llama;
+
+// Llama 3 8B's layer (h 4096, 32 q heads, 8 kv heads of 128, f 14336), 2 x 4,096 tokens.
+// torchtitan's block runs seven aten.mm calls in forward order: wq (h wide), wk (kv = 1024),
+// wv (kv), wo (h), w1 (f), w3 (f), w2 (h). The policy saves the outputs of the 1st, 3rd, 5th and
+// 7th (wq, wv, w1, w2) with SDPA's output and the block input, 2 bytes per element:
+//   eager    (h + kv + f + h) + h + h per token;
+//   compiled w2's output feeds only the residual add, so it is not saved: (h + kv + f) + h + h.
+TEST(OpSac, LlamaLayerByHand) {
+  GraphOptions o;
+  o.seq_len = 4096;
+  o.micro_batch = 2;
+  const ModelSpec m = Llama(2, 4096, 32, 8, 14336, 128256);
+  auto g = BuildOpGraph(m, o);
+  ASSERT_TRUE(g.ok());
+  const double tokens = 8192, h = 4096, kv = 1024, f = 14336;
+  EXPECT_DOUBLE_EQ(OpSacKeptBytes(g->layer(0), false).value(),
+                   2.0 * tokens * ((h + kv + f + h) + h + h));
+  EXPECT_DOUBLE_EQ(OpSacKeptBytes(g->layer(0), true).value(),
+                   2.0 * tokens * ((h + kv + f) + h + h));
+  // The difference is the block's last mm output (h wide), one per layer.
+  EXPECT_DOUBLE_EQ((OpSacKeptBytes(g->layer(0), false) - OpSacKeptBytes(g->layer(0), true)).value(),
+                   2.0 * tokens * h);
+  // fp8 GEMMs add a cast before each matmul (AddQuantizeCasts); the mm calls and what they keep
+  // stay the same.
+  GraphOptions fp8 = o;
+  fp8.precision = DType::kFp8;
+  auto g8 = BuildOpGraph(m, fp8);
+  ASSERT_TRUE(g8.ok());
+  EXPECT_DOUBLE_EQ(OpSacKeptBytes(g8->layer(0), true).value(),
+                   OpSacKeptBytes(g->layer(0), true).value());
+  EXPECT_DOUBLE_EQ(OpSacKeptBytes(g8->layer(0), false).value(),
+                   OpSacKeptBytes(g->layer(0), false).value());
+  // LayerActivationBytes reads the compile state from training.fused_kernels.
+  TrainingSpec t;
+  t.recompute = Recompute::kSelectiveOps;
+  t.fused_kernels = true;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(g->layer(0), t).value(),
+                   OpSacKeptBytes(g->layer(0), true).value());
+  t.fused_kernels = false;
+  EXPECT_DOUBLE_EQ(LayerActivationBytes(g->layer(0), t).value(),
+                   OpSacKeptBytes(g->layer(0), false).value());
+}
+
+// Without gating (GELU MLP: fc1, fc2) and with MHA the block runs six mm calls: q, k, v, out, fc1,
+// fc2; the 1st, 3rd and 5th are q, v and fc1 (4h wide). None of them feeds a residual add, so
+// eager and compiled keep the same.
+TEST(OpSac, UngatedMhaLayer) {
+  GraphOptions o;
+  o.seq_len = 2048;
+  o.micro_batch = 1;
+  ModelSpec m = Llama(2, 2048, 16, 16, 8192, 32000);
+  m.activation = Activation::kGelu;
+  auto g = BuildOpGraph(m, o);
+  ASSERT_TRUE(g.ok());
+  const double tokens = 2048, h = 2048, f = 8192;
+  const double expected = 2.0 * tokens * ((h + h + f) + h + h);
+  EXPECT_DOUBLE_EQ(OpSacKeptBytes(g->layer(0), false).value(), expected);
+  EXPECT_DOUBLE_EQ(OpSacKeptBytes(g->layer(0), true).value(), expected);
+}
+
+}  // namespace
+}  // namespace shardsim
