@@ -176,8 +176,10 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
     auto shared = std::make_shared<const Plan>(std::move(*plan));
     // The budget above is the plan's (the same sharding and specs): passed on, not estimated
     // twice. A failed one is left to Simulate, which reports it as before.
-    if (budget.ok()) return Simulate(sc, std::move(shared), std::move(*budget));
-    return Simulate(sc, std::move(shared));
+    SimOptions so;
+    so.straggler_expected_max = space.StragglerExpectedMax(sc.gpus);
+    if (budget.ok()) return Simulate(sc, std::move(shared), std::move(*budget), so);
+    return Simulate(sc, std::move(shared), so);
   }();
   if (!r.ok()) {
     row.status = PointStatus::kError;
@@ -198,7 +200,11 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
 PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options) {
   Prepared p = Prepare(space, point, options);
   PointBound out;
-  if (p.done || !p.sharding->ok()) return out;
+  if (p.done) {
+    out.settled = std::move(p.row);
+    return out;
+  }
+  if (!p.sharding->ok()) return out;
   const Scenario& sc = *p.sc;
   Result<Plan> plan = MakePlan(sc, std::move(**p.sharding));
   if (!plan.ok()) return out;

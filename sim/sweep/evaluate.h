@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,13 +42,14 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
 
 // What a point can reach at best, from its plan and priced passes but no task graph
 // (sim/sweep/step_bound.h): the lower bound of its step time, with what turns it into a bound of
-// tokens/s (tokens per step) and of the time to train (training.tokens, 0 when not set). No bound
-// (step.seconds 0) for a point EvaluatePoint settles without simulating it, or whose plan or
-// prices fail.
+// tokens/s (tokens per step) and of the time to train (training.tokens, 0 when not set). A point
+// settled without simulation (invalid, pruned on memory) comes with its row instead, the one
+// EvaluatePoint gives; no bound (step.seconds 0) either when its plan or prices fail.
 struct PointBound {
   StepBound step;
   double tokens_per_step = 0.0;
   double tokens = 0.0;
+  std::optional<Row> settled;
 };
 PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options);
 

@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <queue>
 #include <utility>
 
@@ -77,20 +76,31 @@ std::vector<Row> EvaluateTopK(const PointSpace& space, const std::vector<int64_t
       }
     });
   });
-  // Best bound first; ties in point order.
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return score[a] > score[b]; });
-
   std::vector<Row> rows(n);
   std::vector<bool> have(n, false);
+  // Settled points keep the row their bound came with; the others are simulated best bound
+  // first, ties in point order.
+  std::vector<size_t> order;
+  int64_t decided = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (bounds[i].settled) {
+      rows[i] = std::move(*bounds[i].settled);
+      ApplyMemoryLimit(o.memory_limit, &rows[i]);
+      have[i] = true;
+      if (done) done(++decided);
+    } else {
+      order.push_back(i);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return score[a] > score[b]; });
+  const size_t candidates = order.size();
   // The K best scores of the feasible rows so far (in bound order); the K-th is the threshold.
   std::priority_queue<double, std::vector<double>, std::greater<double>> best;
   std::atomic<double> threshold{-kInf};
   std::atomic<size_t> next{0};
-  size_t stop_at = n;  // the first point in bound order that is outranked (serial stage only)
-  int64_t decided = 0;
+  // The first candidate in bound order that is outranked (serial stage only).
+  size_t stop_at = candidates;
   const size_t k = static_cast<size_t>(o.k);
   arena.execute([&] {
     tbb::parallel_pipeline(
@@ -100,7 +110,7 @@ std::vector<Row> EvaluateTopK(const PointSpace& space, const std::vector<int64_t
                                          const size_t j = next.fetch_add(1);
                                          // The serial stage would find it (and every later one)
                                          // outranked: the threshold only rises.
-                                         if (j >= n || score[order[j]] < threshold.load()) {
+                                         if (j >= candidates || score[order[j]] < threshold.load()) {
                                            fc.stop();
                                            return 0;
                                          }

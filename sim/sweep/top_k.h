@@ -7,8 +7,8 @@
 // bound first, keeping the K best figures among the feasible rows; as soon as the next point's
 // bound is strictly worse than the K-th best, it and every point after it cannot enter the top K
 // (K simulated rows already beat them), and they become `outranked` rows, not simulated. Points
-// the bound does not cover (no plan, DualPipe, settled without simulation) are evaluated as
-// always. The ranking's top K is then the unpruned run's, row for row; what counts all feasible
+// settled without simulation (invalid, pruned on memory) keep the row found while bounding them;
+// points the bound does not cover (no plan, DualPipe) are simulated first. The ranking's top K is then the unpruned run's, row for row; what counts all feasible
 // rows (their number, the ties with the best, the Pareto front, --ranking's later rows) covers
 // the simulated ones only.
 //
