@@ -11,6 +11,7 @@
 #include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/runner.h"
+#include "sim/sweep/sweep_spec.h"
 #include "tests/sweep/sweep_test_util.h"
 
 namespace shardsim {
@@ -163,6 +164,30 @@ TEST(SweepTopK, TopKIsTheUnprunedRunsAtAnyThreadCount) {
       EXPECT_GT(outranked, 0);
     }
   }
+}
+
+// The shipped GPT-3 175B / 1,024 A100 space (a shard of it: every 200th point): the pruned top 10
+// is the unpruned one, and most points are not simulated.
+TEST(SweepTopK, ShippedGpt3SweepKeepsItsTopTen) {
+  const LoadOptions lib = sweep_test::Lib();
+  Result<SweepSpec> spec = LoadSweepSpec("scenarios/sweeps/gpt3-175b-a100x1024.yaml", lib);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  Result<PointSpace> space = PointSpace::Enumerate(*spec, lib);
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  SweepRunOptions o;
+  o.jobs = 2;
+  o.shard = Shard{3, 200};
+  Result<SweepRun> all = RunSweep(*space, o, lib);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  o.prune_to_top = 10;
+  Result<SweepRun> pruned = RunSweep(*space, o, lib);
+  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  EXPECT_EQ(Top(*pruned, 10), Top(*all, 10));
+  const int64_t simulated_before =
+      all->summary.count(PointStatus::kOk) + all->summary.count(PointStatus::kNoFit);
+  const int64_t simulated_after =
+      pruned->summary.count(PointStatus::kOk) + pruned->summary.count(PointStatus::kNoFit);
+  EXPECT_LT(simulated_after * 4, simulated_before) << simulated_after << " of " << simulated_before;
 }
 
 TEST(SweepTopK, RefusesResumeAndUnboundedRankings) {
