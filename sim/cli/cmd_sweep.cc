@@ -32,6 +32,7 @@
 #include "sim/sweep/rows.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_spec.h"
+#include "sim/sweep/top_k.h"
 #include "sim/sweep/uncertainty.h"
 
 namespace shardsim {
@@ -144,7 +145,7 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
     std::string output, csv, jsonl, shard, html, rank_by = "tokens_per_s", progress = "auto";
     std::string min_headroom, ranking;
     int jobs = 0;
-    int64_t top = 10;
+    int64_t top = 10, prune_to_top = 0;
     double price = 0.0, max_memory_fraction = 0.0;
     bool resume = false, overwrite = false, dry_run = false;
   };
@@ -163,6 +164,10 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--shard", args->shard,
                   "evaluate shard K of N (1-based; default: SLURM_ARRAY_TASK_ID/COUNT when set)");
   cmd->add_option("--top", args->top, "rows of the ranking table (default 10)");
+  CLI::Option* prune = cmd->add_option(
+      "--prune-to-top", args->prune_to_top,
+      "simulate only the points that can enter the top K by --rank-by (tokens_per_s or a time "
+      "to train); the others are written as outranked rows (default: simulate every point)");
   cmd->add_option(
       "--rank-by", args->rank_by,
       "tokens_per_s (default), time_to_train (booked), cost, time_to_train_ideal or goodput");
@@ -182,7 +187,7 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
   cmd->add_option("--progress", args->progress, "auto (default), bar, plain or none");
   cmd->add_flag("--dry-run", args->dry_run, "check the spec and count the points; run nothing");
   cmd->add_option("--html", args->html, "write a self-contained HTML report of the sweep to FILE");
-  cmd->callback([&ctx, args, price, fraction]() {
+  cmd->callback([&ctx, args, price, fraction, prune]() {
     TuneAllocatorForManySimulations();
     const LoadOptions load = ctx.load_options();
     Result<RankOptions> rank =
@@ -199,6 +204,29 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
     }
     rank->tie_fraction = kStatedUncertainty;
     SweepRunOptions o;
+    if (prune->count() > 0) {
+      if (args->prune_to_top < 1) {
+        ctx.exit_code = ReportStatus(
+            Status::Invalid("--prune-to-top: expected a positive number of points, got " +
+                            std::to_string(args->prune_to_top)));
+        return;
+      }
+      if (!TopKSupports(rank->by)) {
+        ctx.exit_code = ReportStatus(Status::Invalid(
+            std::string("--prune-to-top bounds --rank-by tokens_per_s, time_to_train and "
+                        "time_to_train_ideal, not ") +
+            RankByName(rank->by) + "; drop --prune-to-top or rank by one of those"));
+        return;
+      }
+      if (args->resume) {
+        ctx.exit_code = ReportStatus(
+            Status::Invalid("--prune-to-top does not resume: its rows are written once every "
+                            "point is decided; run it again with --overwrite"));
+        return;
+      }
+      o.prune_to_top = args->prune_to_top;
+      o.rank_by = rank->by;
+    }
     if (!args->min_headroom.empty()) {
       Result<double> bytes = ParseQuantity(args->min_headroom, Dimension::kBytes);
       if (!bytes.ok() || !(*bytes > 0.0)) {
@@ -328,6 +356,11 @@ void AddSweepCommand(CLI::App& app, CliContext& ctx) {
                  static_cast<long long>(evaluated), FormatSeconds(Seconds(seconds)).c_str(),
                  FormatSig(seconds > 0 ? static_cast<double>(evaluated) / seconds : 0.0, 3).c_str(),
                  o.jobs, resumed.c_str());
+    if (o.prune_to_top > 0) {
+      std::fprintf(stderr, "sweep: --prune-to-top %lld: %lld points evaluated, %lld outranked\n",
+                   static_cast<long long>(o.prune_to_top), static_cast<long long>(run->simulated),
+                   static_cast<long long>(evaluated - run->simulated));
+    }
     // Each point's hardware price where the flag gives none (the flag wins).
     if (price->count() == 0) {
       rank->point_price = HardwarePrices(*space, run->summary.feasible_rows(), load);

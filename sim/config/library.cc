@@ -88,6 +88,41 @@ Result<ConfigNode> FileCache::Parse(const std::string& path) {
   return files_.emplace(path, std::move(parsed)).first->second;
 }
 
+template <class Spec>
+bool FileCache::Find(const std::map<std::string, Spec>& parts, const std::string& key, Spec* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = parts.find(key);
+  if (it == parts.end()) return false;
+  *out = it->second;
+  return true;
+}
+
+template <class Spec>
+void FileCache::Store(std::map<std::string, Spec>* parts, const std::string& key,
+                      const Spec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  parts->emplace(key, spec);
+}
+
+bool FileCache::FindPart(const std::string& key, ModelSpec* out) {
+  return Find(models_, key, out);
+}
+bool FileCache::FindPart(const std::string& key, HardwareSpec* out) {
+  return Find(hardware_, key, out);
+}
+bool FileCache::FindPart(const std::string& key, TopologySpec* out) {
+  return Find(topologies_, key, out);
+}
+void FileCache::StorePart(const std::string& key, const ModelSpec& spec) {
+  Store(&models_, key, spec);
+}
+void FileCache::StorePart(const std::string& key, const HardwareSpec& spec) {
+  Store(&hardware_, key, spec);
+}
+void FileCache::StorePart(const std::string& key, const TopologySpec& spec) {
+  Store(&topologies_, key, spec);
+}
+
 bool LooksLikePath(const std::string& ref) {
   return ref.find('/') != std::string::npos || EndsWith(ref, ".yaml") || EndsWith(ref, ".yml") ||
          EndsWith(ref, ".json");

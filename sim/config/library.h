@@ -28,9 +28,28 @@ class FileCache {
  public:
   Result<ConfigNode> Parse(const std::string& path);
 
+  // The model, hardware or topology a scenario names by a library name or a path, as read once
+  // (scenario_reader.cc ReadPart): `key` spells out everything the spec is read from (the
+  // reference as written and where, the library folders). A sweep names the same ones at every
+  // point; reading them again gives the same spec. FindPart returns false when not stored.
+  bool FindPart(const std::string& key, ModelSpec* out);
+  bool FindPart(const std::string& key, HardwareSpec* out);
+  bool FindPart(const std::string& key, TopologySpec* out);
+  void StorePart(const std::string& key, const ModelSpec& spec);
+  void StorePart(const std::string& key, const HardwareSpec& spec);
+  void StorePart(const std::string& key, const TopologySpec& spec);
+
  private:
+  template <class Spec>
+  bool Find(const std::map<std::string, Spec>& parts, const std::string& key, Spec* out);
+  template <class Spec>
+  void Store(std::map<std::string, Spec>* parts, const std::string& key, const Spec& spec);
+
   std::mutex mu_;
   std::map<std::string, Result<ConfigNode>> files_;
+  std::map<std::string, ModelSpec> models_;
+  std::map<std::string, HardwareSpec> hardware_;
+  std::map<std::string, TopologySpec> topologies_;
 };
 
 // True when `ref` names a file rather than a library entry (ends in .yaml/.yml/.json or has '/').
@@ -54,6 +73,9 @@ class Resolver {
   // Resolves the document in file `path`; `ref` locates errors about opening it.
   Result<ResolvedDoc> ResolveFile(DocKind kind, const std::string& path, const ConfigNode& ref,
                                   const std::string& key);
+  // The cache given to the constructor (may be null) and the library folders searched.
+  FileCache* cache() const { return cache_; }
+  const std::vector<std::string>& dirs() const { return dirs_; }
   // The path of library entry `name` of `kind`, or an error listing close names.
   Result<std::string> FindInLibrary(DocKind kind, const std::string& name, const ConfigNode& ref,
                                     const std::string& key) const;

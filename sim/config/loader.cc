@@ -11,6 +11,19 @@
 namespace shardsim {
 namespace {
 
+// A value YAML reads as a plain scalar of exactly its text: letters, digits and '_' ("8", "1f1b",
+// "interleaved_1f1b", "true"), but not a null ("null", "Null", "NULL"). ScenarioDocument::Set
+// makes the node itself for those (the parser costs ~25k instructions a value, and a sweep sets
+// a dozen per point); tests/config/document_test.cc holds it to the parser's node.
+bool PlainWord(const std::string& v) {
+  if (v.empty() || v == "null" || v == "Null" || v == "NULL") return false;
+  for (char c : v) {
+    const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!alnum && c != '_') return false;
+  }
+  return true;
+}
+
 // A reference given on a command line or in code: a scalar located nowhere in particular, so
 // relative paths resolve from the working directory.
 ConfigNode TopLevelRef(const std::string& name_or_path) {
@@ -101,9 +114,11 @@ Status ScenarioDocument::Set(const std::string& dotted_key, const std::string& y
   for (const std::string& p : parts) {
     if (p.empty()) return Status::Invalid("'" + dotted_key + "' is not a dotted key path");
   }
-  Result<ConfigNode> value = ParseYaml(yaml_value, where);
-  if (!value.ok()) return value.status();
   const KeyOrigin origin{SourceLoc{where, 1, 1}, yaml_value};
+  Result<ConfigNode> value = PlainWord(yaml_value)
+                                 ? Result<ConfigNode>(ConfigNode::Scalar(yaml_value, origin))
+                                 : ParseYaml(yaml_value, where);
+  if (!value.ok()) return value.status();
   if (!tree_->is_map()) *tree_ = ConfigNode::Map(tree_->origin());
   ConfigNode* node = tree_.get();
   for (size_t i = 0; i + 1 < parts.size(); ++i) {

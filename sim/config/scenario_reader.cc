@@ -31,13 +31,30 @@ void ReadPart(MapReader& r, const ConfigNode& tree, Resolver* resolver, DocKind 
               const std::string& key, ReadFn read, Spec* out, DiagnosticSink* sink) {
   const ConfigNode* ref = r.Get(key, Need::kRequired);
   if (ref == nullptr) return;
+  // A library name or a path (not an inline mapping): read once per cache (FileCache::FindPart),
+  // keyed by everything the read depends on.
+  std::string cache_key;
+  if (ref->is_scalar() && resolver->cache() != nullptr) {
+    const KeyOrigin* key_origin = tree.FindKeyOrigin(key);
+    const auto at = [](const KeyOrigin& o) {
+      return o.loc.file + ":" + std::to_string(o.loc.line) + ":" + std::to_string(o.loc.col) +
+             "\n" + std::string(o.source_line.view()) + "\n";
+    };
+    cache_key = std::string(KindName(kind)) + "\n" + key + "\n" + ref->text() + "\n" +
+                (ref->quoted() ? "q\n" : "p\n") + at(ref->origin()) +
+                (key_origin != nullptr ? at(*key_origin) : std::string("-\n"));
+    for (const std::string& d : resolver->dirs()) cache_key += d + "\n";
+    if (resolver->cache()->FindPart(cache_key, out)) return;
+  }
   Result<ResolvedDoc> doc = resolver->Resolve(kind, *ref, key);
   if (!doc.ok()) {
     sink->Merge(doc.status());
     return;
   }
   const KeyOrigin where = DocWhere(*doc, tree.FindKeyOrigin(key));
-  sink->Merge(read(*doc, where, doc->is_inline ? key + "." : std::string(), out));
+  const Status read_status = read(*doc, where, doc->is_inline ? key + "." : std::string(), out);
+  if (read_status.ok() && !cache_key.empty()) resolver->cache()->StorePart(cache_key, *out);
+  sink->Merge(read_status);
 }
 
 const std::vector<DType> kOptimizerStateDTypes = {DType::kFp32, DType::kBf16};

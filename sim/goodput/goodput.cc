@@ -1,7 +1,6 @@
 #include "sim/goodput/goodput.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <numbers>
 
@@ -63,23 +62,7 @@ double LostPerInterruption(double interval_s, double write_s, double restart_s) 
 
 double ExpectedMaxStdNormal(double n) {
   if (n <= 1.0) return 0.0;
-  // The integral costs about 600k instructions, as much as simulating a small step, and a sweep
-  // asks it for the same few GPU counts at every point: each thread keeps the last 8 answers.
-  // A memo of a pure function: what it returns does not depend on it (bit for bit).
-  struct Memo {
-    std::array<double, 8> n{};
-    std::array<double, 8> value{};
-    size_t next = 0;
-  };
-  thread_local Memo memo;
-  for (size_t i = 0; i < memo.n.size(); ++i) {
-    if (memo.n[i] == n) return memo.value[i];
-  }
-  const double value = ExpectedMaxByIntegration(n);
-  memo.n[memo.next] = n;
-  memo.value[memo.next] = value;
-  memo.next = (memo.next + 1) % memo.n.size();
-  return value;
+  return ExpectedMaxByIntegration(n);
 }
 
 double StragglerFactor(double cv, double n) { return 1.0 + cv * ExpectedMaxStdNormal(n); }
@@ -109,7 +92,7 @@ CheckpointSize CheckpointBytes(const MemoryBudget& memory, const Scenario& sc) {
 }
 
 Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory,
-                                double step_time_s) {
+                                double step_time_s, std::optional<double> expected_max) {
   if (!(step_time_s > 0.0) || !std::isfinite(step_time_s)) {
     return Status::Invalid("goodput: the step time must be positive, got " +
                            FormatSig(step_time_s, 4));
@@ -186,7 +169,8 @@ Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory,
                                         : "default: PRISM (arXiv 2510.15596), the slowest of "
                                           "65,536 GPUs 9% slower than the mean";
   g.straggler_ranks = sc.gpus;
-  g.straggler_factor = StragglerFactor(g.straggler_cv, gpus);
+  g.straggler_expected_max = expected_max ? *expected_max : ExpectedMaxStdNormal(gpus);
+  g.straggler_factor = 1.0 + g.straggler_cv * g.straggler_expected_max;
   g.fraction = eff / g.straggler_factor;
   if (!(g.fraction > 1e-9)) {
     return Status::Invalid("reliability: a job MTBF of " + Sec(g.job_mtbf_s.value_or(0.0)) +
@@ -238,7 +222,7 @@ std::string ExplainGoodput(const Scenario& sc, const Goodput& g, double ideal_s)
   line("stragglers: x" + FormatSig(g.straggler_factor, 5) + " = 1 + cv " +
        FormatSig(g.straggler_cv, 4) + " x E[max of " + std::to_string(g.straggler_ranks) +
        " standard normals] " +
-       FormatSig(ExpectedMaxStdNormal(static_cast<double>(g.straggler_ranks)), 4) + " (" +
+       FormatSig(g.straggler_expected_max, 4) + " (" +
        g.straggler_source + ")");
   line("goodput: " + FormatSig(100.0 * g.fraction, 4) + "% = effective time / straggler factor; " +
        Sec(g.lost_s_per_day) + " lost per day");

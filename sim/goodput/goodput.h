@@ -68,7 +68,9 @@ double YoungInterval(double write_s, double mtbf_s);
 double DalyInterval(double write_s, double mtbf_s);
 double DalyEfficiency(double interval_s, double write_s, double mtbf_s, double restart_s);
 double LostPerInterruption(double interval_s, double write_s, double restart_s);
-// E[max of n independent standard normals] (0 for n = 1; 1/sqrt(pi) for n = 2).
+// E[max of n independent standard normals] (0 for n = 1; 1/sqrt(pi) for n = 2). The integral
+// costs about 600k instructions, as much as a small step: a caller that needs it for the same
+// GPU count many times (a sweep) computes it once and passes it to EstimateGoodput.
 double ExpectedMaxStdNormal(double n);
 // 1 + cv · ExpectedMaxStdNormal(n): the step of n synchronized ranks over one rank's mean.
 double StragglerFactor(double cv, double n);
@@ -105,13 +107,16 @@ struct Goodput {
   double straggler_factor = 1.0;
   double straggler_cv = 0.0;
   int64_t straggler_ranks = 0;  // ranks each step synchronizes
+  double straggler_expected_max = 0.0;  // ExpectedMaxStdNormal(straggler_ranks)
   // Where each input came from, for --explain ("scenario", "topology", "default (Llama 3 ...)").
   std::string rate_source, restart_source, storage_source, straggler_source;
 };
 
-// The goodput of `sc` with steps of `step_time_s` (> 0) and its memory budget. Errors: none
+// The goodput of `sc` with steps of `step_time_s` (> 0) and its memory budget. `expected_max`:
+// ExpectedMaxStdNormal(sc.gpus) when the caller has it (computed here otherwise). Errors: none
 // today beyond an invalid step time (kInvalidInput); the reader bounds every input.
-Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory, double step_time_s);
+Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory, double step_time_s,
+                                std::optional<double> expected_max = std::nullopt);
 
 // How each figure was derived, one line each (`simulate --explain`).
 std::string ExplainGoodput(const Scenario& sc, const Goodput& g, double ideal_time_to_train_s);

@@ -19,7 +19,7 @@ Result<SimResult> Simulate(const Scenario& sc, std::shared_ptr<const Plan> plan,
   po.every_rank = options.every_rank;
   Result<StepRun> step = RunStep(sc, std::move(plan), po);  // program, memory, engine
   if (!step.ok()) return step.status();
-  return MeasureStep(sc, std::move(*step));  // report
+  return MeasureStep(sc, std::move(*step), options.straggler_expected_max);  // report
 }
 
 Result<SimResult> Simulate(const Scenario& sc, std::shared_ptr<const Plan> plan,
@@ -28,7 +28,7 @@ Result<SimResult> Simulate(const Scenario& sc, std::shared_ptr<const Plan> plan,
   po.every_rank = options.every_rank;
   Result<StepRun> step = RunStep(sc, std::move(plan), po, std::move(memory));
   if (!step.ok()) return step.status();
-  return MeasureStep(sc, std::move(*step));
+  return MeasureStep(sc, std::move(*step), options.straggler_expected_max);
 }
 
 }  // namespace shardsim

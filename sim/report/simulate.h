@@ -26,6 +26,9 @@ namespace shardsim {
 
 struct SimOptions {
   bool every_rank = false;  // simulate every (dp, cp, pp) rank instead of one pipeline
+  // ExpectedMaxStdNormal(scenario.gpus) for the goodput's straggler factor, when the caller has
+  // it (a sweep computes it once per GPU count); computed per step otherwise.
+  std::optional<double> straggler_expected_max;
 };
 
 // The step's critical path by what it was doing; the fields sum to the step time.

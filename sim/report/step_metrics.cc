@@ -156,7 +156,8 @@ std::string CollectiveName(const char* group, bool sp) {
 
 }  // namespace
 
-Result<SimResult> MeasureStep(const Scenario& sc, StepRun step) {
+Result<SimResult> MeasureStep(const Scenario& sc, StepRun step,
+                              std::optional<double> straggler_expected_max) {
   const std::shared_ptr<const StepProgram> program = step.program;
   const std::shared_ptr<const RunResult> result = step.run;
   const Layout* layout = &step.plan->layout;
@@ -277,7 +278,7 @@ Result<SimResult> MeasureStep(const Scenario& sc, StepRun step) {
   // Time to train: the ideal one at this step time, and as booked, over the goodput of the run
   // (interruptions, checkpoints, restarts, stragglers: sim/goodput).
   if (sc.training.tokens && r.tokens_per_s > 0.0) {
-    Result<Goodput> g = EstimateGoodput(sc, r.memory, t);
+    Result<Goodput> g = EstimateGoodput(sc, r.memory, t, straggler_expected_max);
     if (!g.ok()) return g.status();
     r.time_to_train_ideal_s = *sc.training.tokens / r.tokens_per_s;
     r.time_to_train_s = *r.time_to_train_ideal_s / g->fraction;

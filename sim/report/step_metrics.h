@@ -6,6 +6,8 @@
 #ifndef SHARDSIM_REPORT_STEP_METRICS_H_
 #define SHARDSIM_REPORT_STEP_METRICS_H_
 
+#include <optional>
+
 #include "sim/base/status.h"
 #include "sim/config/spec.h"
 #include "sim/program/step_run.h"
@@ -13,8 +15,10 @@
 
 namespace shardsim {
 
-// Errors: the goodput's (EstimateGoodput) with training.tokens.
-Result<SimResult> MeasureStep(const Scenario& scenario, StepRun step);
+// Errors: the goodput's (EstimateGoodput) with training.tokens. `straggler_expected_max`: as
+// SimOptions::straggler_expected_max.
+Result<SimResult> MeasureStep(const Scenario& scenario, StepRun step,
+                              std::optional<double> straggler_expected_max = std::nullopt);
 
 }  // namespace shardsim
 

@@ -1,6 +1,10 @@
 #include "sim/sweep/evaluate.h"
 
+#include <optional>
+
+#include "sim/hardware/op_cost.h"
 #include "sim/memory/budget.h"
+#include "sim/program/step_costs.h"
 #include "sim/report/simulate.h"
 #include "sim/sweep/point_space.h"
 
@@ -96,22 +100,36 @@ MemoryBound MemoryLowerBound(const MemoryBudget& budget, const HardwareSpec& hw)
   return out;
 }
 
-Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options) {
+namespace {
+
+// A point up to its simulation: its scenario built and checked against the memory bound. `done`
+// when that already settles its row (invalid, pruned on memory).
+struct Prepared {
   Row row;
+  bool done = false;
+  std::optional<Scenario> sc;
+  std::optional<Result<Sharding>> sharding;
+  std::optional<Result<MemoryBudget>> budget;
+};
+
+Prepared Prepare(const PointSpace& space, int64_t point, const LoadOptions& options) {
+  Prepared p;
+  Row& row = p.row;
   row.point = point;
   row.inputs = space.Inputs(point);
+  p.done = true;
   if (space.Gpus(point) > 0) row[Metric::kGpus] = static_cast<double>(space.Gpus(point));
   if (!space.Problem(point).empty()) {
     row.status = PointStatus::kInvalid;
     row.reason = space.Problem(point);
-    return row;
+    return p;
   }
   Result<ScenarioDocument> doc = space.Document(point);
   Result<Scenario> sc = doc.ok() ? doc->Build(options) : Result<Scenario>(doc.status());
   if (!sc.ok()) {
     row.status = PointStatus::kInvalid;
     row.reason = StatusReason(sc.status());
-    return row;
+    return p;
   }
   row[Metric::kGpus] = static_cast<double>(sc->gpus);
   // The plan's layout-free part first: a point whose model states alone overflow is pruned
@@ -132,33 +150,72 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
                    std::to_string(bound.stage) + "; model states " + FormatBytes(s.model_states()) +
                    " (weights " + FormatBytes(s.weights) + ", gradients " +
                    FormatBytes(s.gradients) + ", optimizer " + FormatBytes(s.optimizer) + ")";
-      return row;
+      return p;
     }
   }
+  p.done = false;
+  p.sc.emplace(std::move(*sc));
+  p.sharding.emplace(std::move(sharding));
+  p.budget.emplace(std::move(budget));
+  return p;
+}
+
+}  // namespace
+
+Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options) {
+  Prepared p = Prepare(space, point, options);
+  Row row = std::move(p.row);
+  if (p.done) return row;
+  const Scenario& sc = *p.sc;
+  Result<Sharding>& sharding = *p.sharding;
+  Result<MemoryBudget>& budget = *p.budget;
   Result<SimResult> r = [&]() -> Result<SimResult> {
     if (!sharding.ok()) return sharding.status();
-    Result<Plan> plan = MakePlan(*sc, std::move(*sharding));
+    Result<Plan> plan = MakePlan(sc, std::move(*sharding));
     if (!plan.ok()) return plan.status();
     auto shared = std::make_shared<const Plan>(std::move(*plan));
     // The budget above is the plan's (the same sharding and specs): passed on, not estimated
     // twice. A failed one is left to Simulate, which reports it as before.
-    if (budget.ok()) return Simulate(*sc, std::move(shared), std::move(*budget));
-    return Simulate(*sc, std::move(shared));
+    SimOptions so;
+    so.straggler_expected_max = space.StragglerExpectedMax(sc.gpus);
+    if (budget.ok()) return Simulate(sc, std::move(shared), std::move(*budget), so);
+    return Simulate(sc, std::move(shared), so);
   }();
   if (!r.ok()) {
     row.status = PointStatus::kError;
     row.reason = "simulation failed: " + StatusReason(r.status());
     return row;
   }
-  FillOutputs(*sc, *r, &row);
+  FillOutputs(sc, *r, &row);
   row.status = r->fits ? PointStatus::kOk : PointStatus::kNoFit;
   if (!r->fits) {
     const DeviceStats& d = r->devices[static_cast<size_t>(r->worst_device)];
     const StageMemory& s = r->memory.stages[static_cast<size_t>(d.coords.pp)];
     row.reason = MemoryReason("simulated peak memory", r->peak_memory, s.model_states(),
-                              d.peak_activations, d.coords.pp, sc->hardware.memory_capacity);
+                              d.peak_activations, d.coords.pp, sc.hardware.memory_capacity);
   }
   return row;
+}
+
+PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options) {
+  Prepared p = Prepare(space, point, options);
+  PointBound out;
+  if (p.done) {
+    out.settled = std::move(p.row);
+    return out;
+  }
+  if (!p.sharding->ok()) return out;
+  const Scenario& sc = *p.sc;
+  Result<Plan> plan = MakePlan(sc, std::move(**p.sharding));
+  if (!plan.ok()) return out;
+  const OpCostModel hw(sc.hardware);
+  Result<StepCosts> costs = PriceStep(sc, *plan, hw);
+  if (!costs.ok()) return out;
+  out.step = StepTimeLowerBound(sc, *plan, *costs);
+  out.tokens_per_step =
+      static_cast<double>(sc.training.global_batch) * static_cast<double>(sc.training.seq_len);
+  if (sc.training.tokens) out.tokens = *sc.training.tokens;
+  return out;
 }
 
 std::map<int64_t, double> HardwarePrices(const PointSpace& space, const std::vector<Row>& rows,

@@ -13,12 +13,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/base/units.h"
 #include "sim/config/loader.h"
 #include "sim/sweep/rows.h"
+#include "sim/sweep/step_bound.h"
 
 namespace shardsim {
 
@@ -37,6 +39,19 @@ MemoryBound MemoryLowerBound(const MemoryBudget& budget, const HardwareSpec& har
 
 // The row of point `point`. Never fails: an infeasible or failed point is a row saying why.
 Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options);
+
+// What a point can reach at best, from its plan and priced passes but no task graph
+// (sim/sweep/step_bound.h): the lower bound of its step time, with what turns it into a bound of
+// tokens/s (tokens per step) and of the time to train (training.tokens, 0 when not set). A point
+// settled without simulation (invalid, pruned on memory) comes with its row instead, the one
+// EvaluatePoint gives; no bound (step.seconds 0) either when its plan or prices fail.
+struct PointBound {
+  StepBound step;
+  double tokens_per_step = 0.0;
+  double tokens = 0.0;
+  std::optional<Row> settled;
+};
+PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options);
 
 // Per point of `rows`, the price per GPU-hour of its hardware (hardware.price_per_gpu_hour, from
 // the hardware file or a sweep axis); points whose hardware gives none are left out. The

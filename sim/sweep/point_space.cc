@@ -1,11 +1,13 @@
 #include "sim/sweep/point_space.h"
 
 #include <limits>
+#include <set>
 
 #include "sim/base/strings.h"
 #include "sim/config/config_node.h"
 #include "sim/config/library.h"
 #include "sim/config/value_reader.h"
+#include "sim/goodput/goodput.h"
 #include "sim/sweep/rows.h"
 
 namespace shardsim {
@@ -65,8 +67,29 @@ Result<PointSpace> PointSpace::Enumerate(const SweepSpec& spec, const LoadOption
     for (const std::string& k : LayoutKeys()) space.columns_.push_back(k);
   }
   if (spec.micro_batch_auto) space.columns_.push_back("training.micro_batch");
+  // The GPU counts known before any point is built, for the goodput's straggler factor.
+  std::set<int64_t> gpu_counts;
+  const bool tokens = SpecSetsKey(spec, "training.tokens", options);
   if (!space.automatic()) {
     space.size_ = space.combos_;
+    if (tokens) {
+      for (const SweepDim& dim : spec.dims) {
+        for (const Axis& a : dim.axes) {
+          if (a.key != "gpus") continue;
+          for (const AxisValue& v : a.values) {
+            Result<int64_t> g = ParseInteger(v.text);
+            if (g.ok() && *g > 0 && *g <= kMaxGpus) gpu_counts.insert(*g);
+          }
+        }
+      }
+      Result<ConfigNode> base = spec.base->Resolved(options);
+      const ConfigNode* g = base.ok() ? FindPath(*base, "gpus") : nullptr;
+      Result<int64_t> n = g != nullptr ? ParseInteger(g->text()) : Result<int64_t>(int64_t{0});
+      if (n.ok() && *n > 0 && *n <= kMaxGpus) gpu_counts.insert(*n);
+    }
+    for (int64_t g : gpu_counts) {
+      space.straggler_max_.emplace(g, ExpectedMaxStdNormal(static_cast<double>(g)));
+    }
     return space;
   }
   FileCache cache;
@@ -82,6 +105,14 @@ Result<PointSpace> PointSpace::Enumerate(const SweepSpec& spec, const LoadOption
     }
   }
   space.size_ = static_cast<int64_t>(space.points_.size());
+  if (tokens) {
+    for (const Combo& c : space.combo_info_) {
+      if (c.gpus > 0) gpu_counts.insert(c.gpus);
+    }
+  }
+  for (int64_t g : gpu_counts) {
+    space.straggler_max_.emplace(g, ExpectedMaxStdNormal(static_cast<double>(g)));
+  }
   return space;
 }
 
@@ -254,6 +285,12 @@ Result<ScenarioDocument> PointSpace::Document(int64_t i) const {
 const std::string& PointSpace::Problem(int64_t i) const {
   if (!automatic()) return no_problem_;
   return combo_info_[static_cast<size_t>(PointAt(i).combo)].problem;
+}
+
+std::optional<double> PointSpace::StragglerExpectedMax(int64_t gpus) const {
+  const auto it = straggler_max_.find(gpus);
+  if (it == straggler_max_.end()) return std::nullopt;
+  return it->second;
 }
 
 int64_t PointSpace::Gpus(int64_t i) const {

@@ -10,6 +10,8 @@
 #define SHARDSIM_SWEEP_POINT_SPACE_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,11 @@ class PointSpace {
   const std::string& Problem(int64_t i) const;
   // The GPU count of point `i` when it is known before building it (automatic layouts), else 0.
   int64_t Gpus(int64_t i) const;
+  // ExpectedMaxStdNormal(gpus) (the goodput's straggler factor), computed once in Enumerate for
+  // every GPU count the sweep is known to take (the combinations' under automatic layouts, else
+  // a `gpus` axis's values and the base scenario's), when some point has training.tokens;
+  // nullopt for another count.
+  std::optional<double> StragglerExpectedMax(int64_t gpus) const;
   const SweepSpec& spec() const { return spec_; }
 
  private:
@@ -71,6 +78,7 @@ class PointSpace {
   int64_t size_ = 0;
   std::vector<Combo> combo_info_;  // automatic sweeps only
   std::vector<Point> points_;      // automatic sweeps only (else point i is combination i)
+  std::map<int64_t, double> straggler_max_;  // GPU count -> ExpectedMaxStdNormal
   std::string no_problem_;
 };
 

@@ -357,21 +357,33 @@ Result<std::string> SweepReport(const SweepSummary& summary,
 }
 
 std::string InfeasibleReport(const SweepSummary& s) {
-  const int64_t infeasible = s.total() - s.feasible();
-  if (infeasible == 0) return "";
-  std::string out = "\nInfeasible: " + std::to_string(infeasible) + " of " +
-                    std::to_string(s.total()) + " points (pruned " +
-                    std::to_string(s.count(PointStatus::kPruned)) + ", simulated and not fitting " +
-                    std::to_string(s.count(PointStatus::kNoFit)) + ", invalid " +
-                    std::to_string(s.count(PointStatus::kInvalid)) + ", failed " +
-                    std::to_string(s.count(PointStatus::kError)) + ")\n";
-  TextTable t({"status", "reason", "points", "example"});
-  t.SetLeftAligned({1, 3});
-  for (const InfeasibleGroup& g : s.groups()) {
-    t.AddRow({Name(g.status), g.group, std::to_string(g.count),
-              "point " + std::to_string(g.example_point) + ": " + g.example_reason});
+  const int64_t outranked = s.count(PointStatus::kOutranked);
+  const int64_t infeasible = s.total() - s.feasible() - outranked;
+  std::string out;
+  if (infeasible > 0) {
+    out = "\nInfeasible: " + std::to_string(infeasible) + " of " + std::to_string(s.total()) +
+          " points (pruned " + std::to_string(s.count(PointStatus::kPruned)) +
+          ", simulated and not fitting " + std::to_string(s.count(PointStatus::kNoFit)) +
+          ", invalid " + std::to_string(s.count(PointStatus::kInvalid)) + ", failed " +
+          std::to_string(s.count(PointStatus::kError)) + ")\n";
+    TextTable t({"status", "reason", "points", "example"});
+    t.SetLeftAligned({1, 3});
+    for (const InfeasibleGroup& g : s.groups()) {
+      if (g.status == PointStatus::kOutranked) continue;
+      t.AddRow({Name(g.status), g.group, std::to_string(g.count),
+                "point " + std::to_string(g.example_point) + ": " + g.example_reason});
+    }
+    out += t.ToString();
   }
-  return out + t.ToString();
+  if (outranked > 0) {
+    for (const InfeasibleGroup& g : s.groups()) {
+      if (g.status != PointStatus::kOutranked) continue;
+      out += "\nNot simulated (--prune-to-top): " + std::to_string(outranked) + " of " +
+             std::to_string(s.total()) + " points cannot enter the top K; e.g. point " +
+             std::to_string(g.example_point) + ": " + g.example_reason + "\n";
+    }
+  }
+  return out;
 }
 
 }  // namespace shardsim

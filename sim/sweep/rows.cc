@@ -53,8 +53,9 @@ constexpr const char* kMetricNames[kMetricCount] = {"gpus",
                                                     "simulated_tasks",
                                                     "bottleneck_share"};
 
-constexpr PointStatus kStatuses[] = {PointStatus::kOk, PointStatus::kNoFit, PointStatus::kPruned,
-                                     PointStatus::kInvalid, PointStatus::kError};
+constexpr PointStatus kStatuses[] = {PointStatus::kOk,     PointStatus::kNoFit,
+                                     PointStatus::kPruned, PointStatus::kInvalid,
+                                     PointStatus::kError,  PointStatus::kOutranked};
 
 // Line breaks would split a row over two lines; they never belong in a field.
 std::string OneLine(std::string s) {
@@ -222,6 +223,8 @@ const char* Name(PointStatus s) {
       return "invalid";
     case PointStatus::kError:
       return "error";
+    case PointStatus::kOutranked:
+      return "outranked";
   }
   return "error";
 }

@@ -27,8 +27,12 @@ enum class PointStatus {
   kPruned,   // not simulated: memory it needs before any activation already exceeds the capacity
   kInvalid,  // not simulated: the scenario reader or ValidateScenario refused it
   kError,    // the simulation failed
+  // not simulated (`sweep --prune-to-top K`): the bound of its ranking figure is worse than the
+  // K-th best simulated point's, so it cannot enter the top K (sim/sweep/top_k.h)
+  kOutranked,
 };
-const char* Name(PointStatus s);  // "ok", "no_fit", "pruned", "invalid", "error"
+// "ok", "no_fit", "pruned", "invalid", "error", "outranked"
+const char* Name(PointStatus s);
 bool Feasible(PointStatus s);     // kOk
 
 // The numeric outputs, in column order.

@@ -12,6 +12,7 @@
 #include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/result_file.h"
+#include "sim/sweep/top_k.h"
 
 namespace shardsim {
 namespace {
@@ -78,6 +79,16 @@ int64_t ShardSize(const Shard& shard, int64_t total) {
 Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
                           const LoadOptions& load) {
   SweepRun run;
+  if (o.prune_to_top > 0 && o.resume) {
+    return Status::Invalid(
+        "--prune-to-top does not resume: its rows are written once every point is decided; "
+        "run it again with --overwrite");
+  }
+  if (o.prune_to_top > 0 && !TopKSupports(o.rank_by)) {
+    return Status::Invalid(std::string("--prune-to-top bounds tokens_per_s, time_to_train and "
+                                       "time_to_train_ideal, not --rank-by ") +
+                           RankByName(o.rank_by));
+  }
   if (o.keep_all_rows) run.summary = SweepSummary(SweepSummary::Keep::kAllRows);
   run.space_points = space.size();
   run.shard_points = ShardSize(o.shard, space.size());
@@ -133,39 +144,60 @@ Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
   std::atomic<bool> failed{false};
   Status failure;  // written by the serial output stage only
   const int jobs = std::max(1, o.jobs);
-  tbb::task_arena arena(jobs);
-  arena.execute([&] {
-    tbb::parallel_pipeline(
-        static_cast<size_t>(jobs) * kTokensPerJob,
-        tbb::make_filter<void, int64_t>(tbb::filter_mode::serial_in_order,
-                                        [&](tbb::flow_control& fc) -> int64_t {
-                                          const int64_t k = next.fetch_add(1);
-                                          if (k >= run.shard_points || failed.load()) {
-                                            fc.stop();
-                                            return 0;
-                                          }
-                                          return point_of(k);
-                                        }) &
-            tbb::make_filter<int64_t, Row>(tbb::filter_mode::parallel,
-                                           [&](int64_t point) {
-                                             Row row = EvaluatePoint(space, point, load);
-                                             ApplyMemoryLimit(o.memory_limit, &row);
-                                             return row;
-                                           }) &
-            tbb::make_filter<Row, void>(tbb::filter_mode::serial_in_order, [&](const Row& row) {
-              if (failed.load()) return;
-              for (auto& out : outputs) {
-                Status s = out->writer.Append(out->format.Format(row));
-                if (!s.ok()) {
-                  failure = s;
-                  failed.store(true);
-                  return;
-                }
-              }
-              account(row);
-              if (o.progress) o.progress(progress);
-            }));
-  });
+  const auto write = [&](const Row& row) {
+    if (failed.load()) return;
+    for (auto& out : outputs) {
+      Status s = out->writer.Append(out->format.Format(row));
+      if (!s.ok()) {
+        failure = s;
+        failed.store(true);
+        return;
+      }
+    }
+    account(row);
+  };
+  if (o.prune_to_top > 0) {
+    std::vector<int64_t> points;
+    for (int64_t k = 0; k < run.shard_points; ++k) points.push_back(point_of(k));
+    TopKOptions top{o.prune_to_top, o.rank_by, o.memory_limit, jobs};
+    SweepProgress decided{0, run.shard_points, 0, 0};
+    TopKStats stats;
+    std::vector<Row> rows = EvaluateTopK(
+        space, points, top, load,
+        [&](int64_t n) {
+          decided.done = n;
+          if (o.progress) o.progress(decided);
+        },
+        &stats);
+    run.simulated = stats.simulated;
+    for (const Row& row : rows) write(row);
+    if (o.progress) o.progress(progress);
+  } else {
+    tbb::task_arena arena(jobs);
+    arena.execute([&] {
+      tbb::parallel_pipeline(
+          static_cast<size_t>(jobs) * kTokensPerJob,
+          tbb::make_filter<void, int64_t>(tbb::filter_mode::serial_in_order,
+                                          [&](tbb::flow_control& fc) -> int64_t {
+                                            const int64_t k = next.fetch_add(1);
+                                            if (k >= run.shard_points || failed.load()) {
+                                              fc.stop();
+                                              return 0;
+                                            }
+                                            return point_of(k);
+                                          }) &
+              tbb::make_filter<int64_t, Row>(tbb::filter_mode::parallel,
+                                             [&](int64_t point) {
+                                               Row row = EvaluatePoint(space, point, load);
+                                               ApplyMemoryLimit(o.memory_limit, &row);
+                                               return row;
+                                             }) &
+              tbb::make_filter<Row, void>(tbb::filter_mode::serial_in_order, [&](const Row& row) {
+                write(row);
+                if (!failed.load() && o.progress) o.progress(progress);
+              }));
+    });
+  }
   for (auto& out : outputs) {
     Status s = out->writer.Close();
     if (failure.ok() && !s.ok()) failure = s;

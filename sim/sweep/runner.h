@@ -59,6 +59,11 @@ struct SweepRunOptions {
   MemoryLimit memory_limit;
   // Called after each row is written, from one thread at a time.
   std::function<void(const SweepProgress&)> progress;
+  // > 0 (`--prune-to-top K`): simulate only the points that can enter the top K by `rank_by`
+  // (sim/sweep/top_k.h); the others are `outranked` rows. The rows are written once all are
+  // known (in point order, the same files as ever otherwise); not with `resume`.
+  int64_t prune_to_top = 0;
+  RankBy rank_by = RankBy::kTokensPerS;
 };
 
 struct SweepRun {
@@ -66,10 +71,12 @@ struct SweepRun {
   int64_t shard_points = 0;  // points of this shard
   int64_t resumed = 0;       // rows read back from the result files
   SweepSummary summary;      // the rows of this shard (every one with keep_all_rows)
+  int64_t simulated = 0;     // with prune_to_top: rows evaluated (the others outranked)
 };
 
 // Errors (kInvalidInput): an existing result file without --resume or --overwrite, a result file
-// of another sweep, a file that cannot be written.
+// of another sweep, a file that cannot be written, prune_to_top with resume or with a ranking it
+// cannot bound (TopKSupports).
 Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& options,
                           const LoadOptions& load);
 

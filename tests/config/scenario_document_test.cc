@@ -4,7 +4,9 @@
 #include <thread>
 #include <vector>
 
+#include "sim/config/config_node.h"
 #include "sim/config/loader.h"
+#include "sim/config/yaml_source.h"
 #include "tests/config/test_util.h"
 
 namespace shardsim {
@@ -135,6 +137,61 @@ TEST(ScenarioDocumentTest, BuildsConcurrentlyWithTheSameResult) {
   for (std::thread& t : threads) t.join();
   for (size_t i = 0; i < layers.size(); ++i)
     EXPECT_EQ(layers[i], static_cast<int64_t>(8 * (i + 1)));
+}
+
+}  // namespace
+}  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// Set makes plain words itself instead of parsing them: the node is the parser's, text, quoting,
+// place and line; values that are not plain words still go through the parser.
+TEST(ScenarioDocumentTest, PlainWordsAreTheParsersNodes) {
+  for (const std::string v : {"8", "1f1b", "interleaved_1f1b", "true", "Null", "null", "x_Y9",
+                              "'8'", "\"q\"", "1e9", "-1", "80 GiB", "~"}) {
+    ScenarioDocument doc = Good();
+    ASSERT_TRUE(doc.Set("name", v).ok()) << v;
+    const ConfigNode* set = doc.tree().Find("name");
+    ASSERT_NE(set, nullptr);
+    Result<ConfigNode> parsed = ParseYaml(v, "<set name>");
+    ASSERT_TRUE(parsed.ok()) << v;
+    EXPECT_EQ(set->kind(), parsed->kind()) << v;
+    EXPECT_EQ(set->text(), parsed->text()) << v;
+    EXPECT_EQ(set->quoted(), parsed->quoted()) << v;
+    EXPECT_EQ(set->loc().ToString(), parsed->loc().ToString()) << v;
+    EXPECT_EQ(set->origin().source_line.view(), parsed->origin().source_line.view()) << v;
+  }
+}
+
+// A model, hardware or topology named by reference is read once per document family (the cache
+// its copies share); what a later Build gets is what a fresh document reads.
+TEST(ScenarioDocumentTest, NamedPartsReadOnceAreTheSame) {
+  ScenarioDocument warm = Good();
+  ASSERT_TRUE(warm.Build(TestLib()).ok());
+  ScenarioDocument again = warm;  // shares the cache, now holding the parts
+  ScenarioDocument fresh = Good();  // a cache of its own
+  for (ScenarioDocument* d : {&again, &fresh}) {
+    ASSERT_TRUE(d->Set("parallel.tp", "4").ok());
+    ASSERT_TRUE(d->Set("parallel.dp", "2").ok());
+  }
+  Result<Scenario> a = again.Build(TestLib());
+  Result<Scenario> b = fresh.Build(TestLib());
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(a->model.name, b->model.name);
+  EXPECT_EQ(a->model.hidden_size, b->model.hidden_size);
+  EXPECT_EQ(a->hardware.name, b->hardware.name);
+  EXPECT_EQ(a->hardware.memory_capacity, b->hardware.memory_capacity);
+  EXPECT_EQ(a->hardware.peak_flops, b->hardware.peak_flops);
+  EXPECT_EQ(a->topology.name, b->topology.name);
+  EXPECT_EQ(a->topology.gpus_per_node, b->topology.gpus_per_node);
+  for (const char* k : {"memory.capacity", "peak_flops.bf16"}) {
+    EXPECT_EQ(a->hardware.origins.Get(k).loc.ToString(), b->hardware.origins.Get(k).loc.ToString())
+        << k;
+  }
+  EXPECT_EQ(a->model.origins.Get("hidden_size").loc.ToString(),
+            b->model.origins.Get("hidden_size").loc.ToString());
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <numbers>
-#include <thread>
 #include <vector>
 
 #include "sim/config/loader.h"
@@ -78,20 +77,21 @@ TEST(Goodput, ExpectedMaxOfNormals) {
   EXPECT_DOUBLE_EQ(StragglerFactor(0.05, 1), 1.0);
 }
 
-// The per-thread memo of ExpectedMaxStdNormal (the last 8 GPU counts) answers bit for bit what
-// the integral answers, whether the count is held, evicted or asked again on another thread.
-TEST(Goodput, ExpectedMaxMemoIsExact) {
-  std::vector<double> first;
-  for (int n = 2; n < 40; ++n) first.push_back(ExpectedMaxStdNormal(n));
-  for (int round = 0; round < 3; ++round) {
-    for (int n = 39; n >= 2; n -= 1 + round) {
-      EXPECT_EQ(ExpectedMaxStdNormal(n), first[static_cast<size_t>(n - 2)]) << n;
-      EXPECT_EQ(ExpectedMaxStdNormal(n), first[static_cast<size_t>(n - 2)]) << n;
-    }
-  }
-  double other = 0.0;
-  std::thread([&] { other = ExpectedMaxStdNormal(17); }).join();
-  EXPECT_EQ(other, first[15]);
+// A precomputed E[max] (a sweep's, once per GPU count) gives the goodput computed without it,
+// bit for bit, and the explanation prints it.
+TEST(Goodput, GivenExpectedMaxIsTheComputedOne) {
+  Scenario sc;
+  sc.gpus = 1024;
+  sc.topology.gpus_per_node = 8;
+  MemoryBudget m;
+  Result<Goodput> a = EstimateGoodput(sc, m, 10.0);
+  Result<Goodput> b = EstimateGoodput(sc, m, 10.0, ExpectedMaxStdNormal(1024));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->straggler_expected_max, ExpectedMaxStdNormal(1024));
+  EXPECT_EQ(a->straggler_factor, b->straggler_factor);
+  EXPECT_EQ(a->straggler_factor, StragglerFactor(a->straggler_cv, 1024));
+  EXPECT_EQ(a->fraction, b->fraction);
+  EXPECT_EQ(ExplainGoodput(sc, *a, 1e6), ExplainGoodput(sc, *b, 1e6));
 }
 
 // Llama 3: 419 unexpected interruptions in 54 days on 16,384 GPUs = 7.76 per day.
