@@ -149,6 +149,21 @@ const std::vector<BackwardPrefetch> kBackwardPrefetches = {BackwardPrefetch::kPr
                                                            BackwardPrefetch::kPost};
 const std::vector<MemoryFigure> kMemoryFigures = {MemoryFigure::kAllocated, MemoryFigure::kReserved,
                                                   MemoryFigure::kDevice};
+const std::vector<GatherUnit> kGatherUnits = {GatherUnit::kLayer, GatherUnit::kSubmodule};
+
+// framework.<key>: a count of parameter elements (DeepSpeed writes them as 5e8) in [0, 1e15].
+void ReadElements(MapReader& f, const char* key, int64_t* out, FrameworkSpec* s) {
+  double v = 0.0;
+  const ConfigNode* n = f.Get(key);
+  if (n == nullptr || !f.Number(key, &v)) return;
+  if (!(v >= 0.0 && v <= 1e15) || v != std::floor(v)) {
+    f.ErrorAtKey(
+        key, "expected a whole number of parameter elements between 0 and 1e15, got " + n->text());
+    return;
+  }
+  *out = static_cast<int64_t>(v);
+  s->overridden.push_back(key);
+}
 
 // framework.reshard_after_forward: true | false | when_no_pp | N (FSDP2's int: resharded to N
 // ranks after forward; checked against the shard group in CheckFramework).
@@ -199,6 +214,13 @@ void ReadFramework(MapReader& r, FrameworkSpec* out, TrainingSpec* t) {
     if (f.Enum("memory_figure", &s.memory_figure, kMemoryFigures)) {
       s.overridden.push_back("memory_figure");
     }
+    if (f.Enum("gather_unit", &s.gather_unit, kGatherUnits)) s.overridden.push_back("gather_unit");
+    ReadElements(f, "stage3_prefetch_bucket_size", &s.prefetch_bucket_size, &s);
+    ReadElements(f, "stage3_max_live_parameters", &s.max_live_parameters, &s);
+    ReadElements(f, "stage3_max_reuse_distance", &s.max_reuse_distance, &s);
+    ReadElements(f, "stage3_param_persistence_threshold", &s.param_persistence_threshold, &s);
+    ReadElements(f, "reduce_bucket_size", &s.reduce_bucket_size, &s);
+    if (f.Bool("blocking_p2p", &s.blocking_p2p)) s.overridden.push_back("blocking_p2p");
     f.Finish();
     *out = s;
   }
@@ -246,8 +268,10 @@ void CheckFramework(MapReader& r, const ConfigNode& tree, const Scenario& s) {
                 " ranks) smaller than it; FSDP2 reshards to a proper divisor above 1");
   }
   if (s.parallel.zero_stage < 3) {
-    for (const char* key :
-         {"reshard_after_forward", "grad_sync", "prefetch_layers", "backward_prefetch"}) {
+    for (const char* key : {"reshard_after_forward", "grad_sync", "prefetch_layers",
+                            "backward_prefetch", "gather_unit", "stage3_prefetch_bucket_size",
+                            "stage3_max_live_parameters", "stage3_max_reuse_distance",
+                            "stage3_param_persistence_threshold", "reduce_bucket_size"}) {
       if (const ConfigNode* n = node->Find(key)) {
         r.Error(*n, std::string("framework.") + key,
                 "applies to FSDP / ZeRO-3 (parallel.zero_stage: 3), but zero_stage is " +

@@ -68,6 +68,16 @@ const char* Name(MemoryFigure v) {
   return "?";
 }
 
+const char* Name(GatherUnit v) {
+  switch (v) {
+    case GatherUnit::kLayer:
+      return "layer";
+    case GatherUnit::kSubmodule:
+      return "submodule";
+  }
+  return "?";
+}
+
 FrameworkSpec ProfileOf(Framework f) {
   FrameworkSpec s;  // Megatron-Core: what shardsim modeled before profiles existed
   s.name = f;
@@ -132,12 +142,16 @@ FrameworkSpec ProfileOf(Framework f) {
       s.fused_loss = false;
       s.flash2_attention = true;
       s.deepspeed_engine = true;
+      s.gather_unit = GatherUnit::kSubmodule;
+      s.blocking_p2p = true;
       break;
     case Framework::kMegatronDeepspeed:
       // Megatron-DeepSpeed keeps Megatron-LM's fused kernels and vocab-parallel cross-entropy
       // (megatron/model/fused_softmax.py, megatron/core/tensor_parallel/cross_entropy.py) and
       // DeepSpeed's see_memory_usage; its engine and PipelineEngine run the steps.
       s.deepspeed_engine = true;
+      s.gather_unit = GatherUnit::kSubmodule;
+      s.blocking_p2p = true;
       break;
   }
   return s;
@@ -182,6 +196,17 @@ std::vector<std::string> MechanismLines(const FrameworkSpec& f) {
                   Name(f.grad_sync) + ", prefetch_layers " + std::to_string(f.prefetch_layers) +
                   ", backward_prefetch " + Name(f.backward_prefetch) + ", shard_group " +
                   (f.shard_group > 0 ? std::to_string(f.shard_group) : std::string("dp x cp")));
+  if (f.gather_unit == GatherUnit::kSubmodule) {
+    lines.push_back(who + "ZeRO-3 gathers per submodule: stage3_prefetch_bucket_size " +
+                    std::to_string(f.prefetch_bucket_size) + ", stage3_max_live_parameters " +
+                    std::to_string(f.max_live_parameters) + ", stage3_max_reuse_distance " +
+                    std::to_string(f.max_reuse_distance) + ", stage3_param_persistence_threshold " +
+                    std::to_string(f.param_persistence_threshold) + ", reduce_bucket_size " +
+                    std::to_string(f.reduce_bucket_size) + " elements");
+  }
+  if (f.blocking_p2p) {
+    lines.push_back(who + "pipeline sends block the sender's compute (PipelineEngine p2p.send)");
+  }
   if (f.deepspeed_engine) {
     lines.push_back(who +
                     "DeepSpeed engine: gradients reduced during backward only under ZeRO-3 "

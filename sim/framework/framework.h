@@ -48,6 +48,10 @@ enum class GradSync { kEveryMicrobatch, kLastMicrobatch, kLastUnderPp };
 //          prefetches before the reduce-scatter), so an all-gather waits for the reduce-scatter
 //          issued before it
 enum class BackwardPrefetch { kPre, kPost };
+// What one ZeRO-3 all-gather fetches (framework.gather_unit).
+//   kLayer      a layer (FSDP's unit: torchtitan and llm-foundry wrap each block; Megatron-Core)
+//   kSubmodule  each submodule holding parameters, prefetched by DeepSpeed's coordinator
+enum class GatherUnit { kLayer, kSubmodule };
 // The memory figure a framework's logs print (sim/memory/allocator.h has the three).
 enum class MemoryFigure { kAllocated, kReserved, kDevice };
 
@@ -58,6 +62,7 @@ const char* Name(Reshard v);
 const char* Name(GradSync v);          // "every_microbatch", "last_microbatch", "last_under_pp"
 const char* Name(BackwardPrefetch v);  // "pre", "post"
 const char* Name(MemoryFigure v);      // "allocated", "reserved", "device"
+const char* Name(GatherUnit v);        // "layer", "submodule"
 
 // The mechanisms of one run: a profile (ProfileOf) with the scenario's overrides applied.
 struct FrameworkSpec {
@@ -87,6 +92,26 @@ struct FrameworkSpec {
   // and all-gather outputs and reduce-scatter inputs live on streams of their own, whose
   // caching-allocator segments the compute stream cannot reuse (sim/memory/budget.h).
   bool fully_shard = false;
+  // DeepSpeed's ZeRO-3 parameter coordinator (deepspeed/runtime/zero/
+  // partitioned_param_coordinator.py fetch_sub_module / release_sub_module), under
+  // gather_unit kSubmodule (the deepspeed profiles): each submodule's parameters are
+  // all-gathered on their own; after a submodule's fetch the next ones in the trace are prefetched
+  // while fewer than stage3_prefetch_bucket_size elements are being prefetched and the live ones
+  // stay under stage3_max_live_parameters; a submodule's parameters are released after its pass
+  // unless used again within stage3_max_reuse_distance elements of the trace; parameters under
+  // stage3_param_persistence_threshold elements are never partitioned; gradients are
+  // reduce-scattered in buckets of reduce_bucket_size elements. Elements, the defaults of
+  // deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.
+  GatherUnit gather_unit = GatherUnit::kLayer;    // framework.gather_unit
+  int64_t prefetch_bucket_size = 50'000'000;      // framework.stage3_prefetch_bucket_size
+  int64_t max_live_parameters = 1'000'000'000;    // framework.stage3_max_live_parameters
+  int64_t max_reuse_distance = 1'000'000'000;     // framework.stage3_max_reuse_distance
+  int64_t param_persistence_threshold = 100'000;  // framework.stage3_param_persistence_threshold
+  int64_t reduce_bucket_size = 500'000'000;       // framework.reduce_bucket_size
+  // framework.blocking_p2p: a pipeline send blocks the sender's compute stream until it completes
+  // (DeepSpeed's PipelineEngine: deepspeed/runtime/pipe/p2p.py send asserts async_op False and
+  // calls dist.send).
+  bool blocking_p2p = false;
   // The framework.* keys the scenario wrote (a sub-key of a mapping), in the order read.
   std::vector<std::string> overridden;
 };

@@ -21,6 +21,12 @@ const char* Name(CommGroup g) {
       return "expert_dp";
     case CommGroup::kEmbedding:
       return "embedding";
+    case CommGroup::kShard:
+      return "shard";
+    case CommGroup::kReplica:
+      return "replica";
+    case CommGroup::kReshard:
+      return "reshard";
   }
   return "?";
 }
@@ -30,7 +36,9 @@ Result<Layout> Layout::Make(const Scenario& sc) {
   if (!cluster.ok()) return cluster.status();
   Result<Placement> placement = Placement::Make(sc.parallel, sc.gpus);
   if (!placement.ok()) return placement.status();
-  return Layout(std::move(*cluster), std::move(*placement), sc.parallel);
+  return Layout(
+      std::move(*cluster), std::move(*placement), sc.parallel, sc.framework.shard_group,
+      sc.framework.reshard_after_forward == Reshard::kToGroup ? sc.framework.reshard_group : 0);
 }
 
 int64_t Layout::GroupSize(CommGroup g) const {
@@ -50,6 +58,12 @@ int64_t Layout::GroupSize(CommGroup g) const {
       return p.dp * p.cp / p.ep;
     case CommGroup::kEmbedding:
       return p.pp > 1 ? 2 : 1;
+    case CommGroup::kShard:
+      return shard_ > 0 ? shard_ : p.dp * p.cp;
+    case CommGroup::kReplica:
+      return shard_ > 0 ? p.dp * p.cp / shard_ : 1;
+    case CommGroup::kReshard:
+      return reshard_ > 0 ? reshard_ : GroupSize(CommGroup::kShard);
   }
   return 1;
 }
@@ -133,8 +147,35 @@ Result<Group> Layout::GroupAt(CommGroup g, const RankCoords& at) const {
       }
       return Group::Explicit(std::move(members));
     }
+    case CommGroup::kShard:
+      return GradSlice(at, GroupSize(CommGroup::kShard), false);
+    case CommGroup::kReplica:
+      return GradSlice(at, GroupSize(CommGroup::kShard), true);
+    case CommGroup::kReshard:
+      return GradSlice(at, GroupSize(CommGroup::kReshard), false);
   }
   return Status::Internal("unknown communication group");
+}
+
+Result<Group> Layout::GradSlice(const RankCoords& at, int64_t block, bool replica) const {
+  const Placement& pl = placement_;
+  const Group grad = pl.GroupOf(std::vector<ParallelDim>{ParallelDim::kDp, ParallelDim::kCp}, at);
+  // `at`'s rank in the kGrad group: its dimensions in placement order, innermost fastest.
+  int64_t index = 0, radix = 1;
+  for (ParallelDim d : pl.order()) {
+    if (d != ParallelDim::kDp && d != ParallelDim::kCp) continue;
+    index += at.at(d) * radix;
+    radix *= pl.Size(d);
+  }
+  if (block >= grad.size() && !replica) return grad;
+  std::vector<GpuId> members;
+  if (replica) {
+    for (int64_t i = index % block; i < grad.size(); i += block) members.push_back(grad.Member(i));
+  } else {
+    const int64_t first = index / block * block;
+    for (int64_t i = first; i < first + block; ++i) members.push_back(grad.Member(i));
+  }
+  return Group::Explicit(std::move(members));
 }
 
 Result<CollectiveCost> Layout::Cost(CommGroup g, CollectiveOp op, Bytes size,

@@ -30,9 +30,16 @@ enum class CommGroup {
   kEp,          // expert-parallel group (all-to-all dispatch and combine)
   kExpertGrad,  // ranks holding the same experts: expert gradient reduction
   kEmbedding,   // first and last pipeline rank: tied-embedding gradient all-reduce
+  // HSDP and FSDP2 (framework.shard_group, framework.reshard_after_forward: N), sub-groups of
+  // kGrad in its rank order (a 2-D device mesh (replicate, shard) with the shard dimension
+  // innermost, as torch.distributed's init_device_mesh lays it out):
+  kShard,    // the shard_group consecutive ranks ZeRO / FSDP shards over (kGrad without HSDP)
+  kReplica,  // the ranks holding the same shard, one per shard group (all-reduce of gradients)
+  kReshard,  // the N consecutive ranks FSDP2 reshards to after forward (its backward gathers)
 };
-inline constexpr int kNumCommGroups = 7;
-const char* Name(CommGroup g);  // "tp", "cp", "dp", "pp", "ep", "expert_dp", "embedding"
+inline constexpr int kNumCommGroups = 10;
+// "tp", "cp", "dp", "pp", "ep", "expert_dp", "embedding", "shard", "replica", "reshard"
+const char* Name(CommGroup g);
 
 class Layout {
  public:
@@ -43,7 +50,8 @@ class Layout {
   const Placement& placement() const { return placement_; }
   const ParallelSpec& parallel() const { return parallel_; }
 
-  // Ranks in group `g` (1: the layout needs no such communication).
+  // Ranks in group `g` (1: the layout needs no such communication). kShard is dp x cp without
+  // HSDP, kReplica 1; kReshard is the shard group unless reshard_after_forward is N.
   int64_t GroupSize(CommGroup g) const;
   // The GPUs of group `g` seen from the rank at `at`. Precondition: GroupSize(g) > 1.
   Result<Group> GroupAt(CommGroup g, const RankCoords& at) const;
@@ -59,14 +67,22 @@ class Layout {
   Result<CollectiveCost> Cost(CommGroup g, CollectiveOp op, Bytes size, const RankCoords& at) const;
 
  private:
-  Layout(Cluster cluster, Placement placement, ParallelSpec parallel)
+  Layout(Cluster cluster, Placement placement, ParallelSpec parallel, int64_t shard,
+         int64_t reshard)
       : cluster_(std::move(cluster)),
         placement_(std::move(placement)),
-        parallel_(std::move(parallel)) {}
+        parallel_(std::move(parallel)),
+        shard_(shard),
+        reshard_(reshard) {}
+  // In `at`'s kGrad group (its rank order): the block of `block` consecutive ranks holding `at`,
+  // or (replica) the ranks at `at`'s offset in every such block.
+  Result<Group> GradSlice(const RankCoords& at, int64_t block, bool replica) const;
 
   Cluster cluster_;
   Placement placement_;
   ParallelSpec parallel_;
+  int64_t shard_ = 0;    // framework.shard_group (0: dp x cp)
+  int64_t reshard_ = 0;  // framework.reshard_after_forward's N (0: not set)
 };
 
 }  // namespace shardsim

@@ -12,6 +12,7 @@
 #include "sim/model/recompute.h"
 #include "sim/parallel/stages.h"
 #include "sim/program/step_links.h"
+#include "sim/program/zero3_fetch.h"
 #include "sim/schedule/schedule.h"
 
 namespace shardsim {
@@ -199,6 +200,35 @@ class Builder {
     if (after.valid()) Dep(after, First(t));
     return t;
   }
+  // ZeRO's gradient reduction of `bytes` (the whole buffer): a reduce-scatter over the shard
+  // group on `stream`, then under HSDP an all-reduce of the rank's shard (bytes / shard group)
+  // across the replicas on the device's replica stream, after it: PyTorch FSDP2's foreach_reduce
+  // (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py: all_reduce_stream waits for
+  // reduce_scatter_stream, then dist.all_reduce over all_reduce_group) and FSDP1 HYBRID_SHARD's
+  // _post_backward_hook (torch/distributed/fsdp/_runtime_utils.py: all_reduce over
+  // _inter_node_pg on _all_reduce_stream). Returns the task after which the shard is reduced.
+  // Precondition: the kGrad group has more than one rank.
+  Result<TaskId> AddShardReduce(const Device& d, Bytes bytes, ResourceId stream, TaskId after,
+                                int32_t chunk, int32_t microbatch = 0, int32_t layer = -1) {
+    const int64_t shard = layout_.GroupSize(shard_group_);
+    TaskId last;
+    if (shard > 1) {
+      Result<TaskId> rs =
+          AddCollective(d, TaskCategory::kGradReduce, shard_group_, CollectiveOp::kReduceScatter,
+                        bytes, stream, after, chunk, microbatch, layer);
+      if (!rs.ok()) return rs.status();
+      last = *rs;
+    }
+    if (layout_.GroupSize(CommGroup::kReplica) > 1) {
+      Result<TaskId> ar =
+          AddCollective(d, TaskCategory::kGradReduce, CommGroup::kReplica, CollectiveOp::kAllReduce,
+                        bytes / static_cast<double>(shard), d.replica, last.valid() ? last : after,
+                        chunk, microbatch, layer);
+      if (!ar.ok()) return ar.status();
+      last = *ar;
+    }
+    return last;
+  }
   // The first phase of the collective whose last phase is `last` (phases are added in a row).
   TaskId First(TaskId last) const {
     const TaskInfo& i = (*prog_.tasks)[static_cast<size_t>(last.v)];
@@ -263,6 +293,18 @@ class Builder {
                      Seconds* wgrad = nullptr, bool alone = false) const;
   Status BuildDevice(const Device& d);
   Status BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last);
+  Status BuildSubmoduleZero3Item(const Device& d, const ScheduleItem& it, TaskId* first,
+                                 TaskId* last);
+  // DeepSpeed's submodules of a layer kind (gather_unit submodule): a unit starts at each op
+  // holding at least stage3_param_persistence_threshold parameters and takes the ops after it;
+  // its share of the layer's forward and backward time is its ops' kernel time over the layer's.
+  struct UnitShape {
+    int64_t numel = 0;  // elements all-gathered (the ops above the persistence threshold)
+    int64_t grads = 0;  // gradient elements (all its ops' parameters)
+    double fwd_share = 0.0, bwd_share = 0.0;
+  };
+  const std::vector<UnitShape>& UnitsOf(int64_t layer);
+  std::map<int, std::vector<UnitShape>> units_;  // by layer kind
   Status LinkPipeline();
   Status Finish(const Device& d);
   // Collective flows joined across replicas (every-rank mode): returns the task that completes
@@ -314,6 +356,9 @@ class Builder {
   // DualPipe / DualPipeV with ep_comm_overlap: only paired chunks hide their all-to-alls.
   bool pairs_only_overlap_ = false;
   bool split_ = false;     // the schedule runs B and W apart
+  // The group ZeRO / FSDP shards over: kGrad, or kShard under HSDP (framework.shard_group below
+  // dp x cp), whose gradients are then all-reduced across kReplica (AddShardReduce).
+  CommGroup shard_group_ = CommGroup::kGrad;
   int64_t sp_shards_ = 1;  // sequence parallelism's shards of a column-parallel input
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
   std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather
@@ -377,6 +422,9 @@ void Builder::MakeDevices() {
         dev.pp_prev = prog_.engine.AddStream(n + " pp->prev");
         dev.gather = prog_.engine.AddStream(n + " param gather");
         dev.grad = prog_.engine.AddStream(n + " grad reduce");
+        if (layout_.GroupSize(CommGroup::kReplica) > 1) {
+          dev.replica = prog_.engine.AddStream(n + " replica all-reduce");
+        }
         prog_.devices.push_back(dev);
       }
     }
@@ -433,11 +481,11 @@ Status Builder::BuildDevice(const Device& d) {
   // --overlap-param-gather) they are queued first on the data stream; otherwise after the
   // optimizer step (Finish).
   if ((zero == 1 || zero == 2) && sc_.parallel.overlap_param_gather &&
-      layout_.GroupSize(CommGroup::kGrad) > 1) {
+      layout_.GroupSize(shard_group_) > 1) {
     for (size_t c = 0; c < chunks.size(); ++c) {
       const Bytes bytes(static_cast<double>(chunks[c].dense_params) * weight_bytes);
       Result<TaskId> t =
-          AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad, CollectiveOp::kAllGather,
+          AddCollective(d, TaskCategory::kParamGather, shard_group_, CollectiveOp::kAllGather,
                         bytes, d.gather, TaskId(), static_cast<int32_t>(c));
       if (!t.ok()) return t.status();
       gather_[ChunkSlot(d.index, static_cast<int32_t>(c))] =
@@ -467,7 +515,9 @@ Status Builder::BuildDevice(const Device& d) {
         return Status::Invalid(std::string("schedule ") + Name(sc_.parallel.schedule) +
                                " with zero_stage 3 is not simulated");
       }
-      SHARDSIM_RETURN_IF_ERROR(BuildZero3Item(d, it, &first, &last));
+      SHARDSIM_RETURN_IF_ERROR(sc_.framework.gather_unit == GatherUnit::kSubmodule
+                                   ? BuildSubmoduleZero3Item(d, it, &first, &last)
+                                   : BuildZero3Item(d, it, &first, &last));
     } else {
       TaskInfo info;
       info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
@@ -523,9 +573,9 @@ Status Builder::BuildDevice(const Device& d) {
         const Bytes bucket = grads / static_cast<double>(buckets);
         // Without overlap the reduction waits for the whole backward pass (the last piece).
         Result<TaskId> f =
-            AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
-                          zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter,
-                          bucket, d.grad, t, it.chunk);
+            zero == 0 ? AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
+                                      CollectiveOp::kAllReduce, bucket, d.grad, t, it.chunk)
+                      : AddShardReduce(d, bucket, d.grad, t, it.chunk);
         if (!f.ok()) return f.status();
         waits_[static_cast<size_t>(d.index)].push_back(
             Joined(JoinKey{JoinKind::kGradBucket, d.coords.pp, it.chunk, 0, k}, *f));
@@ -542,9 +592,7 @@ Status Builder::BuildDevice(const Device& d) {
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
       if (grads_done && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
-        Result<TaskId> f = AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
-                                         CollectiveOp::kReduceScatter, grads, d.grad, last,
-                                         it.chunk, it.microbatch);
+        Result<TaskId> f = AddShardReduce(d, grads, d.grad, last, it.chunk, it.microbatch);
         if (!f.ok()) return f.status();
         waits_[static_cast<size_t>(d.index)].push_back(
             Joined(JoinKey{JoinKind::kZero2, d.coords.pp, it.chunk, it.microbatch, 0}, *f));
@@ -587,7 +635,13 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
   const int64_t pp = sc_.parallel.pp;
   const bool kept = KeepsParamsUnsharded(fw, pp);
   const bool gather_pass = backward ? !kept : !(kept && pp > 1 && it.microbatch > 0);
-  const bool gathered = layout_.GroupSize(CommGroup::kGrad) > 1 && gather_pass;
+  const bool gathered = layout_.GroupSize(shard_group_) > 1 && gather_pass;
+  // FSDP2's reshard_after_forward: N: the backward gathers from the N-rank group the forward
+  // left the parameters on (torch/distributed/fsdp/_fully_shard/_fsdp_init.py
+  // _get_post_forward_mesh_info: a (shard / N, N) mesh whose inner N ranks are consecutive).
+  const CommGroup gather_group = backward && fw.reshard_after_forward == Reshard::kToGroup
+                                     ? CommGroup::kReshard
+                                     : shard_group_;
   const bool reduced =
       layout_.GroupSize(CommGroup::kGrad) > 1 &&
       (!HoldsUnshardedGrads(fw, pp, prog_.microbatches) || it.microbatch == prog_.microbatches - 1);
@@ -611,10 +665,8 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
   };
   std::vector<PendingReduce> pending;
   auto reduce = [&](const PendingReduce& p) -> Status {
-    Result<TaskId> f =
-        AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad, CollectiveOp::kReduceScatter,
-                      p.bytes, one_stream ? d.gather : d.grad, p.after, it.chunk, it.microbatch,
-                      static_cast<int32_t>(p.layer));
+    Result<TaskId> f = AddShardReduce(d, p.bytes, one_stream ? d.gather : d.grad, p.after, it.chunk,
+                                      it.microbatch, static_cast<int32_t>(p.layer));
     if (!f.ok()) return f.status();
     waits_[static_cast<size_t>(d.index)].push_back(
         Joined(JoinKey{JoinKind::kZero3Reduce, d.coords.pp, it.chunk, it.microbatch, p.layer}, *f));
@@ -646,7 +698,7 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
     TaskId gather;
     if (gathered) {
       const Bytes bytes(static_cast<double>(params) * weight_bytes);
-      Result<TaskId> g = AddCollective(d, TaskCategory::kZero3Gather, CommGroup::kGrad,
+      Result<TaskId> g = AddCollective(d, TaskCategory::kZero3Gather, gather_group,
                                        CollectiveOp::kAllGather, bytes, d.gather, TaskId(),
                                        it.chunk, it.microbatch, static_cast<int32_t>(l));
       if (!g.ok()) return g.status();
@@ -691,6 +743,176 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
   return Status::Ok();
 }
 
+const std::vector<Builder::UnitShape>& Builder::UnitsOf(int64_t layer) {
+  const int kind = g_.layer_kind_of[static_cast<size_t>(layer)];
+  auto found = units_.find(kind);
+  if (found != units_.end()) return found->second;
+  const std::vector<Op>& ops = g_.layer(layer).ops;
+  const int64_t threshold = std::max<int64_t>(1, sc_.framework.param_persistence_threshold);
+  std::vector<std::vector<Op>> groups(1);
+  std::vector<UnitShape> units(1);
+  for (const Op& op : ops) {
+    const bool gathered = op.params >= threshold;
+    if (gathered && units.back().numel > 0) {
+      groups.emplace_back();
+      units.emplace_back();
+    }
+    groups.back().push_back(op);
+    if (gathered) units.back().numel += op.params;
+    units.back().grads += op.params;
+  }
+  const double fwd = OpsTime(ops, false, hw_).value();
+  const double bwd = OpsTime(ops, true, hw_).value();
+  for (size_t u = 0; u < units.size(); ++u) {
+    units[u].fwd_share = fwd > 0.0 ? OpsTime(groups[u], false, hw_).value() / fwd
+                                   : 1.0 / static_cast<double>(units.size());
+    units[u].bwd_share = bwd > 0.0 ? OpsTime(groups[u], true, hw_).value() / bwd
+                                   : 1.0 / static_cast<double>(units.size());
+  }
+  return units_.emplace(kind, std::move(units)).first->second;
+}
+
+// DeepSpeed ZeRO-3 (framework.gather_unit: submodule): the pass runs submodule by submodule;
+// each submodule's parameters are all-gathered on their own, when DeepSpeed's coordinator
+// fetches or prefetches them (PlanFetches, sim/program/zero3_fetch.h: stage3_prefetch_bucket_size,
+// stage3_max_live_parameters, stage3_max_reuse_distance), and gradients are reduce-scattered in
+// reduce_bucket_size buckets (PlanReduceBuckets). Under full recompute a layer's backward reruns
+// its forward submodule by submodule first (torch.utils.checkpoint re-enters the modules' hooks),
+// so its parameters are fetched for the recompute and again for the backward unless kept within
+// the reuse distance. The coordinator starts afresh every pass (the forward-to-backward turn's
+// reuse is not carried over). Every micro-batch gathers again: DeepSpeed has no no_sync.
+Status Builder::BuildSubmoduleZero3Item(const Device& d, const ScheduleItem& it, TaskId* first,
+                                        TaskId* last) {
+  const ChunkWork& w = chunks_[static_cast<size_t>(d.coords.pp)][static_cast<size_t>(it.chunk)];
+  const bool backward = it.phase == Phase::kBackward;
+  const FrameworkSpec& fw = sc_.framework;
+  const bool full = backward && sc_.training.recompute == Recompute::kFull;
+  const bool gathered = layout_.GroupSize(shard_group_) > 1;
+  const bool reduced = backward && layout_.GroupSize(CommGroup::kGrad) > 1 &&
+                       (!HoldsUnshardedGrads(fw, sc_.parallel.pp, prog_.microbatches) ||
+                        it.microbatch == prog_.microbatches - 1);
+  struct Use {
+    int64_t layer = -1;
+    int64_t key = 0;  // the submodule: 4096 * layer + unit; -1 the embedding, -2 the head
+    int64_t numel = 0;
+    int64_t grads = 0;  // gradient elements ready after it (backward uses)
+    PassTime parts;
+    Seconds recompute;
+    Bytes acts;  // activation bytes it keeps (forward) or frees (backward, negative)
+  };
+  std::vector<Use> uses;
+  const int64_t threshold = std::max<int64_t>(1, fw.param_persistence_threshold);
+  auto block = [&](int64_t key, const BlockCost& b, int64_t params, Bytes saved) {
+    Use u;
+    u.key = key;
+    u.numel = params >= threshold ? params : 0;
+    u.grads = backward ? params : 0;
+    u.parts = backward ? b.bwd : b.fwd;
+    if (backward) u.recompute = b.recompute.compute;
+    u.acts = backward ? Bytes(0) - saved : saved;
+    uses.push_back(u);
+  };
+  auto layer_uses = [&](int64_t l) {
+    const std::vector<UnitShape>& units = UnitsOf(l);
+    const BlockCost& b =
+        costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(l)])];
+    const Bytes acts = LayerActivationBytes(g_.layer(l), sc_.training);
+    const auto n = static_cast<int64_t>(units.size());
+    if (!backward) {
+      for (int64_t u = 0; u < n; ++u) {
+        const UnitShape& s = units[static_cast<size_t>(u)];
+        uses.push_back(Use{l, 4096 * l + u, s.numel, 0, b.fwd * s.fwd_share, Seconds(0),
+                           u == 0 ? acts : Bytes(0)});
+      }
+      return;
+    }
+    PassTime rest = b.bwd;  // the backward without the recompute it contains
+    if (full) {
+      rest.compute = rest.compute - b.recompute.compute;
+      rest.tp = rest.tp - b.recompute.tp;
+      rest.cp = rest.cp - b.recompute.cp;
+      rest.ep = rest.ep - b.recompute.ep;
+      for (int64_t u = 0; u < n; ++u) {
+        const UnitShape& s = units[static_cast<size_t>(u)];
+        uses.push_back(Use{l, 4096 * l + u, s.numel, 0, b.recompute * s.fwd_share,
+                           b.recompute.compute * s.fwd_share, Bytes(0)});
+      }
+    }
+    for (int64_t u = n - 1; u >= 0; --u) {
+      const UnitShape& s = units[static_cast<size_t>(u)];
+      uses.push_back(Use{l, 4096 * l + u, s.numel, s.grads, rest * s.bwd_share,
+                         full ? Seconds(0) : b.recompute.compute * s.bwd_share,
+                         u == 0 ? Bytes(0) - acts : Bytes(0)});
+    }
+  };
+  const int64_t embedding = Sum(g_.embedding).params;
+  const int64_t head = Sum(g_.head).params + Sum(g_.mtp).params;
+  const Bytes head_saved = Sum(g_.head).saved + Sum(g_.mtp).saved;
+  if (!backward) {
+    if (w.embedding) block(-1, costs_.embedding, embedding, Sum(g_.embedding).saved);
+    for (int64_t l : w.layers) layer_uses(l);
+    if (w.head) block(-2, costs_.head, head, head_saved);
+  } else {
+    if (w.head) block(-2, costs_.head, head, head_saved);
+    for (auto l = w.layers.rbegin(); l != w.layers.rend(); ++l) layer_uses(*l);
+    if (w.embedding) block(-1, costs_.embedding, embedding, Sum(g_.embedding).saved);
+  }
+  std::vector<FetchUse> trace;
+  std::vector<int64_t> grads;
+  for (const Use& u : uses) {
+    trace.push_back(FetchUse{u.key, u.numel});
+    grads.push_back(u.grads);
+  }
+  const std::vector<std::vector<size_t>> plan = PlanFetches(
+      trace, FetchLimits{fw.prefetch_bucket_size, fw.max_live_parameters, fw.max_reuse_distance});
+  std::vector<ReduceBucket> buckets;
+  if (reduced) buckets = PlanReduceBuckets(grads, std::max<int64_t>(1, fw.reduce_bucket_size));
+  size_t next_bucket = 0;
+  const double weight_bytes = mem_.weight_bytes_per_param;
+  const double grad_bytes = BytesOf(sc_.training.grad_dtype);
+  std::vector<TaskId> gather_of(uses.size());
+  TaskId prev;
+  for (size_t i = 0; i < uses.size(); ++i) {
+    const Use& u = uses[i];
+    for (size_t k : gathered ? plan[i] : std::vector<size_t>{}) {
+      const Use& v = uses[k];
+      Result<TaskId> g =
+          AddCollective(d, TaskCategory::kZero3Gather, shard_group_, CollectiveOp::kAllGather,
+                        Bytes(static_cast<double>(v.numel) * weight_bytes), d.gather, prev,
+                        it.chunk, it.microbatch, static_cast<int32_t>(v.layer));
+      if (!g.ok()) return g.status();
+      gather_of[k] = Joined(JoinKey{JoinKind::kZero3Gather, d.coords.pp, it.chunk, it.microbatch,
+                                    (backward ? int64_t{1} << 40 : 0) + static_cast<int64_t>(k)},
+                            *g);
+    }
+    TaskInfo info;
+    info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
+    info.device = d.index;
+    info.chunk = it.chunk;
+    info.microbatch = it.microbatch;
+    info.layer = static_cast<int32_t>(u.layer);
+    info.parts = u.parts;
+    info.recompute = u.recompute;
+    info.activation_delta = u.acts;
+    const TaskId t = Add(info, d.compute, SimTime::FromSeconds(u.parts.total()));
+    if (gather_of[i].valid()) Dep(gather_of[i], t);
+    if (i == 0) *first = t;
+    *last = t;
+    prev = t;
+    for (; next_bucket < buckets.size() && buckets[next_bucket].after == i; ++next_bucket) {
+      Result<TaskId> f =
+          AddShardReduce(d, Bytes(static_cast<double>(buckets[next_bucket].numel) * grad_bytes),
+                         d.grad, t, it.chunk, it.microbatch, static_cast<int32_t>(u.layer));
+      if (!f.ok()) return f.status();
+      waits_[static_cast<size_t>(d.index)].push_back(
+          Joined(JoinKey{JoinKind::kZero3Reduce, d.coords.pp, it.chunk, it.microbatch,
+                         static_cast<int64_t>(next_bucket)},
+                 *f));
+    }
+  }
+  return Status::Ok();
+}
+
 Status Builder::LinkPipeline() {
   const int64_t p = sc_.parallel.pp;
   if (p <= 1) return Status::Ok();
@@ -709,7 +931,9 @@ Status Builder::LinkPipeline() {
     Result<Comm> prev =
         CommOf(CommGroup::kPp, CollectiveOp::kSendRecv, costs_.pp_message, prev_pair, d);
     if (!prev.ok()) return prev.status();
-    for (const ScheduleItem& it : orders_[static_cast<size_t>(d.coords.pp)]) {
+    const std::vector<ScheduleItem>& order = orders_[static_cast<size_t>(d.coords.pp)];
+    for (size_t index = 0; index < order.size(); ++index) {
+      const ScheduleItem& it = order[index];
       if (it.phase == Phase::kWeight) continue;  // nothing crosses stages after a W
       const Key key{d.index, it.chunk, it.microbatch};
       TaskInfo info;
@@ -741,6 +965,18 @@ Status Builder::LinkPipeline() {
       Dep(done, First(s));
       Dep(s, next_task);
       if (partner.valid()) Dep(s, partner);
+      // DeepSpeed's PipelineEngine sends synchronously (framework.blocking_p2p;
+      // deepspeed/runtime/pipe/p2p.py send: async_op must be False, dist.send): the sender's
+      // next pass starts when the send has completed.
+      if (sc_.framework.blocking_p2p) {
+        for (size_t n = index + 1; n < order.size(); ++n) {
+          const ScheduleItem& after = order[n];
+          if (after.phase == Phase::kWeight) continue;  // a W has no first task recorded
+          const Key k{d.index, after.chunk, after.microbatch};
+          Dep(s, after.phase == Phase::kForward ? fwd_first_[Slot(k)] : bwd_first_[Slot(k)]);
+          break;
+        }
+      }
     }
   }
   return Status::Ok();
@@ -777,7 +1013,7 @@ Status Builder::Finish(const Device& d) {
     expert += w.expert_params;
   }
   if (zero >= 1) {
-    dense /= layout_.GroupSize(CommGroup::kGrad);
+    dense /= layout_.GroupSize(shard_group_);
     expert /= std::max<int64_t>(1, layout_.GroupSize(CommGroup::kExpertGrad));
   }
   const bool adam = sc_.training.optimizer == Optimizer::kAdam;
@@ -794,11 +1030,11 @@ Status Builder::Finish(const Device& d) {
   for (TaskId w : waits_[static_cast<size_t>(d.index)]) Dep(w, opt);
   // ZeRO-1/2 without overlap: gather the updated parameters before the step ends.
   if ((zero == 1 || zero == 2) && !sc_.parallel.overlap_param_gather &&
-      layout_.GroupSize(CommGroup::kGrad) > 1) {
+      layout_.GroupSize(shard_group_) > 1) {
     for (size_t c = 0; c < chunks.size(); ++c) {
       const Bytes bytes(static_cast<double>(chunks[c].dense_params) * mem_.weight_bytes_per_param);
       Result<TaskId> t =
-          AddCollective(d, TaskCategory::kParamGather, CommGroup::kGrad, CollectiveOp::kAllGather,
+          AddCollective(d, TaskCategory::kParamGather, shard_group_, CollectiveOp::kAllGather,
                         bytes, d.gather, opt, static_cast<int32_t>(c));
       if (!t.ok()) return t.status();
     }
@@ -823,6 +1059,7 @@ Result<StepProgram> Builder::Build() {
     }
   }
   split_ = SplitsBackward(par.schedule);
+  if (layout_.GroupSize(CommGroup::kReplica) > 1) shard_group_ = CommGroup::kShard;
   sp_shards_ = plan_.rules.sp_shards;
   pairs_only_overlap_ = par.ep_comm_overlap && (par.schedule == PipelineSchedule::kDualPipe ||
                                                 par.schedule == PipelineSchedule::kDualPipeV);

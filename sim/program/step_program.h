@@ -81,6 +81,10 @@ struct Device {
   RankCoords coords;
   // compute; pipeline sends to the next / previous rank; parameter gathers; gradient reductions.
   ResourceId compute, pp_next, pp_prev, gather, grad;
+  // HSDP only (framework.shard_group below dp x cp): the all-reduce of gradient shards across
+  // replicas, on a stream of its own (FSDP's _all_reduce_stream); traces draw it in the grad
+  // reduce lane. Invalid otherwise.
+  ResourceId replica;
 
   // Which of the streams above `s` is, in their order (0 compute ... 4 grad), as traces and
   // reports lay them out; 0 for anything else.
@@ -88,7 +92,7 @@ struct Device {
     if (s == pp_next) return 1;
     if (s == pp_prev) return 2;
     if (s == gather) return 3;
-    if (s == grad) return 4;
+    if (s == grad || (replica.valid() && s == replica)) return 4;
     return 0;
   }
 };

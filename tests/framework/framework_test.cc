@@ -160,7 +160,9 @@ TEST(FrameworkConfig, LocatedErrors) {
       "                 ^\n"
       "tests/config/data/inline.yaml:12:3: error: framework.prefetch: unknown key; valid keys "
       "here: name, reshard_after_forward, grad_sync, shard_group, prefetch_layers, "
-      "backward_prefetch, memory_figure\n"
+      "backward_prefetch, memory_figure, gather_unit, stage3_prefetch_bucket_size, "
+      "stage3_max_live_parameters, stage3_max_reuse_distance, "
+      "stage3_param_persistence_threshold, reduce_bucket_size, blocking_p2p\n"
       "      prefetch: 1\n"
       "      ^\n"
       "tests/config/data/inline.yaml:11:16: error: framework.shard_group: 3 does not divide "
@@ -254,6 +256,51 @@ TEST(FrameworkConfig, DeepspeedCommunicationDefaults) {
   ASSERT_TRUE(mega.ok()) << mega.status().ToString();
   EXPECT_TRUE(mega->parallel.overlap_grad_reduce);
   EXPECT_TRUE(mega->parallel.overlap_param_gather);
+}
+
+// DeepSpeed's ZeRO-3 coordinator and PipelineEngine keys: the deepspeed profiles gather per
+// submodule with deepspeed/runtime/zero/config.py's defaults and send blocking; each key
+// overridable (counts written as DeepSpeed writes them, 5e8), and a located error for a count
+// that is not a whole number of elements.
+TEST(FrameworkConfig, DeepspeedZero3Keys) {
+  for (Framework f : {Framework::kDeepspeed, Framework::kMegatronDeepspeed}) {
+    const FrameworkSpec d = ProfileOf(f);
+    EXPECT_EQ(d.gather_unit, GatherUnit::kSubmodule);
+    EXPECT_EQ(d.prefetch_bucket_size, 50'000'000);
+    EXPECT_EQ(d.max_live_parameters, 1'000'000'000);
+    EXPECT_EQ(d.max_reuse_distance, 1'000'000'000);
+    EXPECT_EQ(d.param_persistence_threshold, 100'000);
+    EXPECT_EQ(d.reduce_bucket_size, 500'000'000);
+    EXPECT_TRUE(d.blocking_p2p);
+  }
+  for (Framework f :
+       {Framework::kMegatron, Framework::kNemo, Framework::kTorchtitan, Framework::kFsdp}) {
+    EXPECT_EQ(ProfileOf(f).gather_unit, GatherUnit::kLayer) << Name(f);
+    EXPECT_FALSE(ProfileOf(f).blocking_p2p) << Name(f);
+  }
+  Result<Scenario> s = BuildText(
+      Head() +
+      "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16}\n"
+      "parallel: {dp: 8, zero_stage: 3}\n"
+      "framework: {name: deepspeed, stage3_prefetch_bucket_size: 2e8, reduce_bucket_size: "
+      "1000, gather_unit: layer, blocking_p2p: false}\n");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->framework.prefetch_bucket_size, 200'000'000);
+  EXPECT_EQ(s->framework.reduce_bucket_size, 1000);
+  EXPECT_EQ(s->framework.max_live_parameters, 1'000'000'000);
+  EXPECT_EQ(s->framework.gather_unit, GatherUnit::kLayer);
+  EXPECT_FALSE(s->framework.blocking_p2p);
+  Result<Scenario> bad =
+      BuildText(Head() +
+                "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16}\n"
+                "parallel: {dp: 8, zero_stage: 3}\n"
+                "framework: {name: deepspeed, stage3_max_live_parameters: 1.5}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().ToString(),
+            "tests/config/data/inline.yaml:7:30: error: framework.stage3_max_live_parameters: "
+            "expected a whole number of parameter elements between 0 and 1e15, got 1.5\n"
+            "    framework: {name: deepspeed, stage3_max_live_parameters: 1.5}\n"
+            "                                 ^");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // once per layer (the first micro-batch's forward) and reduces once (after the last backward).
 #include <gtest/gtest.h>
 
+#include "sim/parallel/layout.h"
 #include "sim/report/simulate.h"
 #include "tests/config/test_util.h"
 
@@ -122,6 +123,160 @@ TEST(FrameworkProgram, Fsdp1CollectivesShareOneStreamInPostOrder) {
             "|G0 G1 G2 G3 G4 G5 G6 G7 G7 G6 G5 G4 G3 G2 G1 G0 "
             "|G0 G1 G2 G3 G4 G5 G6 G7 G7 G6 G5 G4 G3 G2 G1 G0 ");
   EXPECT_EQ(sequence("pre", false), "|R7 R6 R5 R4 R3 R2 R1 R0 |R7 R6 R5 R4 R3 R2 R1 R0 ");
+}
+
+// HSDP and FSDP2's post-forward group as sub-groups of the dp x cp group (sim/parallel/layout.h):
+// 16 GPUs, tp 2 innermost, dp 8 (stride 2). Rank dp 5 (GPU 10): its shard group of 4 is dp 4..7
+// (GPUs 8, 10, 12, 14), its replicas dp 1 and 5 (GPUs 2, 10), its reshard group of 2 dp 4, 5.
+TEST(FrameworkProgram, HsdpGroupsAreBlocksOfTheGradientGroup) {
+  Result<Scenario> sc = testing_util::BuildText(
+      testing_util::Head() +
+      "gpus: 16\ntraining: {seq_len: 1024, global_batch: 16}\n"
+      "parallel: {dp: 8, tp: 2, zero_stage: 3}\n"
+      "framework: {name: torchtitan, shard_group: 4, reshard_after_forward: 2}\n");
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  Result<Layout> layout = Layout::Make(*sc);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->GroupSize(CommGroup::kGrad), 8);
+  EXPECT_EQ(layout->GroupSize(CommGroup::kShard), 4);
+  EXPECT_EQ(layout->GroupSize(CommGroup::kReplica), 2);
+  EXPECT_EQ(layout->GroupSize(CommGroup::kReshard), 2);
+  RankCoords at;
+  at.dp = 5;
+  auto members = [&](CommGroup g) {
+    Result<Group> group = layout->GroupAt(g, at);
+    EXPECT_TRUE(group.ok()) << group.status().ToString();
+    std::vector<int32_t> out;
+    for (GpuId id : group->Members()) out.push_back(id.v);
+    return out;
+  };
+  EXPECT_EQ(members(CommGroup::kShard), (std::vector<int32_t>{8, 10, 12, 14}));
+  EXPECT_EQ(members(CommGroup::kReplica), (std::vector<int32_t>{2, 10}));
+  EXPECT_EQ(members(CommGroup::kReshard), (std::vector<int32_t>{8, 10}));
+}
+
+struct Collective {
+  TaskCategory category;
+  CommGroup group;
+  CollectiveOp op;
+  double bytes;
+  LinkClass link;
+};
+
+// Device 0's collectives (first phase of each), in the order they were added.
+std::vector<Collective> Collectives(const std::string& framework, const std::string& parallel,
+                                    int gpus = 8) {
+  Result<Scenario> sc = testing_util::BuildText(
+      testing_util::Head() + "gpus: " + std::to_string(gpus) +
+      "\ntraining: {seq_len: 1024, global_batch: 16}\n" + parallel + framework);
+  EXPECT_TRUE(sc.ok()) << sc.status().ToString();
+  Result<SimResult> r = Simulate(*sc);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<Collective> out;
+  if (!r.ok()) return out;
+  for (const TaskInfo& t : *r->program->tasks) {
+    if (t.device != 0 || t.phase != 0) continue;
+    if (t.category != TaskCategory::kZero3Gather && t.category != TaskCategory::kGradReduce &&
+        t.category != TaskCategory::kParamGather) {
+      continue;
+    }
+    out.push_back({t.category, t.group, t.op, t.bytes.value(), t.link});
+  }
+  return out;
+}
+
+// HSDP under ZeRO-3 (tiny-llama: 8 layers; dp 8, 2 micro-batches): every all-gather and
+// reduce-scatter spans the shard group of 2, and each reduce-scatter of B bytes is followed by an
+// all-reduce of B / 2 (the rank's shard) across the 4 replicas (FSDP2 foreach_reduce).
+TEST(FrameworkProgram, HsdpGathersInsideTheShardGroupAndAllReducesAcrossReplicas) {
+  const std::string dp = "parallel: {dp: 8, zero_stage: 3}\n";
+  const std::vector<Collective> plain = Collectives("framework: torchtitan\n", dp);
+  const std::vector<Collective> hsdp =
+      Collectives("framework: {name: torchtitan, shard_group: 2}\n", dp);
+  int gathers = 0, scatters = 0, all_reduces = 0;
+  for (const Collective& c : plain) EXPECT_EQ(c.group, CommGroup::kGrad);
+  for (size_t i = 0; i < hsdp.size(); ++i) {
+    const Collective& c = hsdp[i];
+    if (c.category == TaskCategory::kZero3Gather) {
+      ++gathers;
+      EXPECT_EQ(c.group, CommGroup::kShard);
+    } else if (c.op == CollectiveOp::kReduceScatter) {
+      ++scatters;
+      EXPECT_EQ(c.group, CommGroup::kShard);
+      ASSERT_LT(i + 1, hsdp.size());
+      EXPECT_EQ(hsdp[i + 1].op, CollectiveOp::kAllReduce);
+      EXPECT_EQ(hsdp[i + 1].group, CommGroup::kReplica);
+      EXPECT_DOUBLE_EQ(hsdp[i + 1].bytes, c.bytes / 2);
+    } else {
+      ++all_reduces;
+    }
+  }
+  EXPECT_EQ(gathers, 2 * 2 * 8);
+  EXPECT_EQ(scatters, 2 * 8);
+  EXPECT_EQ(all_reduces, scatters);
+  EXPECT_EQ(plain.size(), static_cast<size_t>(gathers + scatters));
+}
+
+// On two 8-GPU nodes (dp 16), a shard group of one node keeps every all-gather and reduce-scatter
+// on NVLink; only the replica all-reduce crosses the NICs. Without HSDP they cross the NICs.
+TEST(FrameworkProgram, HsdpShardGroupOfANodeStaysOnNvlink) {
+  const std::string dp = "parallel: {dp: 16, zero_stage: 3}\n";
+  for (const Collective& c :
+       Collectives("framework: {name: torchtitan, shard_group: 8}\n", dp, 16)) {
+    EXPECT_EQ(c.link, c.group == CommGroup::kReplica ? LinkClass::kNic : LinkClass::kNvlink)
+        << Name(c.group);
+  }
+  for (const Collective& c : Collectives("framework: torchtitan\n", dp, 16)) {
+    EXPECT_EQ(c.link, LinkClass::kNic);
+  }
+}
+
+// HSDP under ZeRO-1: each gradient bucket is reduce-scattered over the shard group of 4 and its
+// quarter all-reduced across the 2 replicas; the parameter all-gather spans the shard group. A
+// shard group of the whole dp x cp is no HSDP: the same collectives and step as without it.
+TEST(FrameworkProgram, HsdpUnderZero1) {
+  const std::string z1 = "parallel: {dp: 8, zero_stage: 1}\n";
+  const std::vector<Collective> hsdp = Collectives("framework: {shard_group: 4}\n", z1);
+  int all_reduces = 0;
+  for (size_t i = 0; i < hsdp.size(); ++i) {
+    const Collective& c = hsdp[i];
+    if (c.op == CollectiveOp::kAllReduce) {
+      ++all_reduces;
+      EXPECT_EQ(c.group, CommGroup::kReplica);
+      ASSERT_GT(i, 0u);
+      EXPECT_EQ(hsdp[i - 1].op, CollectiveOp::kReduceScatter);
+      EXPECT_DOUBLE_EQ(c.bytes, hsdp[i - 1].bytes / 4);
+    } else {
+      EXPECT_EQ(c.group, CommGroup::kShard);
+    }
+  }
+  EXPECT_GT(all_reduces, 0);
+  const std::vector<Collective> whole = Collectives("framework: {shard_group: 8}\n", z1);
+  const std::vector<Collective> none = Collectives("", z1);
+  ASSERT_EQ(whole.size(), none.size());
+  for (size_t i = 0; i < whole.size(); ++i) {
+    EXPECT_EQ(whole[i].group, CommGroup::kGrad);
+    EXPECT_EQ(whole[i].bytes, none[i].bytes);
+  }
+}
+
+// FSDP2's reshard_after_forward: N: the forward all-gathers span the shard group (8), the backward
+// ones the N = 2 consecutive ranks the forward resharded to; the reduce-scatters the shard group.
+TEST(FrameworkProgram, ReshardToGroupGathersBackwardFromIt) {
+  const std::vector<Collective> c =
+      Collectives("framework: {name: torchtitan, reshard_after_forward: 2}\n",
+                  "parallel: {dp: 8, zero_stage: 3}\n");
+  int forward = 0, backward = 0;
+  for (const Collective& x : c) {
+    if (x.category != TaskCategory::kZero3Gather) {
+      EXPECT_EQ(x.group, CommGroup::kGrad);
+      continue;
+    }
+    (x.group == CommGroup::kReshard ? backward : forward) += 1;
+    EXPECT_TRUE(x.group == CommGroup::kReshard || x.group == CommGroup::kGrad);
+  }
+  EXPECT_EQ(forward, 2 * 8);
+  EXPECT_EQ(backward, 2 * 8);
 }
 
 }  // namespace
