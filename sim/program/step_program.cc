@@ -457,32 +457,11 @@ Status Builder::ChooseNetworkedClasses() {
     }
     return m;
   };
-  uint32_t others = 0;
   const auto add = [&](Result<uint32_t> m, uint32_t* into) -> Status {
     if (!m.ok()) return m.status();
     *into |= *m;
     return Status::Ok();
   };
-  const Bytes small(1 << 20), large(Bytes(64.0 * (1 << 20)));
-  for (Bytes size : {small, large}) {
-    for (CollectiveOp op :
-         {CollectiveOp::kAllReduce, CollectiveOp::kReduceScatter, CollectiveOp::kAllGather}) {
-      SHARDSIM_RETURN_IF_ERROR(add(mask(CommGroup::kGrad, op, size, RankCoords{}), &others));
-      SHARDSIM_RETURN_IF_ERROR(add(mask(CommGroup::kExpertGrad, op, size, RankCoords{}), &others));
-    }
-  }
-  if (sc_.parallel.pp > 1) {
-    for (int64_t r = 0; r < sc_.parallel.pp; ++r) {
-      RankCoords at;
-      at.pp = r;
-      SHARDSIM_RETURN_IF_ERROR(
-          add(mask(CommGroup::kPp, CollectiveOp::kSendRecv, costs_.pp_message, at), &others));
-    }
-    if (sc_.model.tied_embeddings) {
-      SHARDSIM_RETURN_IF_ERROR(
-          add(mask(CommGroup::kEmbedding, CollectiveOp::kAllReduce, large, RankCoords{}), &others));
-    }
-  }
   std::array<uint32_t, 3> in{};
   for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
     SHARDSIM_RETURN_IF_ERROR(add(mask(CommGroup::kTp, op, plan_.activation, RankCoords{}), &in[0]));
@@ -492,11 +471,31 @@ Status Builder::ChooseNetworkedClasses() {
       if (c.group != CommGroup::kCp) continue;
       SHARDSIM_RETURN_IF_ERROR(
           add(mask(c.group, c.op, c.size, layout_.SlowestCpHop(RankCoords{})), &in[1]));
+      break;  // every hop of the ring crosses the same classes
     }
   }
   if (costs_.ep.size.value() > 0.0) {
     SHARDSIM_RETURN_IF_ERROR(
         add(mask(CommGroup::kEp, CollectiveOp::kAllToAll, costs_.ep.size, RankCoords{}), &in[2]));
+  }
+  if ((in[0] | in[1] | in[2]) == 0) return Status::Ok();
+  // The classes the other traffic loads: the DP groups' at a bucket's size (reduce-scatter
+  // loads what all-gather does), and the class that bounds each pipeline send (a transfer
+  // that leaves the node loads its NIC, whatever bounds it).
+  uint32_t others = 0;
+  const Bytes bucket(64.0 * (1 << 20));
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
+    SHARDSIM_RETURN_IF_ERROR(add(mask(CommGroup::kGrad, op, bucket, RankCoords{}), &others));
+    SHARDSIM_RETURN_IF_ERROR(add(mask(CommGroup::kExpertGrad, op, bucket, RankCoords{}), &others));
+  }
+  for (const CommTime& t : costs_.pp_send) {
+    const bool off_node = t.bottleneck != LinkClass::kNvlink && t.bottleneck != LinkClass::kPcie;
+    others |= 1u << static_cast<unsigned>(t.bottleneck);
+    if (off_node) others |= 1u << static_cast<unsigned>(LinkClass::kNic);
+  }
+  if (sc_.parallel.pp > 1 && sc_.model.tied_embeddings) {
+    SHARDSIM_RETURN_IF_ERROR(
+        add(mask(CommGroup::kEmbedding, CollectiveOp::kAllReduce, bucket, RankCoords{}), &others));
   }
   const uint32_t off_nvlink = ~(1u << static_cast<unsigned>(LinkClass::kNvlink));
   for (size_t c = 0; c < 3; ++c) {
