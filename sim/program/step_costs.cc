@@ -111,15 +111,20 @@ struct Pricer {
       const Seconds gemm_fwd = RegionGemm(ops, attention, false);
       const Seconds gemm_bwd = RegionGemm(ops, attention, true);
       b.tp_comm_total += fwd_comm + bwd_comm + regather;
+      b.fwd_traffic.tp += fwd_comm;
+      b.bwd_traffic.tp += bwd_comm + regather;
       if (sc.parallel.tp_comm_overlap) {
         b.fwd.tp += std::max(Seconds(0), fwd_comm - gemm_fwd);
         b.bwd.tp += std::max(Seconds(0), bwd_comm + regather - gemm_bwd);
+        b.fwd_window.tp += gemm_fwd;
+        b.bwd_window.tp += gemm_bwd;
       } else {
         // The re-gather runs beside the column GEMM's input-gradient GEMM (Korthikanti 2022
         // §4.2.2); the rest is on the compute stream.
         const Seconds column_dgrad = RegionGemm(ops, attention, true, true);
         b.fwd.tp += fwd_comm;
         b.bwd.tp += bwd_comm + std::max(Seconds(0), regather - column_dgrad);
+        if (regather.value() > 0.0) b.bwd_window.tp += column_dgrad;
       }
     }
     return Status::Ok();
@@ -162,6 +167,10 @@ struct Pricer {
       const Seconds block_bwd = hw.Cost(op, Pass::kBackwardInput).time * per;
       b.fwd.cp += std::max(Seconds(0), fwd->time - block_fwd) * rounds;
       b.bwd.cp += std::max(Seconds(0), bwd->time - block_bwd) * rounds;
+      b.fwd_traffic.cp += fwd->time * rounds;
+      b.bwd_traffic.cp += bwd->time * rounds;
+      b.fwd_window.cp += block_fwd * rounds;
+      b.bwd_window.cp += block_bwd * rounds;
       if (b.cp_hop.rounds == 0) {
         CpHop& h = b.cp_hop;
         h.from_cp = cp_at.cp;
@@ -200,6 +209,8 @@ struct Pricer {
     });
     if (!moe) return Status::Ok();
     b.ep_alone = ep_pass;
+    b.fwd_traffic.ep += ep_pass;
+    b.bwd_traffic.ep += ep_pass;
     if (sc.parallel.ep_comm_overlap) {
       constexpr double kEpCommSms = 20.0;
       const double f = std::min(1.0, kEpCommSms / static_cast<double>(sc.hardware.sm_count));
@@ -208,6 +219,10 @@ struct Pricer {
       const Seconds exposed = std::max(a - c, a * f);
       b.fwd.ep += exposed * 0.5;
       b.bwd.ep += exposed * 0.5;
+      // What the all-to-alls can hide behind, per pass: half the pair's compute (the pair takes
+      // max(A, C + f*A), so A hides while A <= C / (1 - f) ~ C).
+      b.fwd_window.ep += c * 0.5;
+      b.bwd_window.ep += c * 0.5;
     } else {
       b.fwd.ep += ep_pass;
       b.bwd.ep += ep_pass;
@@ -228,6 +243,8 @@ struct Pricer {
     // op-level policy did not keep (selective_ops).
     if (sc.training.recompute == Recompute::kFull) {
       b.recompute = b.fwd;
+      b.bwd_traffic += b.fwd_traffic;
+      b.bwd_window += b.fwd_window;
     } else {
       int matmul = 0;
       for (const Op& op : layer.ops) {
@@ -252,6 +269,7 @@ struct Pricer {
       Result<Seconds> t = Coll(c.group, c.op, c.size);
       if (!t.ok()) return t.status();
       (c.pass == CommPass::kForward ? b.fwd.tp : b.bwd.tp) += *t;
+      (c.pass == CommPass::kForward ? b.fwd_traffic.tp : b.bwd_traffic.tp) += *t;
       b.tp_comm_total += *t;
     }
     return b;
@@ -275,6 +293,8 @@ struct Pricer {
       }
       b.fwd.tp += fwd * static_cast<double>(heads);
       b.bwd.tp += bwd * static_cast<double>(heads);
+      b.fwd_traffic.tp += fwd * static_cast<double>(heads);
+      b.bwd_traffic.tp += bwd * static_cast<double>(heads);
       b.tp_comm_total += (fwd + bwd) * static_cast<double>(heads);
       if (!g.mtp.empty()) {
         // The MTP block's own layer communication, as for a decoder layer.
@@ -283,6 +303,10 @@ struct Pricer {
         SHARDSIM_RETURN_IF_ERROR(LayerTp(g.mtp, plan.layer_collectives.front().collectives, mtp));
         b.fwd.tp += mtp.fwd.tp * static_cast<double>(sc.model.mtp_depth);
         b.bwd.tp += mtp.bwd.tp * static_cast<double>(sc.model.mtp_depth);
+        b.fwd_traffic.tp += mtp.fwd_traffic.tp * static_cast<double>(sc.model.mtp_depth);
+        b.bwd_traffic.tp += mtp.bwd_traffic.tp * static_cast<double>(sc.model.mtp_depth);
+        b.fwd_window.tp += mtp.fwd_window.tp * static_cast<double>(sc.model.mtp_depth);
+        b.bwd_window.tp += mtp.bwd_window.tp * static_cast<double>(sc.model.mtp_depth);
         b.tp_comm_total += mtp.tp_comm_total * static_cast<double>(sc.model.mtp_depth);
       }
     }
@@ -296,6 +320,10 @@ struct Pricer {
       SHARDSIM_RETURN_IF_ERROR(LayerEp(g.mtp, mtp));
       b.fwd.ep += mtp.fwd.ep * depth;
       b.bwd.ep += mtp.bwd.ep * depth;
+      b.fwd_traffic.ep += mtp.fwd_traffic.ep * depth;
+      b.bwd_traffic.ep += mtp.bwd_traffic.ep * depth;
+      b.fwd_window.ep += mtp.fwd_window.ep * depth;
+      b.bwd_window.ep += mtp.bwd_window.ep * depth;
     }
     return b;
   }

@@ -68,9 +68,9 @@ StepNetwork::Unit StepNetwork::UnitOf(LinkClass c, int64_t gpu) const {
   return u;
 }
 
-double StepNetwork::Multiplicity(const Unit& u, const RankCoords& at) const {
+double StepNetwork::Multiplicity(const Unit& u, const RankCoords& at, bool every_rank) const {
   const Placement& pl = layout_.placement();
-  if (every_rank_) {
+  if (every_rank) {
     // This device's tp lanes behind the unit; its dp/cp replicas are simulated on their own.
     RankCoords c = at;
     c.tp = 0;
@@ -143,7 +143,7 @@ std::vector<PhaseFlow> StepNetwork::Flows(const CollectiveCost& cost, const Rank
     // the unit alone (without the replicas: the same in both modes).
     struct Leg {
       LinkClass c;
-      double b, m, eff_ratio, alone;
+      double b, m, replicas, eff_ratio, alone;
       int64_t unit;
     };
     // At most one leg per class: a fixed array, so that pricing a phase does not allocate.
@@ -155,11 +155,13 @@ std::vector<PhaseFlow> StepNetwork::Flows(const CollectiveCost& cost, const Rank
       const auto lc = static_cast<LinkClass>(c);
       const double b = p.bytes[c] / D(std::max<int64_t>(1, p.ranks[c]));
       const Unit u = UnitOf(lc, gpu);
-      const double m = lc == LinkClass::kNvlink ? 1.0 : Multiplicity(u, at);
+      const double m = lc == LinkClass::kNvlink ? 1.0 : Multiplicity(u, at, every_rank_);
+      const double replicas =
+          lc == LinkClass::kNvlink || !every_rank_ ? 1.0 : Multiplicity(u, at, false) / m;
       const double base = lc == LinkClass::kNvlink ? spec.intra_efficiency : spec.inter_efficiency;
       const double eff = p.efficiency[c] > 0.0 ? p.efficiency[c] : base;
       const double ratio = base / eff;
-      legs[num_legs] = Leg{lc, b, m, ratio, b * ratio / Capacity(lc), u.id};
+      legs[num_legs] = Leg{lc, b, m, replicas, ratio, b * ratio / Capacity(lc), u.id};
       if (legs[num_legs].alone > legs[bound].alone) bound = num_legs;
       ++num_legs;
     }
@@ -172,6 +174,7 @@ std::vector<PhaseFlow> StepNetwork::Flows(const CollectiveCost& cost, const Rank
     f.classes.reserve(num_legs);
     f.link_bytes.reserve(num_legs);
     f.multiplicity.reserve(num_legs);
+    f.replicas.reserve(num_legs);
     for (size_t i = 0; i < num_legs; ++i) {
       const Leg& l = legs[i];
       f.links.push_back(LinkOf(l.c, l.unit, engine));
@@ -179,6 +182,7 @@ std::vector<PhaseFlow> StepNetwork::Flows(const CollectiveCost& cost, const Rank
       f.classes.push_back(l.c);
       f.link_bytes.push_back(l.b * l.m);
       f.multiplicity.push_back(l.m);
+      f.replicas.push_back(l.replicas);
     }
     out.push_back(std::move(f));
   }

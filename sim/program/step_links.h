@@ -53,6 +53,10 @@ struct PhaseFlow {
   std::vector<LinkClass> classes;
   std::vector<double> link_bytes;  // per link: bytes this flow and its replicas put on it
   std::vector<double> multiplicity;
+  // Per link: the simulated devices that load it alike, this one included (every-rank mode: the
+  // stage's GPUs behind the unit over this device's multiplicity; 1 in representative mode), so
+  // that weights * replicas are the representative device's weights in both modes.
+  std::vector<double> replicas;
 };
 
 // What each engine link of the step is.
@@ -81,7 +85,7 @@ class StepNetwork {
     int64_t first = 0, last = 0;
   };
   Unit UnitOf(LinkClass c, int64_t gpu) const;
-  double Multiplicity(const Unit& u, const RankCoords& at) const;
+  double Multiplicity(const Unit& u, const RankCoords& at, bool every_rank) const;
   double Capacity(LinkClass c) const;
 
   const Layout& layout_;

@@ -1,6 +1,7 @@
 #include "sim/program/step_program.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -61,6 +62,8 @@ struct ChunkWork {
   // (BlockCost::ep_alone less what the pass already pays).
   Seconds fwd_ep_alone;
   Seconds bwd_ep_alone;
+  // The passes' in-layer communication (BlockCost::fwd_traffic ... bwd_window).
+  PassTime fwd_traffic, bwd_traffic, fwd_window, bwd_window;
 };
 
 class Builder {
@@ -285,6 +288,26 @@ class Builder {
 
   Status MakeChunks();
   void MakeDevices();
+  // In-layer traffic as flows (see AddPass).
+  Status ChooseNetworkedClasses();
+  struct InLayerFlow {
+    TaskId first;  // the first flow added on this path (Engine::AddFlowLike)
+    double seconds_per_byte =
+        0.0;  // alone: the template phase's max over its links of w / capacity
+    std::vector<ResourceId> links;
+    std::vector<double> weights;
+    CommGroup group = CommGroup::kTp;
+    CollectiveOp op = CollectiveOp::kAllReduce;
+    Bytes size;
+    LinkClass link = LinkClass::kNvlink;
+  };
+  Result<InLayerFlow*> InLayerTemplate(const Device& d, int cls, bool backward);
+  // A compute pass of `info.parts` on d.compute, its networked in-layer traffic as flows; sets
+  // the pass's first and last compute-stream task.
+  Status AddPass(const Device& d, const TaskInfo& info, const PassTime& traffic,
+                 const PassTime& window, TaskId* first, TaskId* last);
+  std::array<bool, 3> networked_{};                                 // tp, cp, ep
+  std::map<std::tuple<int32_t, int, bool>, InLayerFlow> in_layer_;  // (device, class, backward)
   void PriceChunk(ChunkWork* w) const;
   // The chunk's forward or backward (adding the backward's recompute and weight-gradient time to
   // `recompute` and `wgrad`).
@@ -439,6 +462,10 @@ void Builder::PriceChunk(ChunkWork* w) const {
     w->wgrad += b.wgrad;
     w->fwd_ep_alone += b.ep_alone - b.fwd.ep;
     w->bwd_ep_alone += b.ep_alone - (b.bwd.ep - b.recompute.ep);
+    w->fwd_traffic += b.fwd_traffic;
+    w->bwd_traffic += b.bwd_traffic;
+    w->fwd_window += b.fwd_window;
+    w->bwd_window += b.bwd_window;
   };
   for (int64_t i : w->layers) {
     add(costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(i)])]);
@@ -455,6 +482,279 @@ PassTime Builder::ChunkPass(const ChunkWork& w, bool backward, Seconds* recomput
   if (recompute != nullptr) *recompute += w.recompute;
   if (wgrad != nullptr) *wgrad += w.wgrad;
   return t;
+}
+
+// In-layer traffic (TP collectives, CP ring-attention hops, EP all-to-alls) as flows on the
+// step's links, so that it shares them max-min with DP, ZeRO and PP flows (and with each other's
+// replicas) where they meet. A class becomes flows only when a link class it loads is also
+// loaded by other traffic of the step (any other group; another in-layer class only off NVLink,
+// since a device's in-layer classes run one after the other and NVLink ports are per GPU);
+// otherwise no flow could share its links and it stays priced into the pass (the flows would
+// give the same time at a higher engine cost).
+Status Builder::ChooseNetworkedClasses() {
+  const auto mask = [&](CommGroup g, CollectiveOp op, Bytes size,
+                        const RankCoords& at) -> Result<uint32_t> {
+    if (layout_.GroupSize(g) <= 1 || size.value() <= 0.0) return 0u;
+    Result<CollectiveCost> c = layout_.Cost(g, op, size, at);
+    if (!c.ok()) return c.status();
+    uint32_t m = 0;
+    for (const PhaseTraffic& ph : c->phases) {
+      for (size_t k = 0; k < kNumLinkClasses; ++k) {
+        if (ph.bytes[k] > 0.0) m |= 1u << k;
+      }
+    }
+    return m;
+  };
+  const auto add = [&](Result<uint32_t> m, uint32_t* into) -> Status {
+    if (!m.ok()) return m.status();
+    *into |= *m;
+    return Status::Ok();
+  };
+  std::array<uint32_t, 3> in{};
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
+    SHARDSIM_RETURN_IF_ERROR(add(mask(CommGroup::kTp, op, plan_.activation, RankCoords{}), &in[0]));
+  }
+  for (const LayerCollectives& lc : plan_.layer_collectives) {
+    for (const InLayerCollective& c : lc.collectives) {
+      if (c.group != CommGroup::kCp) continue;
+      SHARDSIM_RETURN_IF_ERROR(
+          add(mask(c.group, c.op, c.size, layout_.SlowestCpHop(RankCoords{})), &in[1]));
+      break;  // every hop of the ring crosses the same classes
+    }
+  }
+  if (costs_.ep.size.value() > 0.0) {
+    SHARDSIM_RETURN_IF_ERROR(
+        add(mask(CommGroup::kEp, CollectiveOp::kAllToAll, costs_.ep.size, RankCoords{}), &in[2]));
+  }
+  if ((in[0] | in[1] | in[2]) == 0) return Status::Ok();
+  // The classes the other traffic loads: the DP groups' at a bucket's size (reduce-scatter
+  // loads what all-gather does), and the class that bounds each pipeline send (a transfer
+  // that leaves the node loads its NIC, whatever bounds it).
+  uint32_t others = 0;
+  const Bytes bucket(64.0 * (1 << 20));
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
+    SHARDSIM_RETURN_IF_ERROR(add(mask(CommGroup::kGrad, op, bucket, RankCoords{}), &others));
+    SHARDSIM_RETURN_IF_ERROR(add(mask(CommGroup::kExpertGrad, op, bucket, RankCoords{}), &others));
+  }
+  for (const CommTime& t : costs_.pp_send) {
+    const bool off_node = t.bottleneck != LinkClass::kNvlink && t.bottleneck != LinkClass::kPcie;
+    others |= 1u << static_cast<unsigned>(t.bottleneck);
+    if (off_node) others |= 1u << static_cast<unsigned>(LinkClass::kNic);
+  }
+  if (sc_.parallel.pp > 1 && sc_.model.tied_embeddings) {
+    SHARDSIM_RETURN_IF_ERROR(
+        add(mask(CommGroup::kEmbedding, CollectiveOp::kAllReduce, bucket, RankCoords{}), &others));
+  }
+  const uint32_t off_nvlink = ~(1u << static_cast<unsigned>(LinkClass::kNvlink));
+  for (size_t c = 0; c < 3; ++c) {
+    uint32_t other_in = 0;
+    for (size_t o = 0; o < 3; ++o) other_in |= o == c ? 0u : in[o];
+    networked_[c] = (in[c] & others) != 0 || (in[c] & other_in & off_nvlink) != 0;
+  }
+  return Status::Ok();
+}
+
+// The path of class `cls`'s in-layer flows of device `d` (forward or backward pass): the plan's
+// first collective of that class and pass, as the network runs it for `d`
+// (StepNetwork::Flows), its phase that would take longest alone. The pass's flow moves on that
+// phase's links with its weights (replicas as multiplicity), its bytes sized so that alone it
+// takes the class's time in the pass (AddPass).
+Result<Builder::InLayerFlow*> Builder::InLayerTemplate(const Device& d, int cls, bool backward) {
+  const auto key = std::make_tuple(d.index, cls, backward);
+  auto it = in_layer_.find(key);
+  if (it != in_layer_.end()) return &it->second;
+  InLayerFlow f;
+  RankCoords at;
+  bool found = false;
+  if (cls == 2) {
+    f.group = CommGroup::kEp;
+    f.op = CollectiveOp::kAllToAll;
+    f.size = costs_.ep.size;
+    found = f.size.value() > 0.0;
+  } else {
+    const CommGroup want = cls == 0 ? CommGroup::kTp : CommGroup::kCp;
+    if (cls == 1) at = layout_.SlowestCpHop(RankCoords{});
+    std::vector<const LayerCollectives*> lists;
+    for (const LayerCollectives& lc : plan_.layer_collectives) lists.push_back(&lc);
+    lists.push_back(&plan_.embedding_collectives);
+    lists.push_back(&plan_.head_collectives);
+    for (const LayerCollectives* lc : lists) {
+      int seen = 0;
+      for (const InLayerCollective& c : lc->collectives) {
+        if (c.group != want || c.regather) continue;
+        // CP lists a forward then a backward hop per attention core; TP marks its pass.
+        const bool bwd = want == CommGroup::kCp ? seen++ % 2 == 1 : c.pass != CommPass::kForward;
+        if (bwd != backward) continue;
+        f.group = c.group;
+        f.op = c.op;
+        f.size = c.size;
+        found = true;
+        break;
+      }
+      if (found) break;
+    }
+  }
+  if (found) {
+    Result<Comm> c = CommOf(f.group, f.op, f.size, at, d);
+    if (!c.ok()) return c.status();
+    f.link = c->cost->bottleneck_class;
+    double longest = -1.0;
+    for (const PhaseFlow& ph : *c->flows) {
+      double k = 0.0;
+      for (size_t l = 0; l < ph.links.size(); ++l) {
+        // The representative device's weight (every-rank mode: this device's times the devices
+        // loading the link alike), so the flow's bytes are the same in both modes.
+        k = std::max(
+            k, ph.weights[l] * ph.replicas[l] / prog_.engine.link_capacity(ph.links[l]).value());
+      }
+      if (k * ph.bytes.value() > longest) {
+        longest = k * ph.bytes.value();
+        f.seconds_per_byte = k;
+        f.links = ph.links;
+        f.weights = ph.weights;
+      }
+    }
+    // For `simulate --explain`: the class's collective as the network runs it.
+    CommKind kind;
+    kind.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
+    kind.group = f.group;
+    kind.op = f.op;
+    kind.algo = c->cost->algo;
+    kind.size = f.size;
+    kind.device = d.index;
+    kind.phases = *c->flows;
+    const std::tuple<int, int, int> kk{static_cast<int>(kind.category),
+                                       static_cast<int>(kind.group), static_cast<int>(kind.op)};
+    if (kind_index_.find(kk) == kind_index_.end()) {
+      kind_index_.emplace(kk, prog_.comm_kinds.size());
+      prog_.comm_kinds.push_back(std::move(kind));
+    }
+  }
+  return &in_layer_.emplace(key, std::move(f)).first->second;
+}
+
+// A pass with in-layer traffic on networked classes runs as one stage per networked class c,
+// then the rest of the pass. A stage's uncontended length is X_c = max(W_c, T_c) (T_c: the
+// class's communication in the pass, exposed or hidden; W_c: the compute it can hide behind;
+// BlockCost::fwd_traffic ...), and the class's traffic is one flow of alone time T_c on its
+// links: on the compute stream when T_c >= W_c, else off-stream beside a delay W_c on the stream,
+// the next stage waiting for both. The rest (a delay) is the analytic pass time less the stages,
+// so that alone (no other flow on its links) the pass takes step_costs.cc's time (up to the
+// picosecond rounding of its tasks; tests/program/in_layer_network_test.cc), and sharing a link a
+// stage stretches by what its flow loses beyond its window: max(W_c, s * T_c) at a slowdown s,
+// the overlap rule of step_costs.cc applied to the flow's simulated time.
+// Approximations (the aggregation the engine's cost bound asks for, issue 13): one flow per
+// class and pass (the pass's collectives, ring rounds and layers summed, on the path of the
+// class's first collective, which the others cross too), windows summed over the pass, and the
+// stages placed at the start of the pass, where the DP buckets and pipeline sends released by
+// the pass before run: in the real step the transfers are spread through the pass, between its
+// kernels, so a flow released at a pass boundary meets them about as the stages here do; a
+// stage is cut to what is left of the pass (EP under ep_comm_overlap hides behind the paired
+// pass too, DeepSeek-V3 §3.2.1).
+Status Builder::AddPass(const Device& d, const TaskInfo& info, const PassTime& traffic,
+                        const PassTime& window, TaskId* first, TaskId* last) {
+  const PassTime& parts = info.parts;
+  const Seconds total = parts.total();
+  struct Stage {
+    int cls;
+    Seconds x, t, w, e;
+  };
+  std::array<Stage, 3> stages{};
+  size_t n = 0;
+  Seconds budget = total;
+  for (int c = 0; c < 3; ++c) {
+    if (!networked_[static_cast<size_t>(c)]) continue;
+    const Seconds t = c == 0 ? traffic.tp : c == 1 ? traffic.cp : traffic.ep;
+    if (t.value() <= 0.0) continue;
+    const Seconds e = c == 0 ? parts.tp : c == 1 ? parts.cp : parts.ep;
+    const Seconds w = c == 0 ? window.tp : c == 1 ? window.cp : window.ep;
+    const Seconds x = std::min(std::max(w, t), budget);
+    if (x.value() <= 0.0) continue;
+    stages[n++] = Stage{c, x, std::min(t, x), std::min(w, x), std::min(e, x)};
+    budget = budget - x;
+  }
+  if (n == 0) {
+    *first = *last = Add(info, d.compute, SimTime::FromSeconds(total));
+    return Status::Ok();
+  }
+  const Seconds compute = parts.compute;
+  const auto recompute_of = [&](Seconds c) {
+    return compute.value() > 0.0 ? info.recompute * (c / compute) : Seconds(0);
+  };
+  TaskInfo a = info;
+  for (size_t i = 0; i < n; ++i) {
+    const Stage& st = stages[i];
+    a.parts.compute = a.parts.compute - (st.x - st.e);
+    Seconds& part = st.cls == 0 ? a.parts.tp : st.cls == 1 ? a.parts.cp : a.parts.ep;
+    part = std::max(Seconds(0), part - st.e);
+  }
+  a.parts.compute = std::max(Seconds(0), a.parts.compute);
+  a.recompute = recompute_of(a.parts.compute);
+  const bool backward = info.category == TaskCategory::kBackward;
+  TaskId on_stream;  // the pass's last task on the compute stream so far
+  TaskId pending;    // an off-stream flow the next stage waits for
+  for (size_t i = 0; i < n; ++i) {
+    const Stage& st = stages[i];
+    Result<InLayerFlow*> tf = InLayerTemplate(d, st.cls, backward);
+    if (!tf.ok()) return tf.status();
+    InLayerFlow& f = **tf;
+    TaskInfo fi = info;
+    fi.activation_delta = Bytes(0);
+    fi.group = f.group;
+    fi.op = f.op;
+    fi.bytes = f.size;
+    fi.link = f.link;
+    fi.parts = PassTime{};
+    fi.recompute = Seconds(0);
+    const bool exposed_form = st.t >= st.w;
+    if (exposed_form) {
+      fi.parts.compute = std::max(Seconds(0), st.x - st.e);
+      (st.cls == 0 ? fi.parts.tp : st.cls == 1 ? fi.parts.cp : fi.parts.ep) = st.e;
+      fi.recompute = recompute_of(fi.parts.compute);
+    } else if (!on_stream.valid()) {
+      // The pass's start, for the off-stream flow to start with it.
+      TaskInfo si = info;
+      si.activation_delta = Bytes(0);
+      si.parts = PassTime{};
+      si.recompute = Seconds(0);
+      on_stream = *first = Add(si, d.compute, SimTime::Zero());
+    }
+    const Bytes bytes(f.seconds_per_byte > 0.0 ? st.t.value() / f.seconds_per_byte : 0.0);
+    const ResourceId stream = exposed_form ? d.compute : ResourceId();
+    const auto label = static_cast<uint32_t>(prog_.tasks->size());
+    const auto category = static_cast<uint8_t>(info.category);
+    const TaskId flow =
+        f.first.valid()
+            ? prog_.engine.AddFlowLike(f.first, stream, bytes, SimTime::Zero(), label, category)
+            : prog_.engine.AddFlow(stream, bytes, SimTime::Zero(), f.links, label, category,
+                                   BytesPerSec(0.0), f.weights);
+    if (!f.first.valid()) f.first = flow;
+    prog_.tasks->push_back(fi);
+    if (pending.valid()) Dep(pending, flow);
+    if (exposed_form) {
+      if (!on_stream.valid()) *first = flow;
+      on_stream = flow;
+      pending = TaskId();
+      continue;
+    }
+    Dep(on_stream, flow);
+    TaskInfo wi = info;
+    wi.activation_delta = Bytes(0);
+    wi.parts = PassTime{};
+    wi.parts.compute = st.x - st.e;
+    (st.cls == 0 ? wi.parts.tp : st.cls == 1 ? wi.parts.cp : wi.parts.ep) = st.e;
+    wi.recompute = recompute_of(wi.parts.compute);
+    const TaskId w = Add(wi, d.compute, SimTime::FromSeconds(st.x));
+    if (pending.valid()) Dep(pending, w);
+    on_stream = w;
+    pending = flow;
+  }
+  // The rest of the pass, after its stages (and the last off-stream flow); it allocates (frees)
+  // the pass's activations when it ends.
+  *last = Add(a, d.compute, SimTime::FromSeconds(budget));
+  if (pending.valid()) Dep(pending, *last);
+  if (!on_stream.valid()) *first = *last;
+  return Status::Ok();
 }
 
 TaskId Builder::Joined(const JoinKey& key, TaskId flow) {
@@ -558,6 +858,13 @@ Status Builder::BuildDevice(const Device& d) {
                 std::ceil(grads.value() / std::max(1.0, sc_.parallel.dp_bucket_bytes))),
             1, 16);
       }
+      const bool weight_pass = it.phase == Phase::kWeight;
+      const double per_piece = 1.0 / static_cast<double>(buckets);
+      const PassTime traffic =
+          weight_pass ? PassTime{} : (backward ? w.bwd_traffic : w.fwd_traffic) * per_piece;
+      PassTime window =
+          weight_pass ? PassTime{} : (backward ? w.bwd_window : w.fwd_window) * per_piece;
+      if (alone) window.ep = Seconds(0);  // nothing to hide the all-to-alls behind
       TaskInfo piece = info;
       piece.parts = info.parts * (1.0 / static_cast<double>(buckets));
       piece.recompute = info.recompute / static_cast<double>(buckets);
@@ -566,8 +873,9 @@ Status Builder::BuildDevice(const Device& d) {
         piece.bucket = static_cast<int16_t>(k);
         // Activations are freed when the whole backward is done: the last piece.
         piece.activation_delta = k + 1 == buckets ? info.activation_delta : Bytes(0);
-        const TaskId t = Add(piece, d.compute, SimTime::FromSeconds(piece.parts.total()));
-        if (k == 0) first = t;
+        TaskId piece_first, t;
+        SHARDSIM_RETURN_IF_ERROR(AddPass(d, piece, traffic, window, &piece_first, &t));
+        if (k == 0) first = piece_first;
         last = t;
         if (!reduce_here) continue;
         const Bytes bucket = grads / static_cast<double>(buckets);
@@ -675,7 +983,7 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
   for (size_t idx = 0; idx < layers.size(); ++idx) {
     const int64_t l = layers[idx];
     int64_t params = 0;
-    PassTime parts;
+    PassTime parts, traffic, hide;
     Seconds recompute(0);
     Bytes acts;
     if (l != kNoLayer) {
@@ -684,15 +992,21 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
           costs_.layer_kinds[static_cast<size_t>(g_.layer_kind_of[static_cast<size_t>(l)])];
       params = Sum(ops.ops).params;
       parts = backward ? b.bwd : b.fwd;
+      traffic = backward ? b.bwd_traffic : b.fwd_traffic;
+      hide = backward ? b.bwd_window : b.fwd_window;
       if (backward) recompute = b.recompute.compute;
       acts = LayerActivationBytes(ops, sc_.training);
     }
     if (w.embedding && (backward ? idx + 1 == layers.size() : idx == 0)) {
       parts += backward ? costs_.embedding.bwd : costs_.embedding.fwd;
+      traffic += backward ? costs_.embedding.bwd_traffic : costs_.embedding.fwd_traffic;
+      hide += backward ? costs_.embedding.bwd_window : costs_.embedding.fwd_window;
       params += Sum(g_.embedding).params;
     }
     if (w.head && (backward ? idx == 0 : idx + 1 == layers.size())) {
       parts += backward ? costs_.head.bwd : costs_.head.fwd;
+      traffic += backward ? costs_.head.bwd_traffic : costs_.head.fwd_traffic;
+      hide += backward ? costs_.head.bwd_window : costs_.head.fwd_window;
       params += Sum(g_.head).params + Sum(g_.mtp).params;
     }
     TaskId gather;
@@ -725,10 +1039,11 @@ Status Builder::BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* 
       acts += Sum(g_.head).saved + Sum(g_.mtp).saved;
     }
     info.activation_delta = backward ? Bytes(0) - acts : acts;
-    const TaskId t = Add(info, d.compute, SimTime::FromSeconds(parts.total()));
-    if (gather.valid()) Dep(gather, t);
+    TaskId pass_first, t;
+    SHARDSIM_RETURN_IF_ERROR(AddPass(d, info, traffic, hide, &pass_first, &t));
+    if (gather.valid()) Dep(gather, pass_first);
     computed.push_back(t);
-    if (idx == 0) *first = t;
+    if (idx == 0) *first = pass_first;
     *last = t;
     if (backward && reduced) {
       const PendingReduce p{Bytes(static_cast<double>(params) * grad_bytes), t, l};
@@ -1064,6 +1379,7 @@ Result<StepProgram> Builder::Build() {
   pairs_only_overlap_ = par.ep_comm_overlap && (par.schedule == PipelineSchedule::kDualPipe ||
                                                 par.schedule == PipelineSchedule::kDualPipeV);
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
+  SHARDSIM_RETURN_IF_ERROR(ChooseNetworkedClasses());
   Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(shape_);
   if (!orders.ok()) return orders.status();
   orders_ = std::move(*orders);
@@ -1084,6 +1400,13 @@ Result<StepProgram> Builder::Build() {
   wgt_.assign(slots, TaskId());
   gather_.assign(prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages), TaskId());
   waits_.assign(prog_.devices.size(), {});
+  // `--explain` shows the ring-attention hop as the network runs it, a flow or not.
+  if (sc_.parallel.cp > 1 && !prog_.devices.empty()) {
+    for (bool backward : {false, true}) {
+      Result<InLayerFlow*> hop = InLayerTemplate(prog_.devices.front(), 1, backward);
+      if (!hop.ok()) return hop.status();
+    }
+  }
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(BuildDevice(d));
   SHARDSIM_RETURN_IF_ERROR(LinkPipeline());
   for (const Device& d : prog_.devices) SHARDSIM_RETURN_IF_ERROR(Finish(d));

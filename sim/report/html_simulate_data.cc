@@ -66,6 +66,12 @@ Json TimelineJson(const SimResult& r) {
     const TaskId id(i);
     const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
     if (t.category == TaskCategory::kJoin) continue;
+    // An in-layer flow beside its compute window (program/step_program.cc AddPass) runs under
+    // the window's task, which is drawn.
+    if ((t.category == TaskCategory::kForward || t.category == TaskCategory::kBackward) &&
+        !prog.engine.stream(id).valid()) {
+      continue;
+    }
     const Device& d = prog.devices[static_cast<size_t>(t.device)];
     if (d.coords.dp != 0 || d.coords.cp != 0) continue;
     shown.push_back({id, d.coords.pp, d.StreamIndex(prog.engine.stream(id))});

@@ -57,6 +57,13 @@ Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device&
       t = run.released_by_task(t);
     }
     const TaskInfo& i = info(t);
+    // An in-layer flow beside its compute window (program/step_program.cc AddPass): what it
+    // takes beyond the window is that class's exposed communication.
+    if (prog.engine.kind(t) == TaskKind::kFlow &&
+        (i.category == TaskCategory::kForward || i.category == TaskCategory::kBackward)) {
+      (i.group == CommGroup::kCp ? b.cp : i.group == CommGroup::kEp ? b.ep : b.tp) += gap;
+      return;
+    }
     const Seconds dur = (run.end(t) - run.start(t)).seconds();
     const Seconds c = i.category == TaskCategory::kPpSend ? std::min(gap, dur) : gap;
     if (comm(i, c)) {
@@ -81,6 +88,14 @@ Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device&
     const Seconds d = (run.end(t) - run.start(t)).seconds();
     if (i.category == TaskCategory::kOptimizer) {
       b.optimizer += d;
+    } else if (prog.engine.kind(t) == TaskKind::kFlow) {
+      // An in-layer flow on the compute stream (program/step_program.cc AddPass): its compute
+      // window, then what it takes beyond is that class's exposed communication.
+      const Seconds c = std::min(d, i.parts.compute);
+      const double r = i.parts.compute.value() > 0.0 ? i.recompute / i.parts.compute : 0.0;
+      b.compute += c * (1.0 - r);
+      b.recompute += c * r;
+      (i.group == CommGroup::kCp ? b.cp : i.group == CommGroup::kEp ? b.ep : b.tp) += d - c;
     } else {
       const double total = i.parts.total().value();
       const double f = total > 0.0 ? d.value() / total : 0.0;

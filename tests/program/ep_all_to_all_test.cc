@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "sim/config/loader.h"
 #include "sim/hardware/op_cost.h"
@@ -272,12 +273,26 @@ TEST(EpAllToAll, DualPipeExposesTheUnpairedChunks) {
       };
       auto order = PipelineOrder(shape, d.coords.pp);
       ASSERT_TRUE(order.ok());
-      size_t next = 0;  // the compute tasks of `d` come in its order, one per pass
+      // The passes of `d`, in its order: a pass is one task, or (its all-to-alls as flows on
+      // links DP or PP traffic shares, step_program.cc AddPass) a few in a row, whose parts sum.
+      std::vector<TaskInfo> passes;
       for (const TaskInfo& info : *prog->tasks) {
         if (info.device != d.index ||
             (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward)) {
           continue;
         }
+        const bool same = !passes.empty() && passes.back().category == info.category &&
+                          passes.back().chunk == info.chunk &&
+                          passes.back().microbatch == info.microbatch &&
+                          passes.back().bucket == info.bucket && passes.back().part == info.part;
+        if (same) {
+          passes.back().parts += info.parts;
+        } else {
+          passes.push_back(info);
+        }
+      }
+      size_t next = 0;  // the compute tasks of `d` come in its order
+      for (const TaskInfo& info : passes) {
         if (info.bucket > 0) continue;  // a backward split into gradient buckets: its first piece
         ASSERT_LT(next, order->size());
         const size_t i = next++;

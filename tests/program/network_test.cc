@@ -9,6 +9,7 @@
 #include "sim/parallel/layout.h"
 #include "sim/program/network_explain.h"
 #include "sim/program/step_links.h"
+#include "sim/report/comm_report.h"
 #include "sim/report/simulate.h"
 #include "tests/model/test_models.h"
 #include "tests/topology/test_specs.h"
@@ -89,6 +90,34 @@ TEST(Network, CrossNodePointToPointIsOneNicPath) {
     Result<Layout> l = Layout::Make(Make(16, 16, 1, 1, t));
     ASSERT_TRUE(l.ok()) << l.status().ToString();
     EXPECT_NEAR(Alone(*l, {CommGroup::kGrad, CollectiveOp::kSendRecv, kS, {}}), expect, 1e-11);
+  }
+}
+
+// `comm` and `simulate` agree on one collective alone: `shardsim comm`'s time (the collective
+// model, sim/report/comm_report.h) equals the same group's flows on the step's network (a DP
+// group of every GPU, TP = 1), inside a node and across two, for each op and a small and a large
+// size. (`comm --concurrent` still shares analytically: see docs/architecture.md.)
+TEST(Network, CommAgreesWithTheStepNetworkAlone) {
+  for (const char* topology : {"dgx-h100", "dgx-a100"}) {
+    for (int64_t gpus : {8, 16}) {
+      for (const char* op : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}) {
+        for (const char* size : {"1MiB", "256MiB"}) {
+          CommRequest req;
+          req.topology = topology;
+          req.gpus = gpus;
+          req.op = op;
+          req.size = size;
+          Result<CommRun> run = RunComm(req, LoadOptions{});
+          ASSERT_TRUE(run.ok()) << run.status().ToString();
+          Result<Layout> l = Layout::Make(Make(gpus, gpus, 1, 1, run->spec));
+          ASSERT_TRUE(l.ok()) << l.status().ToString();
+          const double net = Alone(*l, {CommGroup::kGrad, run->op, run->sizes.at(0), {}});
+          // Up to the engine's picosecond rounding of each phase.
+          EXPECT_NEAR(net, run->costs.at(0).time.value(), 1e-11)
+              << topology << " " << gpus << " GPUs " << op << " " << size;
+        }
+      }
+    }
   }
 }
 
