@@ -182,7 +182,8 @@ TEST(InLayerNetwork, MoreBandwidthNeverSlowsAStep) {
 // drop the replicas they stand for (checked on a deliberate break: weights capped at 1).
 TEST(InLayerNetwork, RepresentativeEqualsEveryRank) {
   const L layouts[] = {{2, 4, 1, 1}, {2, 8, 2, 1},       {2, 4, 2, 1},
-                       {4, 4, 2, 1}, {2, 8, 1, 2, true}, {4, 4, 1, 4, true}};
+                       {4, 4, 2, 1}, {2, 8, 1, 2, true}, {4, 4, 1, 4, true},
+                       {4, 8, 2, 1}, {8, 8, 1, 8, true}};  // the last two on 64 GPUs
   const std::vector<std::string> cp_outer = {"tp", "dp", "cp", "pp"};
   // Variant 2: small TP, CP placed outside DP: the ring's hops and the all-to-alls leave each
   // node on NICs two ranks share, and cross the spine.
