@@ -137,9 +137,10 @@ std::pair<double, double> FlowTime(const Scenario& sc, const SimResult& r, TaskC
 // A CP ring across nodes (TP8 CP2: the hop leaves on GPU 0's NIC) and the DP reduce-scatter of
 // the gradient buckets (DP2 across nodes, on the same NIC) slow each other: the last backward
 // (its hops beside the buckets) takes longer than alone, and the buckets' flows longer than
-// their collective's time. Likewise an EP all-to-all across nodes (TP8 EP2) with DP.
-TEST(InLayerNetwork, CpRingAndEpAllToAllContendWithDpOnTheNic) {
-  for (const L& l : {L{2, 8, 2, 1}, L{2, 8, 1, 2, true}}) {
+// their collective's time. Likewise an EP all-to-all across nodes (TP8 EP2) with DP on the NIC,
+// and TP4's all-reduces with DP2's ring inside one node on the NVLink ports.
+TEST(InLayerNetwork, InLayerFlowsAndDpBucketsSlowEachOther) {
+  for (const L& l : {L{2, 8, 2, 1}, L{2, 8, 1, 2, true}, L{2, 4, 1, 1}}) {
     Scenario sc = Make(l);
     sc.parallel.overlap_grad_reduce = true;
     sc.parallel.dp_bucket_bytes = 4e6;
@@ -181,7 +182,8 @@ TEST(InLayerNetwork, MoreBandwidthNeverSlowsAStep) {
 // drop the replicas they stand for (checked on a deliberate break: weights capped at 1).
 TEST(InLayerNetwork, RepresentativeEqualsEveryRank) {
   const L layouts[] = {{2, 4, 1, 1}, {2, 8, 2, 1},       {2, 4, 2, 1},
-                       {4, 4, 2, 1}, {2, 8, 1, 2, true}, {4, 4, 1, 4, true}};
+                       {4, 4, 2, 1}, {2, 8, 1, 2, true}, {4, 4, 1, 4, true},
+                       {4, 8, 2, 1}, {8, 8, 1, 8, true}};  // the last two on 64 GPUs
   const std::vector<std::string> cp_outer = {"tp", "dp", "cp", "pp"};
   // Variant 2: small TP, CP placed outside DP: the ring's hops and the all-to-alls leave each
   // node on NICs two ranks share, and cross the spine.
