@@ -118,22 +118,11 @@ double OptimizerBytes(const TrainingSpec& t) {
 }  // namespace
 
 Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
-                                    const ParallelSpec& parallel, const HardwareSpec& hardware) {
-  return EstimateMemory(model, training, parallel, hardware, ProfileOf(Framework::kMegatron));
-}
-
-Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
                                     const ParallelSpec& parallel, const HardwareSpec& hardware,
                                     const FrameworkSpec& framework) {
   Result<Sharding> plan = ShardModel(model, training, parallel);
   if (!plan.ok()) return plan.status();
   return EstimateMemory(*plan, model, training, parallel, hardware, framework);
-}
-
-Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
-                                    const TrainingSpec& training, const ParallelSpec& parallel,
-                                    const HardwareSpec& hardware) {
-  return EstimateMemory(plan, model, training, parallel, hardware, ProfileOf(Framework::kMegatron));
 }
 
 Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,

@@ -112,7 +112,7 @@ ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_
                                 double optimizer_bytes, int zero_stage, double shards);
 
 // Under the framework `framework`'s FSDP / ZeRO-3 mechanisms (sim/framework/framework.h), with
-// parallel.zero_stage 3 (Scenario::framework; the four-argument form is Megatron-Core's):
+// parallel.zero_stage 3 (Scenario::framework; Megatron-Core's profile when none is given):
 //   - prefetch_layers k: zero3_buffers = (1 + k) x the largest layer's parameters x weight bytes;
 //   - parameters kept unsharded (reshard_after_forward false, or torchtitan's rule under PP):
 //     zero3_buffers = P x weight bytes, P the stage's parameters (TP/PP/EP shards);
@@ -130,21 +130,18 @@ ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_
 //     input in the reduce dtype (post_backward frees the previous one before foreach_reduce
 //     allocates the next) and the root's when larger (a new segment; the layer's stays cached).
 // Closed forms in tests/memory/framework_memory_test.cc.
-Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
-                                    const TrainingSpec& training, const ParallelSpec& parallel,
-                                    const HardwareSpec& hardware, const FrameworkSpec& framework);
-// Megatron-Core's (the four- and five-argument forms without a framework), and the forms that
-// shard the model first (ShardModel).
-Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
-                                    const ParallelSpec& parallel, const HardwareSpec& hardware,
-                                    const FrameworkSpec& framework);
+//
 // The budget of the plan's sharded op graph over its layer split (sim/parallel/plan.h), for
-// `model` trained as `training` under `parallel` (the specs the plan was sharded from).
-Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
-                                    const TrainingSpec& training, const ParallelSpec& parallel,
-                                    const HardwareSpec& hardware);
-Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
-                                    const ParallelSpec& parallel, const HardwareSpec& hardware);
+// `model` trained as `training` under `parallel` (the specs the plan was sharded from); without
+// a framework, Megatron-Core's profile.
+Result<MemoryBudget> EstimateMemory(
+    const Sharding& plan, const ModelSpec& model, const TrainingSpec& training,
+    const ParallelSpec& parallel, const HardwareSpec& hardware,
+    const FrameworkSpec& framework = ProfileOf(Framework::kMegatron));
+// The same, sharding the model first (ShardModel).
+Result<MemoryBudget> EstimateMemory(
+    const ModelSpec& model, const TrainingSpec& training, const ParallelSpec& parallel,
+    const HardwareSpec& hardware, const FrameworkSpec& framework = ProfileOf(Framework::kMegatron));
 
 }  // namespace shardsim
 

@@ -1,6 +1,7 @@
 #include "sim/model/recompute.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace shardsim {
@@ -43,7 +44,11 @@ std::vector<double> MmCalls(const LayerOps& layer, size_t i) {
   const Op& op = layer.ops[i];
   const double out = static_cast<double>(op.matmul.m) * static_cast<double>(op.matmul.n) *
                      static_cast<double>(op.matmul.batch);
-  if (op.name == "attn.qkv") {
+  auto ends_with = [&](const std::string& tail) {
+    return op.name.size() >= tail.size() &&
+           op.name.compare(op.name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (ends_with("attn.qkv")) {  // MTP layers carry a prefix
     for (const Op& core : layer.ops) {
       if (core.kind != OpKind::kAttention) continue;
       const AttentionShape& a = core.attention;
@@ -55,7 +60,7 @@ std::vector<double> MmCalls(const LayerOps& layer, size_t i) {
       }
     }
   }
-  if (op.name.size() >= 4 && op.name.compare(op.name.size() - 4, 4, ".fc1") == 0) {
+  if (ends_with(".fc1")) {
     for (size_t j = i + 1; j < layer.ops.size(); ++j) {  // fc2: the next matmul (past casts)
       if (layer.ops[j].kind != OpKind::kMatmul) continue;
       if (op.matmul.n == 2 * layer.ops[j].matmul.k) return {0.5, 0.5};
