@@ -279,5 +279,67 @@ TEST(FrameworkProgram, ReshardToGroupGathersBackwardFromIt) {
   EXPECT_EQ(backward, 2 * 8);
 }
 
+// The representative pipeline stands for its replicas under the new groups too: HSDP's shard and
+// replica collectives, FSDP2's reshard group, DeepSpeed's per-submodule gathers and its blocking
+// pipeline sends give the same step simulated on every rank (two 8-GPU nodes).
+TEST(FrameworkProgram, RepresentativeEqualsEveryRank) {
+  const std::string cases[] = {
+      "parallel: {dp: 16, zero_stage: 3}\nframework: {name: torchtitan, shard_group: 8}\n",
+      "parallel: {dp: 8, tp: 2, zero_stage: 1}\nframework: {shard_group: 4}\n",
+      "parallel: {dp: 16, zero_stage: 3}\n"
+      "framework: {name: torchtitan, shard_group: 8, reshard_after_forward: 2}\n",
+      "parallel: {dp: 16, zero_stage: 3}\nframework: deepspeed\n",
+      "parallel: {dp: 8, pp: 2, zero_stage: 1}\nframework: megatron-deepspeed\n"};
+  for (const std::string& c : cases) {
+    Result<Scenario> sc = testing_util::BuildText(
+        testing_util::Head() + "gpus: 16\ntraining: {seq_len: 1024, global_batch: 32}\n" + c);
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    Result<SimResult> rep = Simulate(*sc);
+    SimOptions every;
+    every.every_rank = true;
+    Result<SimResult> all = Simulate(*sc, every);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    EXPECT_NEAR(all->step_time.value() / rep->step_time.value(), 1.0, 1e-9) << c;
+  }
+}
+
+// DeepSpeed's PipelineEngine sends block (framework.blocking_p2p): the same scenario is never
+// faster with them, and on device 0 the first pass after each send starts when the send ends.
+TEST(FrameworkProgram, BlockingSendsHoldTheSendersNextPass) {
+  auto simulate = [](bool blocking) {
+    Result<Scenario> sc = testing_util::BuildText(
+        testing_util::Head() +
+        "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16}\n"
+        "parallel: {dp: 2, tp: 2, pp: 2}\nframework: {name: megatron-deepspeed, blocking_p2p: " +
+        std::string(blocking ? "true" : "false") + "}\n");
+    EXPECT_TRUE(sc.ok()) << sc.status().ToString();
+    Result<SimResult> r = Simulate(*sc);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r;
+  };
+  Result<SimResult> blocking = simulate(true);
+  Result<SimResult> free = simulate(false);
+  ASSERT_TRUE(blocking.ok() && free.ok());
+  EXPECT_GE(blocking->step_time.value(), free->step_time.value());
+  const StepProgram& p = *blocking->program;
+  const Device& d = p.devices[0];
+  const RunResult& run = *blocking->run;
+  int checked = 0;
+  for (TaskId s : run.StreamTasks(d.pp_next)) {
+    for (TaskId t : run.StreamTasks(d.compute)) {
+      const TaskInfo& info = (*p.tasks)[static_cast<size_t>(p.engine.label(t))];
+      if (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward) {
+        continue;
+      }
+      if (run.start(t) < run.start(s)) continue;
+      EXPECT_GE(run.start(t).picos(), run.end(s).picos());  // the first pass after the send
+      ++checked;
+      break;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
 }  // namespace
 }  // namespace shardsim
