@@ -279,5 +279,103 @@ TEST(FrameworkProgram, ReshardToGroupGathersBackwardFromIt) {
   EXPECT_EQ(backward, 2 * 8);
 }
 
+// The representative pipeline stands for its replicas under the new groups too: HSDP's shard and
+// replica collectives, FSDP2's reshard group, DeepSpeed's per-submodule gathers and its blocking
+// pipeline sends give the same step simulated on every rank (two 8-GPU nodes).
+TEST(FrameworkProgram, RepresentativeEqualsEveryRank) {
+  const std::string cases[] = {
+      "parallel: {dp: 16, zero_stage: 3}\nframework: {name: torchtitan, shard_group: 8}\n",
+      "parallel: {dp: 8, tp: 2, zero_stage: 1}\nframework: {shard_group: 4}\n",
+      "parallel: {dp: 16, zero_stage: 3}\n"
+      "framework: {name: torchtitan, shard_group: 8, reshard_after_forward: 2}\n",
+      "parallel: {dp: 16, zero_stage: 3}\nframework: deepspeed\n",
+      "parallel: {dp: 8, pp: 2, zero_stage: 1}\nframework: megatron-deepspeed\n"};
+  for (const std::string& c : cases) {
+    Result<Scenario> sc = testing_util::BuildText(
+        testing_util::Head() + "gpus: 16\ntraining: {seq_len: 1024, global_batch: 32}\n" + c);
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    Result<SimResult> rep = Simulate(*sc);
+    SimOptions every;
+    every.every_rank = true;
+    Result<SimResult> all = Simulate(*sc, every);
+    ASSERT_TRUE(rep.ok()) << rep.status().ToString();
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    EXPECT_NEAR(all->step_time.value() / rep->step_time.value(), 1.0, 1e-9) << c;
+  }
+}
+
+// DeepSpeed's PipelineEngine sends block (framework.blocking_p2p): the same scenario is never
+// faster with them, and on device 0 the first pass after each send starts when the send ends.
+TEST(FrameworkProgram, BlockingSendsHoldTheSendersNextPass) {
+  auto simulate = [](bool blocking) {
+    Result<Scenario> sc = testing_util::BuildText(
+        testing_util::Head() +
+        "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16}\n"
+        "parallel: {dp: 2, tp: 2, pp: 2}\nframework: {name: megatron-deepspeed, blocking_p2p: " +
+        std::string(blocking ? "true" : "false") + "}\n");
+    EXPECT_TRUE(sc.ok()) << sc.status().ToString();
+    Result<SimResult> r = Simulate(*sc);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r;
+  };
+  Result<SimResult> blocking = simulate(true);
+  Result<SimResult> free = simulate(false);
+  ASSERT_TRUE(blocking.ok() && free.ok());
+  EXPECT_GE(blocking->step_time.value(), free->step_time.value());
+  const StepProgram& p = *blocking->program;
+  const Device& d = p.devices[0];
+  const RunResult& run = *blocking->run;
+  int checked = 0;
+  for (TaskId s : run.StreamTasks(d.pp_next)) {
+    for (TaskId t : run.StreamTasks(d.compute)) {
+      const TaskInfo& info = (*p.tasks)[static_cast<size_t>(p.engine.label(t))];
+      if (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward) {
+        continue;
+      }
+      if (run.start(t) < run.start(s)) continue;
+      EXPECT_GE(run.start(t).picos(), run.end(s).picos());  // the first pass after the send
+      ++checked;
+      break;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+// DeepSpeed ZeRO-3 (gather_unit: submodule) on tiny-llama, dp 8, 2 micro-batches, no recompute:
+// each pass gathers every submodule once (a submodule per op holding at least
+// stage3_param_persistence_threshold = 1e5 parameters; the norms persist), the embedding and the
+// head too, forward and backward: 2 m (8 k + 2) all-gathers, k such ops per layer. Gradients of a
+// whole backward (under 5e8 elements) leave in one reduce bucket per micro-batch. A prefetch
+// bucket of 0 leaves every gather on demand, behind the submodule before it: never faster.
+TEST(FrameworkProgram, DeepspeedGathersPerSubmodule) {
+  auto simulate = [](const std::string& fw) {
+    Result<Scenario> sc = testing_util::BuildText(
+        testing_util::Head() +
+        "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16, recompute: none}\n"
+        "parallel: {dp: 8, zero_stage: 3}\nframework: " +
+        fw + "\n");
+    EXPECT_TRUE(sc.ok()) << sc.status().ToString();
+    Result<SimResult> r = Simulate(*sc);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r;
+  };
+  Result<SimResult> ds = simulate("deepspeed");
+  ASSERT_TRUE(ds.ok());
+  int64_t k = 0;
+  for (const Op& op : ds->plan->graph.layer(0).ops) k += op.params >= 100'000 ? 1 : 0;
+  ASSERT_GT(k, 1);
+  int64_t gathers = 0, reductions = 0;
+  for (const TaskInfo& t : *ds->program->tasks) {
+    if (t.device != 0 || t.phase != 0) continue;
+    gathers += t.category == TaskCategory::kZero3Gather ? 1 : 0;
+    reductions += t.category == TaskCategory::kGradReduce ? 1 : 0;
+  }
+  EXPECT_EQ(gathers, 2 * 2 * (8 * k + 2));
+  EXPECT_EQ(reductions, 2);
+  Result<SimResult> on_demand = simulate("{name: deepspeed, stage3_prefetch_bucket_size: 0}");
+  ASSERT_TRUE(on_demand.ok());
+  EXPECT_GE(on_demand->step_time.value(), ds->step_time.value());
+}
+
 }  // namespace
 }  // namespace shardsim
