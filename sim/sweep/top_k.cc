@@ -131,7 +131,7 @@ std::vector<Row> EvaluateTopK(const PointSpace& space, const std::vector<int64_t
                     stop_at = j;
                     return;
                   }
-                  const double s = Feasible(in.second.status) ? Score(in.second, o.by) : kInf;
+                  const double s = Score(in.second, o.by);
                   if (Feasible(in.second.status) && std::isfinite(s)) {
                     best.push(s);
                     if (best.size() > k) best.pop();

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "tests/sweep/sweep_test_util.h"
@@ -187,6 +188,13 @@ TEST(SweepCli, BadOptionsExitTwoBeforeRunning) {
       {"--html /nonexistent/dir/h.html",
        "error: --html: cannot write '/nonexistent/dir/h.html': No such file or directory"},
       {"-j -1", "error: --jobs must be a positive thread count, or 0 for every core; got -1"},
+      {"--prune-to-top 0", "error: --prune-to-top: expected a positive number of points, got 0"},
+      {"--prune-to-top 5 --rank-by cost --price-per-gpu-hour 2",
+       "error: --prune-to-top bounds --rank-by tokens_per_s, time_to_train and "
+       "time_to_train_ideal, not cost; drop --prune-to-top or rank by one of those"},
+      {"--prune-to-top 5 --resume -o " + dir / "p.csv",
+       "error: --prune-to-top does not resume: its rows are written once every point is decided; "
+       "run it again with --overwrite"},
   };
   for (const Case& c : cases) {
     const sweep_test::CliRun r =
@@ -196,6 +204,31 @@ TEST(SweepCli, BadOptionsExitTwoBeforeRunning) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir / "same.csv"));
   EXPECT_FALSE(std::filesystem::exists(dir / "r.csv"));
+}
+
+// --prune-to-top K: the top K table of the unpruned run, the others counted as not simulated.
+TEST(SweepCli, PruneToTopKeepsTheTopTable) {
+  TempDir dir;
+  const auto lines = [](const std::string& out, size_t from, size_t n) {
+    std::istringstream in(out);
+    std::string line, kept;
+    for (size_t i = 0; std::getline(in, line) && i < from + n; ++i) {
+      if (i >= from) kept += line + "\n";
+    }
+    return kept;
+  };
+  const sweep_test::CliRun all = Shardsim(
+      "sweep tests/sweep/data/small.yaml --progress none --top 3 -o " + dir / "a.csv", false);
+  const sweep_test::CliRun top = Shardsim(
+      "sweep tests/sweep/data/small.yaml --progress none "
+      "--top 3 --prune-to-top 3 -o " +
+          dir / "p.csv",
+      false);
+  ASSERT_EQ(all.code, 0) << all.out;
+  ASSERT_EQ(top.code, 0) << top.out;
+  EXPECT_EQ(lines(top.out, 2, 4), lines(all.out, 2, 4)) << top.out;
+  EXPECT_NE(top.out.find("\nNot simulated (--prune-to-top): "), std::string::npos) << top.out;
+  EXPECT_NE(ReadFile(dir / "p.csv").find(",outranked,"), std::string::npos);
 }
 
 // time_to_train is checked up front only when no point can have it: a sweep axis may set it.
