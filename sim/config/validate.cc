@@ -275,6 +275,16 @@ Status ValidateScenario(const Scenario& s) {
                                     " splits the backward into B and W passes, which is not "
                                     "simulated with zero_stage 3; use zero_stage 0, 1 or 2");
   }
+  // DeepSpeed's PipelineEngine (the deepspeed profiles with pp > 1) refuses ZeRO-2 and ZeRO-3:
+  // PipelineEngine.__init__ asserts zero_optimization_stage() < 2, "ZeRO-2 and ZeRO-3 are
+  // incompatible with pipeline parallelism" (deepspeed/runtime/pipe/engine.py).
+  if (s.framework.deepspeed_engine && p.pp > 1 && p.zero_stage >= 2) {
+    c.Fail("parallel.zero_stage",
+           Str(p.zero_stage) + " with pp " + Str(p.pp) + " under framework " +
+               Name(s.framework.name) +
+               ": DeepSpeed's PipelineEngine runs ZeRO stage 0 or 1 only (\"ZeRO-2 and ZeRO-3 "
+               "are incompatible with pipeline parallelism\"); use zero_stage 0 or 1, or pp 1");
+  }
   // ZB-V's V turns on rank pp-1 and comes back: it needs two ranks at least. Its order runs any
   // number of micro-batches (as the implementations do, dropping the passes of those past m), but
   // it is zero-bubble only from 2*pp - 1 on (PyTorch's ScheduleZBVZeroBubble: "at least as large

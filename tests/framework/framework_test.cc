@@ -52,10 +52,15 @@ TEST(FrameworkProfiles, TorchtitanPipelineRule) {
   EXPECT_FALSE(HoldsUnshardedGrads(t, 2, 1));  // one micro-batch: nothing to accumulate
 }
 
+// (ZeRO-1: DeepSpeed's PipelineEngine refuses ZeRO-3 with pp 2, PipelineEngineRefusesZero2And3.)
 TEST(FrameworkProfiles, NamesRoundTripThroughTheReader) {
   for (int i = 0; i < kNumFrameworks; ++i) {
     const auto f = static_cast<Framework>(i);
-    Result<Scenario> s = BuildText(Head() + kRun + "framework: " + Name(f) + "\n");
+    Result<Scenario> s = BuildText(Head() +
+                                   "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16}\n"
+                                   "parallel: {dp: 2, tp: 2, pp: 2, zero_stage: 1}\n"
+                                   "framework: " +
+                                   Name(f) + "\n");
     ASSERT_TRUE(s.ok()) << Name(f) << ": " << s.status().ToString();
     EXPECT_EQ(s->framework.name, f);
   }
@@ -301,6 +306,26 @@ TEST(FrameworkConfig, DeepspeedZero3Keys) {
             "expected a whole number of parameter elements between 0 and 1e15, got 1.5\n"
             "    framework: {name: deepspeed, stage3_max_live_parameters: 1.5}\n"
             "                                 ^");
+}
+
+// DeepSpeed's PipelineEngine asserts ZeRO stage < 2 (deepspeed/runtime/pipe/engine.py): a
+// deepspeed profile with pp > 1 and zero_stage 2 or 3 is a located error; pp 1 or ZeRO-1 runs.
+TEST(FrameworkConfig, PipelineEngineRefusesZero2And3) {
+  auto build = [](const std::string& parallel) {
+    return BuildText(Head() + "gpus: 8\ntraining: {seq_len: 1024, global_batch: 16}\n" + parallel +
+                     "framework: deepspeed\n");
+  };
+  EXPECT_TRUE(build("parallel: {dp: 4, pp: 2, zero_stage: 1}\n").ok());
+  EXPECT_TRUE(build("parallel: {dp: 8, zero_stage: 3}\n").ok());
+  Result<Scenario> bad = build("parallel: {dp: 4, pp: 2, zero_stage: 3}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().ToString(),
+            "tests/config/data/inline.yaml:6:38: error: parallel.zero_stage: 3 with pp 2 under "
+            "framework deepspeed: DeepSpeed's PipelineEngine runs ZeRO stage 0 or 1 only "
+            "(\"ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism\"); use zero_stage "
+            "0 or 1, or pp 1\n"
+            "    parallel: {dp: 4, pp: 2, zero_stage: 3}\n"
+            "                                         ^");
 }
 
 }  // namespace
