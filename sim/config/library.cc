@@ -104,9 +104,7 @@ void FileCache::Store(std::map<std::string, Spec>* parts, const std::string& key
   parts->emplace(key, spec);
 }
 
-bool FileCache::FindPart(const std::string& key, ModelSpec* out) {
-  return Find(models_, key, out);
-}
+bool FileCache::FindPart(const std::string& key, ModelSpec* out) { return Find(models_, key, out); }
 bool FileCache::FindPart(const std::string& key, HardwareSpec* out) {
   return Find(hardware_, key, out);
 }

@@ -91,8 +91,8 @@ CheckpointSize CheckpointBytes(const MemoryBudget& memory, const Scenario& sc) {
   return c;
 }
 
-Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory,
-                                double step_time_s, std::optional<double> expected_max) {
+Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory, double step_time_s,
+                                std::optional<double> expected_max) {
   if (!(step_time_s > 0.0) || !std::isfinite(step_time_s)) {
     return Status::Invalid("goodput: the step time must be positive, got " +
                            FormatSig(step_time_s, 4));
@@ -221,9 +221,8 @@ std::string ExplainGoodput(const Scenario& sc, const Goodput& g, double ideal_s)
        "% (Daly 2006's expected wall time, planned restarts included)");
   line("stragglers: x" + FormatSig(g.straggler_factor, 5) + " = 1 + cv " +
        FormatSig(g.straggler_cv, 4) + " x E[max of " + std::to_string(g.straggler_ranks) +
-       " standard normals] " +
-       FormatSig(g.straggler_expected_max, 4) + " (" +
-       g.straggler_source + ")");
+       " standard normals] " + FormatSig(g.straggler_expected_max, 4) + " (" + g.straggler_source +
+       ")");
   line("goodput: " + FormatSig(100.0 * g.fraction, 4) + "% = effective time / straggler factor; " +
        Sec(g.lost_s_per_day) + " lost per day");
   line("time to train: " + Sec(ideal_s / g.fraction) + " booked = " + Sec(ideal_s) +

@@ -110,7 +110,8 @@ std::vector<Row> EvaluateTopK(const PointSpace& space, const std::vector<int64_t
                                          const size_t j = next.fetch_add(1);
                                          // The serial stage would find it (and every later one)
                                          // outranked: the threshold only rises.
-                                         if (j >= candidates || score[order[j]] < threshold.load()) {
+                                         if (j >= candidates ||
+                                             score[order[j]] < threshold.load()) {
                                            fc.stop();
                                            return 0;
                                          }

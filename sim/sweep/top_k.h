@@ -8,9 +8,9 @@
 // bound is strictly worse than the K-th best, it and every point after it cannot enter the top K
 // (K simulated rows already beat them), and they become `outranked` rows, not simulated. Points
 // settled without simulation (invalid, pruned on memory) keep the row found while bounding them;
-// points the bound does not cover (no plan, DualPipe) are simulated first. The ranking's top K is then the unpruned run's, row for row; what counts all feasible
-// rows (their number, the ties with the best, the Pareto front, --ranking's later rows) covers
-// the simulated ones only.
+// points the bound does not cover (no plan, DualPipe) are simulated first. The ranking's top K is
+// then the unpruned run's, row for row; what counts all feasible rows (their number, the ties with
+// the best, the Pareto front, --ranking's later rows) covers the simulated ones only.
 //
 // Deterministic at any thread count: which points are simulated is decided in bound order by one
 // serial stage, from the rows before it in that order; a point simulated ahead of that decision

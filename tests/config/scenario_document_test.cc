@@ -169,7 +169,7 @@ TEST(ScenarioDocumentTest, PlainWordsAreTheParsersNodes) {
 TEST(ScenarioDocumentTest, NamedPartsReadOnceAreTheSame) {
   ScenarioDocument warm = Good();
   ASSERT_TRUE(warm.Build(TestLib()).ok());
-  ScenarioDocument again = warm;  // shares the cache, now holding the parts
+  ScenarioDocument again = warm;    // shares the cache, now holding the parts
   ScenarioDocument fresh = Good();  // a cache of its own
   for (ScenarioDocument* d : {&again, &fresh}) {
     ASSERT_TRUE(d->Set("parallel.tp", "4").ok());
