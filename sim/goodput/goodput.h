@@ -106,7 +106,7 @@ struct Goodput {
   double lost_s_per_day = 0.0;           // 86,400 · (1 - fraction)
   double straggler_factor = 1.0;
   double straggler_cv = 0.0;
-  int64_t straggler_ranks = 0;  // ranks each step synchronizes
+  int64_t straggler_ranks = 0;          // ranks each step synchronizes
   double straggler_expected_max = 0.0;  // ExpectedMaxStdNormal(straggler_ranks)
   // Where each input came from, for --explain ("scenario", "topology", "default (Llama 3 ...)").
   std::string rate_source, restart_source, storage_source, straggler_source;

@@ -378,7 +378,7 @@ class Builder {
   std::vector<TaskId> pair_fwd_;
   // DualPipe / DualPipeV with ep_comm_overlap: only paired chunks hide their all-to-alls.
   bool pairs_only_overlap_ = false;
-  bool split_ = false;     // the schedule runs B and W apart
+  bool split_ = false;  // the schedule runs B and W apart
   // The group ZeRO / FSDP shards over: kGrad, or kShard under HSDP (framework.shard_group below
   // dp x cp), whose gradients are then all-reduced across kReplica (AddShardReduce).
   CommGroup shard_group_ = CommGroup::kGrad;

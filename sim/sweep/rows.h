@@ -33,7 +33,7 @@ enum class PointStatus {
 };
 // "ok", "no_fit", "pruned", "invalid", "error", "outranked"
 const char* Name(PointStatus s);
-bool Feasible(PointStatus s);     // kOk
+bool Feasible(PointStatus s);  // kOk
 
 // The numeric outputs, in column order.
 enum class Metric {
