@@ -44,6 +44,18 @@ const char* Name(TaskCategory c) {
 
 namespace {
 
+// The in-layer traffic classes that can run as flows (Builder::ChooseNetworkedClasses), in the
+// order a pass stages them (Builder::AddPass).
+enum InLayerClass : size_t { kTpTraffic, kCpTraffic, kEpTraffic, kInLayerClasses };
+
+// A pass's time of one in-layer class.
+Seconds& PartOf(PassTime& p, InLayerClass c) {
+  return c == kTpTraffic ? p.tp : c == kCpTraffic ? p.cp : p.ep;
+}
+Seconds PartOf(const PassTime& p, InLayerClass c) {
+  return c == kTpTraffic ? p.tp : c == kCpTraffic ? p.cp : p.ep;
+}
+
 // Work of one chunk of one pipeline rank: its layers, and the embedding / head when it holds them.
 struct ChunkWork {
   std::vector<int64_t> layers;
@@ -301,13 +313,13 @@ class Builder {
     Bytes size;
     LinkClass link = LinkClass::kNvlink;
   };
-  Result<InLayerFlow*> InLayerTemplate(const Device& d, int cls, bool backward);
+  Result<InLayerFlow*> InLayerTemplate(const Device& d, InLayerClass cls, bool backward);
   // A compute pass of `info.parts` on d.compute, its networked in-layer traffic as flows; sets
   // the pass's first and last compute-stream task.
   Status AddPass(const Device& d, const TaskInfo& info, const PassTime& traffic,
                  const PassTime& window, TaskId* first, TaskId* last);
-  std::array<bool, 3> networked_{};                                 // tp, cp, ep
-  std::map<std::tuple<int32_t, int, bool>, InLayerFlow> in_layer_;  // (device, class, backward)
+  std::array<bool, kInLayerClasses> networked_{};
+  std::map<std::tuple<int32_t, InLayerClass, bool>, InLayerFlow> in_layer_;  // (device, class, bwd)
   void PriceChunk(ChunkWork* w) const;
   // The chunk's forward or backward (adding the backward's recompute and weight-gradient time to
   // `recompute` and `wgrad`).
@@ -510,23 +522,25 @@ Status Builder::ChooseNetworkedClasses() {
     *into |= *m;
     return Status::Ok();
   };
-  std::array<uint32_t, 3> in{};
+  std::array<uint32_t, kInLayerClasses> in{};
   for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
-    SHARDSIM_RETURN_IF_ERROR(add(mask(CommGroup::kTp, op, plan_.activation, RankCoords{}), &in[0]));
+    SHARDSIM_RETURN_IF_ERROR(
+        add(mask(CommGroup::kTp, op, plan_.activation, RankCoords{}), &in[kTpTraffic]));
   }
   for (const LayerCollectives& lc : plan_.layer_collectives) {
     for (const InLayerCollective& c : lc.collectives) {
       if (c.group != CommGroup::kCp) continue;
       SHARDSIM_RETURN_IF_ERROR(
-          add(mask(c.group, c.op, c.size, layout_.SlowestCpHop(RankCoords{})), &in[1]));
+          add(mask(c.group, c.op, c.size, layout_.SlowestCpHop(RankCoords{})), &in[kCpTraffic]));
       break;  // every hop of the ring crosses the same classes
     }
   }
   if (costs_.ep.size.value() > 0.0) {
     SHARDSIM_RETURN_IF_ERROR(
-        add(mask(CommGroup::kEp, CollectiveOp::kAllToAll, costs_.ep.size, RankCoords{}), &in[2]));
+        add(mask(CommGroup::kEp, CollectiveOp::kAllToAll, costs_.ep.size, RankCoords{}),
+            &in[kEpTraffic]));
   }
-  if ((in[0] | in[1] | in[2]) == 0) return Status::Ok();
+  if ((in[kTpTraffic] | in[kCpTraffic] | in[kEpTraffic]) == 0) return Status::Ok();
   // The classes the other traffic loads: the DP groups' at a bucket's size (reduce-scatter
   // loads what all-gather does), and the class that bounds each pipeline send (a transfer
   // that leaves the node loads its NIC, whatever bounds it).
@@ -546,9 +560,9 @@ Status Builder::ChooseNetworkedClasses() {
         add(mask(CommGroup::kEmbedding, CollectiveOp::kAllReduce, bucket, RankCoords{}), &others));
   }
   const uint32_t off_nvlink = ~(1u << static_cast<unsigned>(LinkClass::kNvlink));
-  for (size_t c = 0; c < 3; ++c) {
+  for (size_t c = 0; c < kInLayerClasses; ++c) {
     uint32_t other_in = 0;
-    for (size_t o = 0; o < 3; ++o) other_in |= o == c ? 0u : in[o];
+    for (size_t o = 0; o < kInLayerClasses; ++o) other_in |= o == c ? 0u : in[o];
     networked_[c] = (in[c] & others) != 0 || (in[c] & other_in & off_nvlink) != 0;
   }
   return Status::Ok();
@@ -559,21 +573,22 @@ Status Builder::ChooseNetworkedClasses() {
 // (StepNetwork::Flows), its phase that would take longest alone. The pass's flow moves on that
 // phase's links with its weights (replicas as multiplicity), its bytes sized so that alone it
 // takes the class's time in the pass (AddPass).
-Result<Builder::InLayerFlow*> Builder::InLayerTemplate(const Device& d, int cls, bool backward) {
+Result<Builder::InLayerFlow*> Builder::InLayerTemplate(const Device& d, InLayerClass cls,
+                                                       bool backward) {
   const auto key = std::make_tuple(d.index, cls, backward);
   auto it = in_layer_.find(key);
   if (it != in_layer_.end()) return &it->second;
   InLayerFlow f;
   RankCoords at;
   bool found = false;
-  if (cls == 2) {
+  if (cls == kEpTraffic) {
     f.group = CommGroup::kEp;
     f.op = CollectiveOp::kAllToAll;
     f.size = costs_.ep.size;
     found = f.size.value() > 0.0;
   } else {
-    const CommGroup want = cls == 0 ? CommGroup::kTp : CommGroup::kCp;
-    if (cls == 1) at = layout_.SlowestCpHop(RankCoords{});
+    const CommGroup want = cls == kTpTraffic ? CommGroup::kTp : CommGroup::kCp;
+    if (cls == kCpTraffic) at = layout_.SlowestCpHop(RankCoords{});
     std::vector<const LayerCollectives*> lists;
     for (const LayerCollectives& lc : plan_.layer_collectives) lists.push_back(&lc);
     lists.push_back(&plan_.embedding_collectives);
@@ -656,18 +671,18 @@ Status Builder::AddPass(const Device& d, const TaskInfo& info, const PassTime& t
   const PassTime& parts = info.parts;
   const Seconds total = parts.total();
   struct Stage {
-    int cls;
+    InLayerClass cls;
     Seconds x, t, w, e;
   };
-  std::array<Stage, 3> stages{};
+  std::array<Stage, kInLayerClasses> stages{};
   size_t n = 0;
   Seconds budget = total;
-  for (int c = 0; c < 3; ++c) {
-    if (!networked_[static_cast<size_t>(c)]) continue;
-    const Seconds t = c == 0 ? traffic.tp : c == 1 ? traffic.cp : traffic.ep;
+  for (InLayerClass c : {kTpTraffic, kCpTraffic, kEpTraffic}) {
+    if (!networked_[c]) continue;
+    const Seconds t = PartOf(traffic, c);
     if (t.value() <= 0.0) continue;
-    const Seconds e = c == 0 ? parts.tp : c == 1 ? parts.cp : parts.ep;
-    const Seconds w = c == 0 ? window.tp : c == 1 ? window.cp : window.ep;
+    const Seconds e = PartOf(parts, c);
+    const Seconds w = PartOf(window, c);
     const Seconds x = std::min(std::max(w, t), budget);
     if (x.value() <= 0.0) continue;
     stages[n++] = Stage{c, x, std::min(t, x), std::min(w, x), std::min(e, x)};
@@ -685,7 +700,7 @@ Status Builder::AddPass(const Device& d, const TaskInfo& info, const PassTime& t
   for (size_t i = 0; i < n; ++i) {
     const Stage& st = stages[i];
     a.parts.compute = a.parts.compute - (st.x - st.e);
-    Seconds& part = st.cls == 0 ? a.parts.tp : st.cls == 1 ? a.parts.cp : a.parts.ep;
+    Seconds& part = PartOf(a.parts, st.cls);
     part = std::max(Seconds(0), part - st.e);
   }
   a.parts.compute = std::max(Seconds(0), a.parts.compute);
@@ -709,7 +724,7 @@ Status Builder::AddPass(const Device& d, const TaskInfo& info, const PassTime& t
     const bool exposed_form = st.t >= st.w;
     if (exposed_form) {
       fi.parts.compute = std::max(Seconds(0), st.x - st.e);
-      (st.cls == 0 ? fi.parts.tp : st.cls == 1 ? fi.parts.cp : fi.parts.ep) = st.e;
+      PartOf(fi.parts, st.cls) = st.e;
       fi.recompute = recompute_of(fi.parts.compute);
     } else if (!on_stream.valid()) {
       // The pass's start, for the off-stream flow to start with it.
@@ -742,7 +757,7 @@ Status Builder::AddPass(const Device& d, const TaskInfo& info, const PassTime& t
     wi.activation_delta = Bytes(0);
     wi.parts = PassTime{};
     wi.parts.compute = st.x - st.e;
-    (st.cls == 0 ? wi.parts.tp : st.cls == 1 ? wi.parts.cp : wi.parts.ep) = st.e;
+    PartOf(wi.parts, st.cls) = st.e;
     wi.recompute = recompute_of(wi.parts.compute);
     const TaskId w = Add(wi, d.compute, SimTime::FromSeconds(st.x));
     if (pending.valid()) Dep(pending, w);
@@ -1403,7 +1418,7 @@ Result<StepProgram> Builder::Build() {
   // `--explain` shows the ring-attention hop as the network runs it, a flow or not.
   if (sc_.parallel.cp > 1 && !prog_.devices.empty()) {
     for (bool backward : {false, true}) {
-      Result<InLayerFlow*> hop = InLayerTemplate(prog_.devices.front(), 1, backward);
+      Result<InLayerFlow*> hop = InLayerTemplate(prog_.devices.front(), kCpTraffic, backward);
       if (!hop.ok()) return hop.status();
     }
   }
