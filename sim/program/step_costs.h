@@ -64,7 +64,7 @@ struct BlockCost {
   // ep_comm_overlap's pairing): what DualPipe's unpaired chunks expose.
   Seconds ep_alone;
   CpHop cp_hop;  // the layer's ring-attention hop (rounds = 0 without CP)
-  // The in-layer communication of each pass as the step's network runs it (step_program.cc
+  // The in-layer communication of each pass as the step's network runs it (step_in_layer.cc
   // AddPass): per class (tp, cp, ep; `compute` unused) all of its time, exposed or hidden
   // (`*_traffic`), and the compute it can hide behind (`*_window`: the region's GEMMs for TP
   // with tp_comm_overlap, the column GEMM's input gradient for SP's re-gather, each ring round's

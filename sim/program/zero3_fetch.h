@@ -1,6 +1,6 @@
 // DeepSpeed ZeRO-3's parameter coordinator and gradient buckets, replayed on one pass's trace of
 // submodule uses (framework.gather_unit: submodule; sim/framework/framework.h). Pure functions
-// of the trace and DeepSpeed's element counts: step_program.cc turns the plan into all-gathers
+// of the trace and DeepSpeed's element counts: step_zero3.cc turns the plan into all-gathers
 // and reduce-scatters on the step's links (tests/program/zero3_fetch_test.cc).
 //
 // The replay follows deepspeed/runtime/zero/partitioned_param_coordinator.py:

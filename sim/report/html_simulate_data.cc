@@ -66,7 +66,7 @@ Json TimelineJson(const SimResult& r) {
     const TaskId id(i);
     const TaskInfo& t = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
     if (t.category == TaskCategory::kJoin) continue;
-    // An in-layer flow beside its compute window (program/step_program.cc AddPass) runs under
+    // An in-layer flow beside its compute window (program/step_in_layer.cc AddPass) runs under
     // the window's task, which is drawn.
     if ((t.category == TaskCategory::kForward || t.category == TaskCategory::kBackward) &&
         !prog.engine.stream(id).valid()) {

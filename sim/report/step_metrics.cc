@@ -57,7 +57,7 @@ Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device&
       t = run.released_by_task(t);
     }
     const TaskInfo& i = info(t);
-    // An in-layer flow beside its compute window (program/step_program.cc AddPass): what it
+    // An in-layer flow beside its compute window (program/step_in_layer.cc AddPass): what it
     // takes beyond the window is that class's exposed communication.
     if (prog.engine.kind(t) == TaskKind::kFlow &&
         (i.category == TaskCategory::kForward || i.category == TaskCategory::kBackward)) {
@@ -89,7 +89,7 @@ Breakdown Attribute(const StepProgram& prog, const RunResult& run, const Device&
     if (i.category == TaskCategory::kOptimizer) {
       b.optimizer += d;
     } else if (prog.engine.kind(t) == TaskKind::kFlow) {
-      // An in-layer flow on the compute stream (program/step_program.cc AddPass): its compute
+      // An in-layer flow on the compute stream (program/step_in_layer.cc AddPass): its compute
       // window, then what it takes beyond is that class's exposed communication.
       const Seconds c = std::min(d, i.parts.compute);
       const double r = i.parts.compute.value() > 0.0 ? i.recompute / i.parts.compute : 0.0;
