@@ -11,7 +11,10 @@ SimTime SimTime::FromSeconds(Seconds s) {
   const double ps = s.value() * 1e12;
   if (!(ps > 0.0)) return SimTime(0);  // also catches NaN
   if (ps >= 9.2e18) return Max();
-  return SimTime(static_cast<int64_t>(std::llround(ps)));
+  // std::llround (half away from zero) without the library call: ps is in (0, 2^63), so the
+  // truncation is exact and so is ps - trunc(ps) (the fraction of a double is a double).
+  const auto whole = static_cast<int64_t>(ps);
+  return SimTime(whole + (ps - static_cast<double>(whole) >= 0.5 ? 1 : 0));
 }
 
 namespace {

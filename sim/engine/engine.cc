@@ -52,6 +52,17 @@ void Engine::SetLinkCapacity(ResourceId link, BytesPerSec capacity) {
 
 TaskId Engine::AddDelay(ResourceId stream, SimTime duration, uint32_t label, uint8_t category) {
   const TaskId id(num_tasks());
+  const bool on_stream = IsResource(stream, ResourceKind::kStream);
+  // The checks in one branch; the messages out of line (the builder adds thousands of tasks).
+  if ((stream.valid() && !on_stream) || duration < SimTime::Zero()) [[unlikely]] {
+    DelayErrors(id, stream, duration);
+  }
+  tasks_.push_back(
+      {duration.picos(), on_stream ? stream.v : -1, -1, label, TaskKind::kDelay, category});
+  return id;
+}
+
+void Engine::DelayErrors(TaskId id, ResourceId stream, SimTime duration) {
   if (stream.valid() && !IsResource(stream, ResourceKind::kStream)) {
     Error("task " + std::to_string(id.v) + ": resource " + std::to_string(stream.v) +
           " is not a stream");
@@ -60,9 +71,6 @@ TaskId Engine::AddDelay(ResourceId stream, SimTime duration, uint32_t label, uin
     Error("task " + std::to_string(id.v) + ": negative duration " +
           std::to_string(duration.picos()) + " ps");
   }
-  tasks_.push_back({duration.picos(), IsResource(stream, ResourceKind::kStream) ? stream.v : -1, -1,
-                    label, TaskKind::kDelay, category});
-  return id;
 }
 
 TaskId Engine::AddFlow(ResourceId stream, Bytes bytes, SimTime latency,
@@ -147,10 +155,30 @@ TaskId Engine::AddFlowLike(TaskId like, ResourceId stream, Bytes bytes, SimTime 
                            uint32_t label, uint8_t category) {
   const TaskId id(num_tasks());
   const bool known = like.valid() && like.v < num_tasks() && tasks_[Index(like)].flow >= 0;
+  const bool on_stream = IsResource(stream, ResourceKind::kStream);
+  // The checks in one branch; the messages out of line (the builder adds thousands of flows).
+  if (!known || (stream.valid() && !on_stream) || !(bytes.value() >= 0.0) ||
+      !std::isfinite(bytes.value()) || latency < SimTime::Zero()) [[unlikely]] {
+    if (!FlowLikeErrors(id, known, like, stream, bytes, latency)) {
+      return AddFlow(stream, bytes, latency, {}, label, category);
+    }
+  }
+  const auto flow = static_cast<int32_t>(flows_.size());
+  Flow f = flows_[static_cast<size_t>(tasks_[Index(like)].flow)];
+  f.bytes = bytes.value();
+  f.task = id.v;
+  flows_.push_back(f);
+  tasks_.push_back(
+      {latency.picos(), on_stream ? stream.v : -1, flow, label, TaskKind::kFlow, category});
+  return id;
+}
+
+bool Engine::FlowLikeErrors(TaskId id, bool known, TaskId like, ResourceId stream, Bytes bytes,
+                            SimTime latency) {
   if (!known) {
     Error("task " + std::to_string(id.v) + ": AddFlowLike of task " + std::to_string(like.v) +
           ", which is not a flow");
-    return AddFlow(stream, bytes, latency, {}, label, category);
+    return false;
   }
   if (stream.valid() && !IsResource(stream, ResourceKind::kStream)) {
     Error("task " + std::to_string(id.v) + ": resource " + std::to_string(stream.v) +
@@ -164,14 +192,7 @@ TaskId Engine::AddFlowLike(TaskId like, ResourceId stream, Bytes bytes, SimTime 
     Error("task " + std::to_string(id.v) + ": negative latency " + std::to_string(latency.picos()) +
           " ps");
   }
-  const auto flow = static_cast<int32_t>(flows_.size());
-  Flow f = flows_[static_cast<size_t>(tasks_[Index(like)].flow)];
-  f.bytes = bytes.value();
-  f.task = id.v;
-  flows_.push_back(f);
-  tasks_.push_back({latency.picos(), IsResource(stream, ResourceKind::kStream) ? stream.v : -1,
-                    flow, label, TaskKind::kFlow, category});
-  return id;
+  return true;
 }
 
 void Engine::BadDependency(TaskId before, TaskId after) {

@@ -129,6 +129,11 @@ class Engine {
   }
   bool IsResource(ResourceId r, ResourceKind kind) const;
   void BadDependency(TaskId before, TaskId after);
+  // The errors of a bad AddDelay / AddFlowLike, recorded out of the hot path; FlowLikeErrors
+  // returns false when `like` is not a flow (the task is then added as a flow on no links).
+  [[gnu::cold]] void DelayErrors(TaskId id, ResourceId stream, SimTime duration);
+  [[gnu::cold]] bool FlowLikeErrors(TaskId id, bool known, TaskId like, ResourceId stream,
+                                    Bytes bytes, SimTime latency);
   void Error(std::string message) { errors_.Add(SourceLoc{}, "engine: " + std::move(message)); }
 
   // Tasks, indexed by TaskId: one record each (24 bytes), so adding a task is one push_back.

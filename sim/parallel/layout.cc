@@ -1,5 +1,6 @@
 #include "sim/parallel/layout.h"
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,60 @@ const char* Name(CommGroup g) {
   }
   return "?";
 }
+
+namespace {
+
+// The ranks {start + m * step : m < count} of an index space laid out as strided `dims`
+// (innermost first, sizes > 1) from GPU `base`, as a strided group, when the index set lines up
+// with the dimensions: step * count is the whole space or a block of it, step (and the block) a
+// product of whole inner dimensions times a divisor of the next one. Contiguous blocks (step 1,
+// start a multiple of count) and progressions (start < step, count * step the whole space) are
+// the two shapes the layout's sub-groups take. nullopt otherwise (the caller lists the members).
+std::optional<Group> StridedSlice(int64_t base, const std::vector<GroupDim>& dims, int64_t start,
+                                  int64_t step, int64_t count) {
+  int64_t total = 1;
+  for (const GroupDim& d : dims) total *= d.size;
+  // `unit` = the inner dimensions before k times c, c dividing dims[k].size.
+  const auto split = [&](int64_t unit, size_t* k, int64_t* c) {
+    int64_t inner = 1;
+    size_t j = 0;
+    while (j < dims.size() && unit % (inner * dims[j].size) == 0) inner *= dims[j++].size;
+    *k = j;
+    *c = unit / inner;
+    return *c == 1 || (j < dims.size() && dims[j].size % *c == 0);
+  };
+  const auto at = [&](int64_t i) {
+    int64_t gpu = base;
+    for (const GroupDim& d : dims) {
+      gpu += (i % d.size) * d.stride;
+      i /= d.size;
+    }
+    return gpu;
+  };
+  std::vector<GroupDim> out;
+  size_t k = 0;
+  int64_t c = 1;
+  if (step == 1) {  // the block [start, start + count)
+    if (count < 1 || start % count != 0 || start + count > total || !split(count, &k, &c)) {
+      return std::nullopt;
+    }
+    for (size_t j = 0; j < k; ++j) out.push_back(dims[j]);
+    if (c > 1) out.push_back(GroupDim{c, dims[k].stride});
+  } else {  // start, start + step, ...: the whole space in steps
+    if (start < 0 || start >= step || step * count != total || !split(step, &k, &c)) {
+      return std::nullopt;
+    }
+    if (k < dims.size() && dims[k].size / c > 1) {
+      out.push_back(GroupDim{dims[k].size / c, c * dims[k].stride});
+    }
+    for (size_t j = k + 1; j < dims.size(); ++j) out.push_back(dims[j]);
+  }
+  Result<Group> g = Group::Strided(at(start), std::move(out));
+  if (!g.ok()) return std::nullopt;
+  return *g;
+}
+
+}  // namespace
 
 Result<Layout> Layout::Make(const Scenario& sc) {
   Result<Cluster> cluster = Cluster::Build(sc.topology, sc.gpus);
@@ -133,6 +188,15 @@ Result<Group> Layout::GroupAt(CommGroup g, const RankCoords& at) const {
       base.dp = 0;
       base.cp = 0;
       const int64_t origin = pl.GpuOf(base).v;
+      // In closed form when the group lines up with the (dp, cp) grid (O(1) whatever its size);
+      // the same GPUs as the lists below.
+      std::vector<GroupDim> grid;
+      if (dp > 1) grid.push_back(GroupDim{dp, sd});
+      if (cp > 1) grid.push_back(GroupDim{cp, sc});
+      const std::optional<Group> strided =
+          g == CommGroup::kEp ? StridedSlice(origin, grid, (j / ep) * ep, 1, ep)
+                              : StridedSlice(origin, grid, j % ep, ep, dp * cp / ep);
+      if (strided) return *strided;
       std::vector<GpuId> members;
       if (g == CommGroup::kEp) {
         const int64_t first = (j / ep) * ep;
@@ -168,6 +232,11 @@ Result<Group> Layout::GradSlice(const RankCoords& at, int64_t block, bool replic
     radix *= pl.Size(d);
   }
   if (block >= grad.size() && !replica) return grad;
+  // In closed form when the slice lines up with the group's dimensions (the same GPUs as below).
+  const std::optional<Group> strided =
+      replica ? StridedSlice(grad.base(), grad.dims(), index % block, block, grad.size() / block)
+              : StridedSlice(grad.base(), grad.dims(), index / block * block, 1, block);
+  if (strided) return *strided;
   std::vector<GpuId> members;
   if (replica) {
     for (int64_t i = index % block; i < grad.size(); i += block) members.push_back(grad.Member(i));

@@ -111,6 +111,9 @@ class Builder {
     const auto bit = static_cast<uint16_t>(1u << static_cast<unsigned>(info.category));
     if ((*c.remembered & bit) != 0) return;
     *c.remembered = static_cast<uint16_t>(*c.remembered | bit);
+    RememberKind(info, c);
+  }
+  void RememberKind(const TaskInfo& info, const Comm& c) {
     const std::tuple<int, int, int> key{static_cast<int>(info.category),
                                         static_cast<int>(info.group), static_cast<int>(info.op)};
     auto it = kind_index_.find(key);
@@ -135,10 +138,10 @@ class Builder {
   // A collective as flows on the step's links (sim/program/step_links.h): one flow per phase,
   // the first on `stream`, each later one after the previous; the next task of `stream` waits for
   // the last phase too. Returns the last phase's task.
-  TaskId AddComm(TaskInfo info, ResourceId stream, const Comm& c) {
-    info.link = c.cost->bottleneck_class;
-    info.phases = static_cast<int16_t>(std::max<size_t>(1, c.flows->size()));
-    Remember(info, c);
+  TaskId AddComm(const TaskInfo& base, ResourceId stream, const Comm& c) {
+    const LinkClass link = c.cost->bottleneck_class;
+    const auto phases = static_cast<int16_t>(std::max<size_t>(1, c.flows->size()));
+    Remember(base, c);
     if (stream.valid()) {
       const auto at = static_cast<size_t>(stream.v);
       if (at < stream_tail_.size() && stream_tail_[at].valid()) pending_tail_ = stream_tail_[at];
@@ -146,23 +149,28 @@ class Builder {
     TaskId prev;
     for (size_t k = 0; k < c.flows->size(); ++k) {
       const PhaseFlow& f = (*c.flows)[k];
-      info.phase = static_cast<int16_t>(k);
       TaskId& first = (*c.first)[k];
       const ResourceId on = k == 0 ? stream : ResourceId();
       const auto label = static_cast<uint32_t>(prog_.tasks->size());
-      const auto category = static_cast<uint8_t>(info.category);
+      const auto category = static_cast<uint8_t>(base.category);
       const TaskId t =
           first.valid() ? prog_.engine.AddFlowLike(first, on, f.bytes, f.latency, label, category)
                         : prog_.engine.AddFlow(on, f.bytes, f.latency, f.links, label, category,
                                                BytesPerSec(0.0), f.weights);
       if (!first.valid()) first = t;
-      prog_.tasks->push_back(info);
+      TaskInfo& info = prog_.tasks->emplace_back(base);
+      info.link = link;
+      info.phases = phases;
+      info.phase = static_cast<int16_t>(k);
       if (k == 0 && pending_tail_.valid()) Dep(pending_tail_, t);
       if (prev.valid()) Dep(prev, t);
       prev = t;
     }
     pending_tail_ = TaskId();
     if (!prev.valid()) {  // no phase (nothing to move): an instant task
+      TaskInfo info = base;
+      info.link = link;
+      info.phases = phases;
       prev = Add(info, stream, SimTime::Zero());
     }
     if (stream.valid()) {
@@ -301,6 +309,7 @@ class Builder {
   Status AddPass(const Device& d, const TaskInfo& info, const PassTime& traffic,
                  const PassTime& window, TaskId* first, TaskId* last);
   std::array<bool, kInLayerClasses> networked_{};
+  bool any_networked_ = false;  // some class of networked_
   std::map<std::tuple<int32_t, InLayerClass, bool>, InLayerFlow> in_layer_;  // (device, class, bwd)
   void PriceChunk(ChunkWork* w) const;
   // The chunk's forward or backward (adding the backward's recompute and weight-gradient time to
@@ -308,6 +317,12 @@ class Builder {
   // `alone`: the pass has no partner to hide its expert all-to-alls behind (BlockCost::ep_alone).
   PassTime ChunkPass(const ChunkWork& w, bool backward, Seconds* recompute,
                      Seconds* wgrad = nullptr, bool alone = false) const;
+  struct OncePass {
+    TaskInfo info;
+    SimTime duration;
+    bool built = false;
+  };
+  OncePass PassOnce(const Device& d, const ChunkWork& w, const ScheduleItem& it, bool alone) const;
   Status BuildDevice(const Device& d);
   Status BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last);
   Status BuildSubmoduleZero3Item(const Device& d, const ScheduleItem& it, TaskId* first,

@@ -80,6 +80,7 @@ Status Builder::ChooseNetworkedClasses() {
     uint32_t other_in = 0;
     for (size_t o = 0; o < kInLayerClasses; ++o) other_in |= o == c ? 0u : in[o];
     networked_[c] = (in[c] & others) != 0 || (in[c] & other_in & off_nvlink) != 0;
+    any_networked_ = any_networked_ || networked_[c];
   }
   return Status::Ok();
 }
@@ -184,6 +185,10 @@ Result<Builder::InLayerFlow*> Builder::InLayerTemplate(const Device& d, InLayerC
 // pass too, DeepSeek-V3 §3.2.1).
 Status Builder::AddPass(const Device& d, const TaskInfo& info, const PassTime& traffic,
                         const PassTime& window, TaskId* first, TaskId* last) {
+  if (!any_networked_) {  // every class priced into the pass: one task (as n == 0 below)
+    *first = *last = Add(info, d.compute, SimTime::FromSeconds(info.parts.total()));
+    return Status::Ok();
+  }
   const PassTime& parts = info.parts;
   const Seconds total = parts.total();
   struct Stage {

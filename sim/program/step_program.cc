@@ -153,6 +153,36 @@ TaskId Builder::Joined(const JoinKey& key, TaskId flow) {
   return it->second;
 }
 
+// The task of a pass that is a single task (AddPass with no in-layer flow, one bucket): what
+// BuildDevice's general path below computes for it, but for the micro-batch (set per copy).
+Builder::OncePass Builder::PassOnce(const Device& d, const ChunkWork& w, const ScheduleItem& it,
+                                    bool alone) const {
+  const bool backward = it.phase != Phase::kForward;
+  OncePass o;
+  TaskInfo& info = o.info;
+  info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
+  info.device = d.index;
+  info.chunk = it.chunk;
+  Seconds wgrad;
+  info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad, alone);
+  info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
+  if (it.phase == Phase::kInput) {
+    info.part = BackwardPart::kInput;
+    info.parts.compute = info.parts.compute - wgrad;
+    info.activation_delta = w.weight_held - w.activations;
+  } else if (it.phase == Phase::kWeight) {
+    info.part = BackwardPart::kWeight;
+    info.parts = PassTime{};
+    info.parts.compute = wgrad;
+    info.recompute = Seconds(0);
+    info.activation_delta = Bytes(0) - w.weight_held;
+  }
+  // One piece: the general path's parts * (1 / 1) and recompute / 1 are these exactly.
+  o.duration = SimTime::FromSeconds(info.parts.total());
+  o.built = true;
+  return o;
+}
+
 Status Builder::BuildDevice(const Device& d) {
   const int64_t r = d.coords.pp;
   const std::vector<ScheduleItem>& order = orders_[static_cast<size_t>(r)];
@@ -177,6 +207,8 @@ Status Builder::BuildDevice(const Device& d) {
     }
   }
 
+  // PassOnce's tasks, by (chunk, phase, alone).
+  std::vector<OncePass> once(chunks.size() * 4 * 2);
   // Each chunk's last pass that completes weight gradients (a whole backward or a W): its
   // gradients are then final and reduced.
   std::vector<size_t> last_grads(chunks.size(), order.size());
@@ -203,87 +235,101 @@ Status Builder::BuildDevice(const Device& d) {
                                    ? BuildSubmoduleZero3Item(d, it, &first, &last)
                                    : BuildZero3Item(d, it, &first, &last));
     } else {
-      TaskInfo info;
-      info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
-      info.device = d.index;
-      info.chunk = it.chunk;
-      info.microbatch = it.microbatch;
-      Seconds wgrad;
       // DualPipe overlaps the expert all-to-alls only inside a paired forward/backward chunk
       // (arXiv 2412.19437 §3.2.1; deepseek-ai/DualPipe _forward_backward_chunk): its warm-up
       // forwards, unpaired backwards and zero-bubble B passes run their all-to-alls exposed.
       const bool paired = it.paired || (it.phase == Phase::kForward && index + 1 < order.size() &&
                                         order[index + 1].paired);
       const bool alone = pairs_only_overlap_ && !paired && it.phase != Phase::kWeight;
-      info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad, alone);
-      info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
-      if (it.phase == Phase::kInput) {
-        // B: the backward less its weight-gradient kernels; it frees the chunk's activations
-        // but what W will need (ChunkWork::weight_held).
-        info.part = BackwardPart::kInput;
-        info.parts.compute = info.parts.compute - wgrad;
-        info.activation_delta = w.weight_held - w.activations;
-      } else if (it.phase == Phase::kWeight) {
-        info.part = BackwardPart::kWeight;
-        info.parts = PassTime{};
-        info.parts.compute = wgrad;
-        info.recompute = Seconds(0);
-        info.activation_delta = Bytes(0) - w.weight_held;
-      }
-      // The last backward of a chunk releases its gradients bucket by bucket: split it so each
-      // bucket's reduction can start while the rest computes (Megatron-LM overlap_grad_reduce).
-      const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
       const bool reduce_here = grads_done && index == last_grads[static_cast<size_t>(it.chunk)] &&
                                zero <= 1 && layout_.GroupSize(CommGroup::kGrad) > 1;
-      int64_t buckets = 1;
-      if (reduce_here && sc_.parallel.overlap_grad_reduce) {
-        buckets = std::clamp<int64_t>(
-            static_cast<int64_t>(
-                std::ceil(grads.value() / std::max(1.0, sc_.parallel.dp_bucket_bytes))),
-            1, 16);
-      }
-      const bool weight_pass = it.phase == Phase::kWeight;
-      const double per_piece = 1.0 / static_cast<double>(buckets);
-      const PassTime traffic =
-          weight_pass ? PassTime{} : (backward ? w.bwd_traffic : w.fwd_traffic) * per_piece;
-      PassTime window =
-          weight_pass ? PassTime{} : (backward ? w.bwd_window : w.fwd_window) * per_piece;
-      if (alone) window.ep = Seconds(0);  // nothing to hide the all-to-alls behind
-      TaskInfo piece = info;
-      piece.parts = info.parts * (1.0 / static_cast<double>(buckets));
-      piece.recompute = info.recompute / static_cast<double>(buckets);
-      piece.buckets = static_cast<int16_t>(buckets);
-      for (int64_t k = 0; k < buckets; ++k) {
-        piece.bucket = static_cast<int16_t>(k);
-        // Activations are freed when the whole backward is done: the last piece.
-        piece.activation_delta = k + 1 == buckets ? info.activation_delta : Bytes(0);
-        TaskId piece_first, t;
-        SHARDSIM_RETURN_IF_ERROR(AddPass(d, piece, traffic, window, &piece_first, &t));
-        if (k == 0) first = piece_first;
-        last = t;
-        if (!reduce_here) continue;
-        const Bytes bucket = grads / static_cast<double>(buckets);
-        // Without overlap the reduction waits for the whole backward pass (the last piece).
-        Result<TaskId> f =
-            zero == 0 ? AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
-                                      CollectiveOp::kAllReduce, bucket, d.grad, t, it.chunk)
-                      : AddShardReduce(d, bucket, d.grad, t, it.chunk);
-        if (!f.ok()) return f.status();
-        waits_[static_cast<size_t>(d.index)].push_back(
-            Joined(JoinKey{JoinKind::kGradBucket, d.coords.pp, it.chunk, 0, k}, *f));
-      }
-      if (reduce_here && w.expert_params > 0 && layout_.GroupSize(CommGroup::kExpertGrad) > 1) {
-        const Bytes eg(static_cast<double>(w.expert_params) * grad_bytes);
-        Result<TaskId> f =
-            AddCollective(d, TaskCategory::kGradReduce, CommGroup::kExpertGrad,
-                          zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, eg,
-                          d.grad, last, it.chunk);
-        if (!f.ok()) return f.status();
-        waits_[static_cast<size_t>(d.index)].push_back(
-            Joined(JoinKey{JoinKind::kExpertGrad, d.coords.pp, it.chunk, 0, 0}, *f));
+      // A pass that is one task (no gradient buckets, no in-layer flows): the same task for
+      // every micro-batch of its chunk, phase and pairing, built once (PassOnce) and copied.
+      if (!reduce_here && !any_networked_) {
+        const size_t at = (static_cast<size_t>(it.chunk) * 4 + static_cast<size_t>(it.phase)) * 2 +
+                          (alone ? 1 : 0);
+        if (!once[at].built) once[at] = PassOnce(d, w, it, alone);
+        const TaskId t = prog_.engine.AddDelay(d.compute, once[at].duration,
+                                               static_cast<uint32_t>(prog_.tasks->size()),
+                                               static_cast<uint8_t>(once[at].info.category));
+        prog_.tasks->emplace_back(once[at].info).microbatch = it.microbatch;
+        first = last = t;
+      } else {
+        TaskInfo info;
+        info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
+        info.device = d.index;
+        info.chunk = it.chunk;
+        info.microbatch = it.microbatch;
+        Seconds wgrad;
+        info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad, alone);
+        info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
+        if (it.phase == Phase::kInput) {
+          // B: the backward less its weight-gradient kernels; it frees the chunk's activations
+          // but what W will need (ChunkWork::weight_held).
+          info.part = BackwardPart::kInput;
+          info.parts.compute = info.parts.compute - wgrad;
+          info.activation_delta = w.weight_held - w.activations;
+        } else if (it.phase == Phase::kWeight) {
+          info.part = BackwardPart::kWeight;
+          info.parts = PassTime{};
+          info.parts.compute = wgrad;
+          info.recompute = Seconds(0);
+          info.activation_delta = Bytes(0) - w.weight_held;
+        }
+        // The last backward of a chunk releases its gradients bucket by bucket: split it so each
+        // bucket's reduction can start while the rest computes (Megatron-LM overlap_grad_reduce).
+        const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
+        int64_t buckets = 1;
+        if (reduce_here && sc_.parallel.overlap_grad_reduce) {
+          buckets = std::clamp<int64_t>(
+              static_cast<int64_t>(
+                  std::ceil(grads.value() / std::max(1.0, sc_.parallel.dp_bucket_bytes))),
+              1, 16);
+        }
+        const bool weight_pass = it.phase == Phase::kWeight;
+        const double per_piece = 1.0 / static_cast<double>(buckets);
+        const PassTime traffic =
+            weight_pass ? PassTime{} : (backward ? w.bwd_traffic : w.fwd_traffic) * per_piece;
+        PassTime window =
+            weight_pass ? PassTime{} : (backward ? w.bwd_window : w.fwd_window) * per_piece;
+        if (alone) window.ep = Seconds(0);  // nothing to hide the all-to-alls behind
+        TaskInfo piece = info;
+        piece.parts = info.parts * (1.0 / static_cast<double>(buckets));
+        piece.recompute = info.recompute / static_cast<double>(buckets);
+        piece.buckets = static_cast<int16_t>(buckets);
+        for (int64_t k = 0; k < buckets; ++k) {
+          piece.bucket = static_cast<int16_t>(k);
+          // Activations are freed when the whole backward is done: the last piece.
+          piece.activation_delta = k + 1 == buckets ? info.activation_delta : Bytes(0);
+          TaskId piece_first, t;
+          SHARDSIM_RETURN_IF_ERROR(AddPass(d, piece, traffic, window, &piece_first, &t));
+          if (k == 0) first = piece_first;
+          last = t;
+          if (!reduce_here) continue;
+          const Bytes bucket = grads / static_cast<double>(buckets);
+          // Without overlap the reduction waits for the whole backward pass (the last piece).
+          Result<TaskId> f =
+              zero == 0 ? AddCollective(d, TaskCategory::kGradReduce, CommGroup::kGrad,
+                                        CollectiveOp::kAllReduce, bucket, d.grad, t, it.chunk)
+                        : AddShardReduce(d, bucket, d.grad, t, it.chunk);
+          if (!f.ok()) return f.status();
+          waits_[static_cast<size_t>(d.index)].push_back(
+              Joined(JoinKey{JoinKind::kGradBucket, d.coords.pp, it.chunk, 0, k}, *f));
+        }
+        if (reduce_here && w.expert_params > 0 && layout_.GroupSize(CommGroup::kExpertGrad) > 1) {
+          const Bytes eg(static_cast<double>(w.expert_params) * grad_bytes);
+          Result<TaskId> f =
+              AddCollective(d, TaskCategory::kGradReduce, CommGroup::kExpertGrad,
+                            zero == 0 ? CollectiveOp::kAllReduce : CollectiveOp::kReduceScatter, eg,
+                            d.grad, last, it.chunk);
+          if (!f.ok()) return f.status();
+          waits_[static_cast<size_t>(d.index)].push_back(
+              Joined(JoinKey{JoinKind::kExpertGrad, d.coords.pp, it.chunk, 0, 0}, *f));
+        }
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
       if (grads_done && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
+        const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
         Result<TaskId> f = AddShardReduce(d, grads, d.grad, last, it.chunk, it.microbatch);
         if (!f.ok()) return f.status();
         waits_[static_cast<size_t>(d.index)].push_back(
@@ -315,6 +361,17 @@ Status Builder::LinkPipeline() {
   auto device_at = [&](const Device& d, int64_t stage) {
     return static_cast<int32_t>(stage * replicas + d.index % replicas);
   };
+  // NextHop of every (rank, chunk, direction), once: [(rank * chunks + chunk) * 2 + forward].
+  const auto chunks = static_cast<size_t>(shape_.virtual_stages);
+  std::vector<StageHop> hops(static_cast<size_t>(p) * chunks * 2);
+  for (int64_t r = 0; r < p; ++r) {
+    for (size_t c = 0; c < chunks; ++c) {
+      for (bool forward : {false, true}) {
+        hops[(static_cast<size_t>(r) * chunks + c) * 2 + (forward ? 1 : 0)] =
+            NextHop(shape_, r, static_cast<int32_t>(c), forward);
+      }
+    }
+  }
   for (const Device& d : prog_.devices) {
     const int64_t r = d.coords.pp;
     // The pair's cost: this rank and the next (forward), the previous one and this (backward).
@@ -327,21 +384,23 @@ Status Builder::LinkPipeline() {
         CommOf(CommGroup::kPp, CollectiveOp::kSendRecv, costs_.pp_message, prev_pair, d);
     if (!prev.ok()) return prev.status();
     const std::vector<ScheduleItem>& order = orders_[static_cast<size_t>(d.coords.pp)];
+    TaskInfo info;
+    info.category = TaskCategory::kPpSend;
+    info.device = d.index;
+    info.group = CommGroup::kPp;
+    info.op = CollectiveOp::kSendRecv;
+    info.bytes = costs_.pp_message;
     for (size_t index = 0; index < order.size(); ++index) {
       const ScheduleItem& it = order[index];
       if (it.phase == Phase::kWeight) continue;  // nothing crosses stages after a W
       const Key key{d.index, it.chunk, it.microbatch};
-      TaskInfo info;
-      info.category = TaskCategory::kPpSend;
-      info.device = d.index;
       info.chunk = it.chunk;
       info.microbatch = it.microbatch;
-      info.group = CommGroup::kPp;
-      info.op = CollectiveOp::kSendRecv;
-      info.bytes = costs_.pp_message;
       // Where this pass's activations (forward) or input gradient (backward, B) go.
       const bool forward = it.phase == Phase::kForward;
-      const StageHop hop = NextHop(shape_, r, it.chunk, forward);
+      const StageHop& hop =
+          hops[(static_cast<size_t>(r) * chunks + static_cast<size_t>(it.chunk)) * 2 +
+               (forward ? 1 : 0)];
       if (!hop.exists) continue;
       const int32_t to = device_at(d, hop.rank);
       const Key target{to, hop.chunk, it.microbatch};

@@ -131,6 +131,8 @@ void Stats(const StepProgram& prog, const RunResult& run, SimResult& r) {
     r.devices[i].device = prog.devices[i].index;
     r.devices[i].coords = prog.devices[i].coords;
     r.devices[i].busy = run.StreamBusy(prog.devices[i].compute).seconds();
+    // At most one event per compute task of the device: a share of the tasks, grown if not.
+    deltas[i].reserve(static_cast<size_t>(run.num_tasks()) / prog.devices.size() + 1);
   }
   for (int32_t t = 0; t < run.num_tasks(); ++t) {
     const TaskId id(t);
