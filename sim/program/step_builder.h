@@ -23,6 +23,7 @@
 #include "sim/program/step_program.h"
 #include "sim/program/zero3_fetch.h"
 #include "sim/schedule/schedule.h"
+#include "sim/topology/group.h"
 
 namespace shardsim::step_builder {
 
@@ -254,7 +255,7 @@ class Builder {
     }
     auto it = cost_cache_.find(key);
     if (it == cost_cache_.end()) {
-      Result<CollectiveCost> c = layout_.Cost(grp, op, size, at);
+      Result<CollectiveCost> c = CostOf(grp, op, size, at);
       if (!c.ok()) return c.status();
       it = cost_cache_.emplace(key, std::move(*c)).first;
     }
@@ -272,6 +273,47 @@ class Builder {
     last_comm_ = Comm{&it->second, &f->second.flows, &f->second.remembered, &f->second.first};
     return last_comm_;
   }
+  // Layout::Cost(grp, op, size, at): the collective on the shape of `at`'s group
+  // (AnalyzeGroup of Layout::GroupAt) with Layout::Concurrent(grp) groups at once, each group's
+  // shape analyzed once and each (shape, op, size, concurrent groups) priced once: every pipeline
+  // rank's DP group and most PP pairs have one shape.
+  Result<CollectiveCost> CostOf(CommGroup grp, CollectiveOp op, Bytes size, const RankCoords& at) {
+    const std::tuple<int, int64_t, int64_t, int64_t, int64_t> gk{static_cast<int>(grp), at.dp,
+                                                                 at.tp, at.pp, at.cp};
+    auto s = shape_cache_.find(gk);
+    if (s == shape_cache_.end()) {
+      Result<Group> g = layout_.GroupAt(grp, at);
+      if (!g.ok()) return g.status();
+      Result<GroupShape> shape = AnalyzeGroup(layout_.cluster(), *g);
+      if (!shape.ok()) return shape.status();
+      s = shape_cache_.emplace(gk, *shape).first;
+    }
+    const GroupShape& sh = s->second;
+    CollectiveOptions opts;
+    opts.concurrent_groups = layout_.Concurrent(grp);
+    const ShapeCostKey ck{sh.ranks,
+                          sh.ranks_per_node,
+                          sh.nodes,
+                          sh.nodes_per_leaf,
+                          sh.leaves,
+                          sh.nodes_per_pod,
+                          sh.pods,
+                          sh.uniform,
+                          static_cast<int>(op),
+                          size.value(),
+                          opts.concurrent_groups};
+    auto c = shape_cost_.find(ck);
+    if (c == shape_cost_.end()) {
+      Result<CollectiveCost> cost = CostCollective(layout_.cluster(), sh, op, size, opts);
+      if (!cost.ok()) return cost.status();
+      c = shape_cost_.emplace(ck, std::move(*cost)).first;
+    }
+    return c->second;
+  }
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>, GroupShape> shape_cache_;
+  using ShapeCostKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                  bool, int, double, int64_t>;
+  std::map<ShapeCostKey, CollectiveCost> shape_cost_;
   using CostKey = std::tuple<int, int, double, int64_t, int64_t, int64_t>;
   using FlowKey = std::pair<CostKey, int32_t>;
   std::map<CostKey, CollectiveCost> cost_cache_;

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+#include <vector>
+
 #include "sim/base/strings.h"
 
 namespace shardsim {
@@ -41,6 +45,28 @@ TEST(SimTime, RoundsToPicoseconds) {
   EXPECT_EQ(SimTime::FromSeconds(Seconds(-1.0)).picos(), 0);
   EXPECT_EQ(SimTime::FromSeconds(Seconds(2.0)).picos(), 2000000000000);
   EXPECT_DOUBLE_EQ(SimTime::FromPicos(500).seconds().value(), 5e-10);
+}
+
+// FromSeconds rounds as std::llround (half away from zero) without calling it: on halves, on
+// the doubles next to them, and on random times from picoseconds to months.
+TEST(SimTime, RoundsAsLlround) {
+  std::mt19937_64 rng(17);
+  std::vector<double> ps = {0.5,
+                            1.5,
+                            2.5,
+                            0.49999999999999994,
+                            std::nextafter(0.5, 1.0),
+                            4503599627370495.5,
+                            4503599627370497.0,
+                            9.1e18};
+  for (int i = 0; i < 100000; ++i) {
+    ps.push_back(std::exp(std::uniform_real_distribution<double>(-3.0, 42.0)(rng)));
+    ps.push_back(std::floor(ps.back()) + 0.5);
+  }
+  for (double p : ps) {
+    EXPECT_EQ(SimTime::FromSeconds(Seconds(p * 1e-12)).picos(), std::llround(p * 1e-12 * 1e12))
+        << p;
+  }
 }
 
 TEST(Units, PhysicalConversions) {
