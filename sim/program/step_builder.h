@@ -344,6 +344,7 @@ class Builder {
     CollectiveOp op = CollectiveOp::kAllReduce;
     Bytes size;
     LinkClass link = LinkClass::kNvlink;
+    bool made = false;  // InLayerTemplate has filled it in
   };
   Result<InLayerFlow*> InLayerTemplate(const Device& d, InLayerClass cls, bool backward);
   // A compute pass of `info.parts` on d.compute, its networked in-layer traffic as flows; sets
@@ -352,7 +353,9 @@ class Builder {
                  const PassTime& window, TaskId* first, TaskId* last);
   std::array<bool, kInLayerClasses> networked_{};
   bool any_networked_ = false;  // some class of networked_
-  std::map<std::tuple<int32_t, InLayerClass, bool>, InLayerFlow> in_layer_;  // (device, class, bwd)
+  // By (device, class, backward): InLayerTemplate's index. Sized once, never moved after (the
+  // builder keeps pointers into it).
+  std::vector<InLayerFlow> in_layer_;
   void PriceChunk(ChunkWork* w) const;
   // The chunk's forward or backward (adding the backward's recompute and weight-gradient time to
   // `recompute` and `wgrad`).

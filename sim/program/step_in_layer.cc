@@ -92,9 +92,12 @@ Status Builder::ChooseNetworkedClasses() {
 // takes the class's time in the pass (AddPass).
 Result<Builder::InLayerFlow*> Builder::InLayerTemplate(const Device& d, InLayerClass cls,
                                                        bool backward) {
-  const auto key = std::make_tuple(d.index, cls, backward);
-  auto it = in_layer_.find(key);
-  if (it != in_layer_.end()) return &it->second;
+  // Indexed by (device, class, pass); sized for every device when first used (all are made by
+  // then, so it is never resized after and the pointers returned stay valid).
+  const size_t key =
+      (static_cast<size_t>(d.index) * kInLayerClasses + cls) * 2 + (backward ? 1 : 0);
+  if (in_layer_.empty()) in_layer_.resize(prog_.devices.size() * kInLayerClasses * 2);
+  if (key < in_layer_.size() && in_layer_[key].made) return &in_layer_[key];
   InLayerFlow f;
   RankCoords at;
   bool found = false;
@@ -162,7 +165,10 @@ Result<Builder::InLayerFlow*> Builder::InLayerTemplate(const Device& d, InLayerC
       prog_.comm_kinds.push_back(std::move(kind));
     }
   }
-  return &in_layer_.emplace(key, std::move(f)).first->second;
+  f.made = true;
+  if (key >= in_layer_.size()) in_layer_.resize(key + 1);
+  in_layer_[key] = std::move(f);
+  return &in_layer_[key];
 }
 
 // A pass with in-layer traffic on networked classes runs as one stage per networked class c,
