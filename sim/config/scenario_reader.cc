@@ -221,6 +221,9 @@ void ReadFramework(MapReader& r, FrameworkSpec* out, TrainingSpec* t) {
     ReadElements(f, "stage3_param_persistence_threshold", &s.param_persistence_threshold, &s);
     ReadElements(f, "reduce_bucket_size", &s.reduce_bucket_size, &s);
     if (f.Bool("blocking_p2p", &s.blocking_p2p)) s.overridden.push_back("blocking_p2p");
+    if (f.Bool("expandable_segments", &s.expandable_segments)) {
+      s.overridden.push_back("expandable_segments");
+    }
     f.Finish();
     *out = s;
   }

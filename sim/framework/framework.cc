@@ -114,6 +114,10 @@ FrameworkSpec ProfileOf(Framework f) {
       // torchtitan's apply_fsdp calls fully_shard on each block, then on the whole model: the
       // root group holds the embedding, final norm and head (sim/memory/budget.h, FSDP2).
       s.fully_shard = true;
+      // The repository's launcher, run_llama_train.sh in 2024 (run_train.sh since), starts
+      // PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True" torchrun ...; the benchmark tables do
+      // not name their launcher, so that they ran under it is an assumption (README, Memory).
+      s.expandable_segments = true;
       break;
     case Framework::kFsdp:
       // PyTorch FSDP1 under Composer / llm-foundry: eager PyTorch blocks and cross-entropy
@@ -217,6 +221,12 @@ std::vector<std::string> MechanismLines(const FrameworkSpec& f) {
                     "FSDP2 fully_shard: the root group (embedding, final norm, head) unsharded "
                     "from forward to backward; all-gather and reduce-scatter buffers cached on "
                     "their own streams (in reserved)");
+  }
+  if (f.expandable_segments) {
+    lines.push_back(who +
+                    "caching allocator with expandable segments (PYTORCH_CUDA_ALLOC_CONF "
+                    "expandable_segments:True): blocks split at 512 B, segments grow in 20 MiB "
+                    "pages");
   }
   lines.push_back(who + "logs report the " + Name(f.memory_figure) + " memory figure");
   if (!f.overridden.empty()) {

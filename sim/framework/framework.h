@@ -92,6 +92,12 @@ struct FrameworkSpec {
   // and all-gather outputs and reduce-scatter inputs live on streams of their own, whose
   // caching-allocator segments the compute stream cannot reuse (sim/memory/budget.h).
   bool fully_shard = false;
+  // framework.expandable_segments: the caching allocator runs with PYTORCH_CUDA_ALLOC_CONF
+  // expandable_segments:True, as torchtitan's launcher sets it (run_llama_train.sh, later
+  // run_train.sh): one segment per stream and pool that grows by 20 MiB pages (2 MiB for the
+  // small pool), every block split at 512 B (c10/cuda/CUDACachingAllocator.cpp should_split);
+  // the reserved figure follows (sim/memory/allocator.h).
+  bool expandable_segments = false;
   // DeepSpeed's ZeRO-3 parameter coordinator (deepspeed/runtime/zero/
   // partitioned_param_coordinator.py fetch_sub_module / release_sub_module), under
   // gather_unit kSubmodule (the deepspeed profiles): each submodule's parameters are

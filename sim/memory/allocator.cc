@@ -10,11 +10,13 @@ double RoundUp(double bytes, double unit) { return std::ceil(bytes / unit) * uni
 
 }  // namespace
 
-AllocatorBlock AllocatorBlockFor(double bytes) {
+AllocatorBlock AllocatorBlockFor(double bytes, bool expandable_segments) {
   AllocatorBlock b;
   if (bytes <= 0.0) return b;
   const double size = RoundUp(bytes, kMinBlockSize);  // round_size
-  if (size < kMinLargeAlloc) {  // small pool (<= 1 MiB) or split from a 20 MiB large segment
+  // Small pool (<= 1 MiB) or split from a 20 MiB large segment; under expandable segments
+  // should_split splits off any remainder of at least kMinBlockSize.
+  if (size < kMinLargeAlloc || expandable_segments) {
     b.allocated = size;
     b.segment = size;
     return b;
@@ -27,24 +29,25 @@ AllocatorBlock AllocatorBlockFor(double bytes) {
   return b;
 }
 
-BlockTotals PackBlocks(const BlockSizes& blocks, double scale) {
+BlockTotals PackBlocks(const BlockSizes& blocks, double scale, bool expandable_segments) {
   BlockTotals t;
-  double small = 0.0, medium = 0.0;
+  double medium = 0.0;
   for (const auto& [bytes, count] : blocks) {
     const double n = count * scale;
-    const AllocatorBlock b = AllocatorBlockFor(bytes);
+    const AllocatorBlock b = AllocatorBlockFor(bytes, expandable_segments);
     t.requested += n * bytes;
     t.allocated += n * b.allocated;
     if (b.allocated <= kSmallSize) {
-      small += n * b.allocated;
-    } else if (b.allocated < kMinLargeAlloc) {
+      t.small += n * b.allocated;
+    } else if (b.allocated < kMinLargeAlloc || expandable_segments) {
       medium += n * b.allocated;
     } else {
       t.reserved += n * b.segment;
     }
   }
-  // The pools' blocks packed into whole segments (kSmallBuffer, kLargeBuffer).
-  t.reserved += RoundUp(small, kSmallBuffer) + RoundUp(medium, kLargeBuffer);
+  // The pools' blocks packed into whole segments (kSmallBuffer, kLargeBuffer), or, expandable,
+  // into the pages of each pool's one segment (the same sizes).
+  t.reserved += RoundUp(t.small, kSmallBuffer) + RoundUp(medium, kLargeBuffer);
   return t;
 }
 
@@ -66,11 +69,21 @@ MemoryFigures DeviceMemoryFigures(const StageMemory& s, Bytes live_activations,
   }
   const double per_mb = s.activations_per_microbatch.value();
   const double scale = per_mb > 0.0 ? live_activations.value() / per_mb : 0.0;
-  const BlockTotals a = PackBlocks(fixed);
-  const BlockTotals b = PackBlocks(s.activation_blocks, scale);
+  const bool es = s.expandable_segments;
+  const BlockTotals a = PackBlocks(fixed, 1.0, es);
+  const BlockTotals b = PackBlocks(s.activation_blocks, scale, es);
   f.block_rounding = Bytes(a.allocated - a.requested + b.allocated - b.requested);
-  f.segment_rounding = Bytes(a.reserved - a.allocated + b.reserved - b.allocated);
   f.allocated = requested + f.block_rounding;
+  if (es) {
+    // One segment per pool of the compute stream: every block (and the bytes no block lists) in
+    // whole pages of the pool's segment.
+    const double small = a.small + b.small;
+    const double large = f.allocated.value() - small;
+    f.segment_rounding =
+        Bytes(RoundUp(small, kSmallBuffer) - small + RoundUp(large, kLargeBuffer) - large);
+  } else {
+    f.segment_rounding = Bytes(a.reserved - a.allocated + b.reserved - b.allocated);
+  }
   f.fragmentation = f.allocated * hw.reserve_fragmentation;
   f.stream_pools = s.stream_pools;
   f.reserved = f.allocated + f.segment_rounding + f.fragmentation + f.stream_pools;

@@ -18,9 +18,15 @@
 //   - requests of kMinLargeAlloc or more get a segment of their size rounded up to
 //     kRoundLarge = 2 MiB; the segment's tail is split off as a free block only when it is larger
 //     than kSmallSize (should_split), else it stays with the block and counts as allocated.
+// With expandable segments (PYTORCH_CUDA_ALLOC_CONF expandable_segments:True; Note [Expandable
+// Segments] there), each stream's pool is one segment that grows by mapping pages, kLargeBuffer
+// = 20 MiB for the large pool and kSmallBuffer = 2 MiB for the small one, and should_split splits
+// every block whose remainder is at least kMinBlockSize: a block is its request rounded to 512 B,
+// and the segments are the pools' blocks rounded up to whole pages.
 // Fragmentation beyond that rounding is the hardware file's measured
-// runtime_reserve.fragmentation (peak reserved over peak allocated − 1 on the H200: 3.1% median),
-// a fraction of allocated. Tested in tests/memory/allocator_test.cc.
+// runtime_reserve.fragmentation (peak reserved over peak allocated − 1 on the H200: 3.1% median,
+// measured with the default segments), a fraction of allocated. Tested in
+// tests/memory/allocator_test.cc.
 #ifndef SHARDSIM_MEMORY_ALLOCATOR_H_
 #define SHARDSIM_MEMORY_ALLOCATOR_H_
 
@@ -50,19 +56,23 @@ struct AllocatorBlock {
   double segment = 0.0;    // bytes of segment it holds (small and medium blocks: their own
                            // size; their pool's segment tails are counted over the pool)
 };
-AllocatorBlock AllocatorBlockFor(double bytes);
+AllocatorBlock AllocatorBlockFor(double bytes, bool expandable_segments = false);
 
 // Requests by size (bytes -> how many), e.g. every parameter tensor of a stage.
 using BlockSizes = std::map<double, double>;
 
 // What a set of live requests occupies: allocated (blocks) and reserved (segments, with the small
-// and medium pools' blocks packed into their 2 MiB / 20 MiB segments).
+// and medium pools' blocks packed into their 2 MiB / 20 MiB segments). With expandable segments,
+// reserved is what the blocks' pages need: the small pool's blocks (`small`) in 2 MiB pages, the
+// large pool's in 20 MiB pages.
 struct BlockTotals {
   double requested = 0.0;
   double allocated = 0.0;
   double reserved = 0.0;
+  double small = 0.0;  // of allocated, the small pool's blocks (requests of at most 1 MiB)
 };
-BlockTotals PackBlocks(const BlockSizes& blocks, double scale = 1.0);
+BlockTotals PackBlocks(const BlockSizes& blocks, double scale = 1.0,
+                       bool expandable_segments = false);
 
 // The figures of one device at its peak, `live_activations` held (the simulated timeline's peak,
 // or the closed form's stage.activations).

@@ -1,15 +1,22 @@
 #include "sim/memory/budget.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
+#include "sim/memory/allocator.h"
 #include "sim/model/op_graph.h"
 #include "sim/model/recompute.h"
 #include "sim/parallel/stages.h"
 #include "sim/schedule/schedule.h"
 
 namespace shardsim {
+namespace {
+
+double RoundUp(double bytes, double unit) { return std::ceil(bytes / unit) * unit; }
+
+}  // namespace
 
 double InFlightMicrobatches(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
                             int64_t microbatches, int64_t stage) {
@@ -143,6 +150,13 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     b.expert_zero_shards = std::max<int64_t>(1, b.zero_shards / std::max<int64_t>(1, parallel.ep));
   }
   const bool fsdp = parallel.zero_stage >= 3;
+  // FSDP2 with a 16-bit param_dtype (MixedPrecisionPolicy): the sharded parameter stays in its
+  // original fp32 and is what the optimizer steps ("The optimizer step uses the sharded parameter
+  // in the original dtype", torch/distributed/fsdp/_fully_shard/_fsdp_api.py); the 16-bit
+  // weights exist only unsharded, cast per all-gather (FSDPParam.all_gather_inputs). So no
+  // sharded 16-bit copy: the fp32 master counted in the optimizer state is the parameter.
+  b.fp32_sharded_params = fsdp && framework.fully_shard && b.weight_bytes_per_param < 4.0;
+  const double shard_weight_bytes = b.fp32_sharded_params ? 0.0 : b.weight_bytes_per_param;
   const bool unsharded_params = fsdp && KeepsParamsUnsharded(framework, parallel.pp);
   const bool unsharded_grads = fsdp && HoldsUnshardedGrads(framework, parallel.pp, microbatches);
   const int64_t gathered_layers = GatheredLayers(framework);
@@ -170,7 +184,9 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       const double shards = static_cast<double>(
           op.tp_split == TpSplit::kExperts ? b.expert_zero_shards : b.zero_shards);
       const int z = parallel.zero_stage;
-      s.state_blocks[n * b.weight_bytes_per_param / (z >= 3 ? shards : 1.0)] += 1.0;
+      if (shard_weight_bytes > 0.0) {
+        s.state_blocks[n * shard_weight_bytes / (z >= 3 ? shards : 1.0)] += 1.0;
+      }
       s.state_blocks[n * b.grad_bytes_per_param / (z >= 2 ? shards : 1.0)] += 1.0;
       if (unsharded_grads) s.state_blocks[n * b.grad_bytes_per_param] += 1.0;
       s.state_blocks[n * state_elem / (z >= 1 ? shards : 1.0)] += moments;
@@ -251,11 +267,11 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     s.params = p.dense + p.expert;
     s.expert_params = p.expert;
     const ModelStateBytes dense = ZeroModelStates(
-        static_cast<double>(p.dense), b.weight_bytes_per_param, b.grad_bytes_per_param,
+        static_cast<double>(p.dense), shard_weight_bytes, b.grad_bytes_per_param,
         b.optimizer_bytes_per_param, parallel.zero_stage, static_cast<double>(b.zero_shards));
     const ModelStateBytes expert =
-        ZeroModelStates(static_cast<double>(p.expert), b.weight_bytes_per_param,
-                        b.grad_bytes_per_param, b.optimizer_bytes_per_param, parallel.zero_stage,
+        ZeroModelStates(static_cast<double>(p.expert), shard_weight_bytes, b.grad_bytes_per_param,
+                        b.optimizer_bytes_per_param, parallel.zero_stage,
                         static_cast<double>(b.expert_zero_shards));
     s.weights = dense.weights + expert.weights;
     s.gradients = dense.gradients + expert.gradients;
@@ -289,8 +305,18 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
         const double gather =
             std::max(root * w + layer * w, (s.layers >= 2 ? 2.0 : 1.0) * layer * w);
         const double rg = b.grad_bytes_per_param;  // the reduce dtype (training.grad_dtype)
-        const double reduce = layer * rg + (root > layer ? root * rg : 0.0);
-        s.stream_pools = Bytes(gather + reduce);
+        double reduce = layer * rg + (root > layer ? root * rg : 0.0);
+        if (framework.expandable_segments) {
+          // Each stream's pool is one segment that grows by 20 MiB pages, and a request that no
+          // free block fits extends the segment from the free block before its unmapped tail
+          // (find_expandable_block, c10/cuda/CUDACachingAllocator.cpp): the root's
+          // reduce-scatter input reuses the freed layer input's pages instead of a segment of
+          // its own.
+          reduce = RoundUp(std::max(layer, root) * rg, kLargeBuffer);
+          s.stream_pools = Bytes(RoundUp(gather, kLargeBuffer) + reduce);
+        } else {
+          s.stream_pools = Bytes(gather + reduce);
+        }
       }
     }
     s.in_flight = InFlightMicrobatches(parallel.schedule, parallel.pp, parallel.virtual_stages,
@@ -347,6 +373,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
         }
       }
     }
+    s.expandable_segments = framework.expandable_segments;
     s.cuda_context = Bytes(hardware.reserve_cuda_context);
     s.comm_buffers = Bytes(world > 1 ? hardware.reserve_comm_buffers : 0.0);
     s.fragmentation = s.Allocated(s.activations) * hardware.reserve_fragmentation;
@@ -369,9 +396,12 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
   }
 
   const std::string wdt = b.weight_bytes_per_param == 4.0 ? "fp32" : "bf16/fp16";
-  b.assumptions.push_back("weights " + wdt + " (" + FormatSig(b.weight_bytes_per_param, 1) +
-                          " B/param), gradients " + Name(training.grad_dtype) + " (" +
-                          FormatSig(b.grad_bytes_per_param, 1) + " B/param)");
+  b.assumptions.push_back(
+      "weights " + wdt + " (" + FormatSig(b.weight_bytes_per_param, 1) + " B/param" +
+      (b.fp32_sharded_params ? ", only as gathered: FSDP2 keeps the shards in fp32, the master"
+                             : "") +
+      "), gradients " + Name(training.grad_dtype) + " (" + FormatSig(b.grad_bytes_per_param, 1) +
+      " B/param)");
   b.assumptions.push_back(std::string(training.optimizer == Optimizer::kAdam ? "Adam m and v in "
                                                                              : "SGD momentum in ") +
                           Name(training.optimizer_state_dtype) +

@@ -61,6 +61,9 @@ struct StageMemory {
   // recompute keeps other bytes than the ops save).
   std::map<double, double> state_blocks;
   std::map<double, double> activation_blocks;
+  // The caching allocator runs with expandable segments (FrameworkSpec::expandable_segments):
+  // how DeviceMemoryFigures rounds the blocks and packs them into segments.
+  bool expandable_segments = false;
 
   Bytes model_states() const { return weights + gradients + optimizer; }
   // What the allocator hands out with `live_activations` held: all but the runtime reserve.
@@ -88,6 +91,9 @@ struct MemoryBudget {
   double weight_bytes_per_param = 0;
   double grad_bytes_per_param = 0;
   double optimizer_bytes_per_param = 0;  // before ZeRO sharding
+  // FSDP2 under a 16-bit param_dtype: the shards are the fp32 master (in optimizer state), so
+  // `weights` holds no sharded 16-bit copy; weight_bytes_per_param is the gathered dtype's.
+  bool fp32_sharded_params = false;
   int64_t zero_shards = 1;               // dp × cp: the group ZeRO shards over
   int64_t expert_zero_shards = 1;        // dp × cp / ep for routed-expert parameters
   std::vector<std::string> assumptions;  // one line each, printed by `budget`
@@ -128,7 +134,11 @@ ModelStateBytes ZeroModelStates(double params, double weight_bytes, double grad_
 //     (forward frees a group's all-gather output after the next group's copy-out,
 //     _fsdp_param_group.py), + the reduce-scatter stream's segments: one layer's reduce-scatter
 //     input in the reduce dtype (post_backward frees the previous one before foreach_reduce
-//     allocates the next) and the root's when larger (a new segment; the layer's stays cached).
+//     allocates the next) and the root's when larger (a new segment; the layer's stays cached);
+//     under expandable segments each stream's one segment in 20 MiB pages, the root's input
+//     growing it from the freed layer input (the larger of the two);
+//   - fully_shard with a 16-bit param_dtype: no sharded 16-bit weights (the fp32 shards are the
+//     optimizer's parameters, counted as the master in optimizer state; fp32_sharded_params).
 // Closed forms in tests/memory/framework_memory_test.cc.
 //
 // The budget of the plan's sharded op graph over its layer split (sim/parallel/plan.h), for

@@ -35,6 +35,12 @@ void AppendMha(const Ctx& c, std::vector<Op>& ops) {
                          1, m.qkv_bias, ActBytes(c, D(c.norm_tokens) * D(h)),
                          "column-parallel q/k/v; saves its input (the norm output)"));
   DropWithModule(RecomputeModule::kLayernorm, ops.back());
+  {
+    // torchtitan's Attention (and Hugging Face's) project with three Linear modules, wq, wk and
+    // wv: q is q_heads x d of the output, k and v split the rest.
+    const double q = D(q_heads * d) / D((q_heads + 2 * kv_heads) * d);
+    ops.back().framework_calls = {q, (1.0 - q) / 2.0, (1.0 - q) / 2.0};
+  }
   if (m.qk_norm) {
     // Qwen3Attention / Gemma3Attention: RMSNorm(head_dim) over each query head and each key head
     // before RoPE, one weight vector per projection shared by its heads: 2·d parameters per
@@ -122,6 +128,8 @@ void AppendFfn(const Ctx& c, const std::string& prefix, TpSplit fc1_split, TpSpl
   const int64_t fc1_width = Gated(c.model) ? 2 * f_local : f_local;
   ops.push_back(MatmulOp(c, prefix + ".fc1", fc1_split, rows, fc1_width, h, batch, bias, fc1_saved,
                          "column-parallel up projection (gate and up when gated)"));
+  // Gated: two Linear modules in PyTorch, w1 (gate) then w3 (up) in torchtitan's FeedForward.
+  if (Gated(c.model)) ops.back().framework_calls = {0.5, 0.5};
   ops.push_back(ActivationOp(c, prefix + ".act", tokens, f_local, fc1_split));
   ops.push_back(MatmulOp(c, prefix + ".fc2", fc2_split, rows, h, f_local, batch, bias,
                          ActBytes(c, D(tokens) * D(f_local)),

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/base/units.h"
 #include "sim/config/spec.h"
@@ -113,6 +114,12 @@ struct Op {
   unsigned rerun_by = 0;
   // Bytes this op's output occupies (per micro-batch), for transient-memory estimates.
   Bytes output;
+  // The separate matmul calls (aten.mm) PyTorch modules make for this one op, in forward order,
+  // each as its fraction of `output`: torchtitan's Attention runs wq, wk, wv for the fused q/k/v
+  // (q the attention core's q_heads x head_dim columns, k and v splitting the rest), its
+  // FeedForward w1 then w3 for a gated fc1 (half each). Empty: one call. Set where the op is
+  // built (sim/model/layer_ops.cc); op-level checkpointing counts these calls (OpSacKeptBytes).
+  std::vector<double> framework_calls;
   int kernels = 1;   // kernel launches in forward (backward is priced with the same count)
   std::string note;  // where the formula comes from, for --explain
 

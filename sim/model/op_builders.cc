@@ -1,5 +1,6 @@
 #include "sim/model/op_builders.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace shardsim::model_internal {
@@ -233,8 +234,15 @@ Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads
   // Saved: Q, K and V (Korthikanti's 4sbh + 2sbh); unfused attention also keeps the softmax
   // output (2as²b) and, with dropout, its mask (as²b) and output (2as²b): the 5as²b term.
   // The context output is counted by the output projection, which saves it as its input.
-  const double scores = flash ? 0.0 : s2 * (c.act_bytes + (dropout ? 1.0 + c.act_bytes : 0.0));
-  op.saved = Bytes(q + kv_local + scores);
+  // Eager PyTorch without a fused kernel runs SDPA's math backend, which upcasts 16-bit inputs
+  // to fp32 (aten/src/ATen/native/transformers/attention.cpp, _scaled_dot_product_attention_math:
+  // query_.to(at::kFloat) unless allowFP16BF16ReductionMathSDP): its matmuls keep the fp32 Q, K
+  // and V, and the softmax output and dropout output are fp32: 4 + 1 + 4 bytes per score
+  // (bench/h200 gpt-noflash: 9.07 measured). Memory only; the traffic above stays 16-bit.
+  const double score_bytes = !flash && !o.fused_kernels ? std::max(4.0, c.act_bytes) : c.act_bytes;
+  const double qkv_scale = score_bytes / c.act_bytes;
+  const double scores = flash ? 0.0 : s2 * (score_bytes + (dropout ? 1.0 + score_bytes : 0.0));
+  op.saved = Bytes((q + kv_local) * qkv_scale + scores);
   op.dropped_by[static_cast<size_t>(RecomputeModule::kCoreAttn)] = Bytes(scores);
   op.rerun_by = ModuleBit(RecomputeModule::kCoreAttn);
   op.output = Bytes(out);

@@ -1,7 +1,6 @@
 #include "sim/model/recompute.h"
 
 #include <algorithm>
-#include <string>
 #include <vector>
 
 namespace shardsim {
@@ -34,44 +33,6 @@ Bytes SelectiveDrops(const std::array<Bytes, kNumRecomputeModules>& dropped_by,
   return dropped;
 }
 
-namespace {
-
-// The separate aten.mm calls PyTorch modules make for one op of this graph, as fractions of its
-// output in forward order: q, k, v for the fused attn.qkv (torchtitan Attention: wq, wk, wv; q
-// is the attention core's q_heads x qk_dim, k and v split the rest), gate and up for a gated
-// fc1 (FeedForward: w1, then w3; fc1 is twice fc2's input wide), one call otherwise.
-std::vector<double> MmCalls(const LayerOps& layer, size_t i) {
-  const Op& op = layer.ops[i];
-  const double out = static_cast<double>(op.matmul.m) * static_cast<double>(op.matmul.n) *
-                     static_cast<double>(op.matmul.batch);
-  auto ends_with = [&](const std::string& tail) {
-    return op.name.size() >= tail.size() &&
-           op.name.compare(op.name.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  if (ends_with("attn.qkv")) {  // MTP layers carry a prefix
-    for (const Op& core : layer.ops) {
-      if (core.kind != OpKind::kAttention) continue;
-      const AttentionShape& a = core.attention;
-      const double q = static_cast<double>(a.batch_heads) * static_cast<double>(a.seq_q) *
-                       static_cast<double>(a.head_dim);
-      if (out > 0.0 && q < out) {
-        const double kv = (1.0 - q / out) / 2.0;
-        return {q / out, kv, kv};
-      }
-    }
-  }
-  if (ends_with(".fc1")) {
-    for (size_t j = i + 1; j < layer.ops.size(); ++j) {  // fc2: the next matmul (past casts)
-      if (layer.ops[j].kind != OpKind::kMatmul) continue;
-      if (op.matmul.n == 2 * layer.ops[j].matmul.k) return {0.5, 0.5};
-      break;
-    }
-  }
-  return {1.0};
-}
-
-}  // namespace
-
 Bytes OpSacKeptBytes(const LayerOps& layer, bool compiled) {
   // torchtitan's op-level SAC (torchtitan/models/llama3/infra/parallelize.py, _save_list and
   // _custom_policy): each block counts its aten.mm calls in forward order and marks the 1st,
@@ -92,7 +53,10 @@ Bytes OpSacKeptBytes(const LayerOps& layer, bool compiled) {
         i + 1 < layer.ops.size() &&
         (layer.ops[i + 1].kind == OpKind::kResidual || layer.ops[i + 1].kind == OpKind::kDropout);
     const bool read_by_backward = !next_is_add;
-    for (const double part : MmCalls(layer, i)) {
+    // The separate calls the op stands for (Op::framework_calls; one when none are listed).
+    const std::vector<double> calls =
+        op.framework_calls.empty() ? std::vector<double>{1.0} : op.framework_calls;
+    for (const double part : calls) {
       ++count;
       if (count % 2 == 1 && (!compiled || read_by_backward)) kept += op.output * part;
     }

@@ -36,7 +36,8 @@ Bytes SelectiveDrops(const std::array<Bytes, kNumRecomputeModules>& dropped_by,
 
 // What recompute selective_ops keeps of one layer per micro-batch: torchtitan's op-level policy
 // (the layer input, SDPA's output and the outputs of the 1st, 3rd, ... aten.mm call in forward
-// order, q/k/v and gate/up counted as the separate calls PyTorch modules make), as eager
+// order, each op counted as the separate calls PyTorch modules make for it, Op::framework_calls:
+// torchtitan's wq/wk/wv for q/k/v, w1/w3 for a gated fc1), as eager
 // PyTorch keeps it or, `compiled` (training.fused_kernels: torch.compile), as AOTAutograd's
 // partitioner does (no mm output that only a residual add reads). Closed forms in
 // tests/model/recompute_test.cc.

@@ -122,7 +122,9 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
   const std::string shard = " / " + std::to_string(m.zero_shards);
   const int z = sc.parallel.zero_stage;
   t.AddRow({"weights", B(s.weights),
-            FormatSig(m.weight_bytes_per_param, 2) + " B/param" + (z >= 3 ? shard : "")});
+            m.fp32_sharded_params
+                ? std::string("no 16-bit shard: FSDP2's fp32 shards are the master (optimizer)")
+                : FormatSig(m.weight_bytes_per_param, 2) + " B/param" + (z >= 3 ? shard : "")});
   t.AddRow({"gradients", B(s.gradients),
             FormatSig(m.grad_bytes_per_param, 2) + " B/param" + (z >= 2 ? shard : "") +
                 (s.unsharded_grads.value() > 0 ? " + unsharded below" : "")});

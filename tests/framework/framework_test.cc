@@ -108,6 +108,23 @@ TEST(FrameworkConfig, OverridesKeyByKey) {
   EXPECT_EQ(g->framework.reshard_group, 4);
 }
 
+// torchtitan's launcher runs the caching allocator with expandable segments; no other profile
+// does; framework.expandable_segments overrides it.
+TEST(FrameworkConfig, ExpandableSegments) {
+  for (int i = 0; i < kNumFrameworks; ++i) {
+    const auto f = static_cast<Framework>(i);
+    EXPECT_EQ(ProfileOf(f).expandable_segments, f == Framework::kTorchtitan) << Name(f);
+  }
+  Result<Scenario> s =
+      BuildText(Head() + kRun + "framework: {name: torchtitan, expandable_segments: false}\n");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(s->framework.expandable_segments);
+  EXPECT_EQ(s->framework.overridden, (std::vector<std::string>{"expandable_segments"}));
+  Result<Scenario> bad =
+      BuildText(Head() + kRun + "framework: {name: megatron, expandable_segments: 3}\n");
+  EXPECT_FALSE(bad.ok());
+}
+
 // FSDP1 as Composer runs it (FSDPConfig backward_prefetch 'BACKWARD_POST'): one NCCL stream for
 // the ZeRO-3 collectives; every other profile keeps them on streams of their own; the key
 // overrides it and needs ZeRO-3.
@@ -167,7 +184,7 @@ TEST(FrameworkConfig, LocatedErrors) {
       "here: name, reshard_after_forward, grad_sync, shard_group, prefetch_layers, "
       "backward_prefetch, memory_figure, gather_unit, stage3_prefetch_bucket_size, "
       "stage3_max_live_parameters, stage3_max_reuse_distance, "
-      "stage3_param_persistence_threshold, reduce_bucket_size, blocking_p2p\n"
+      "stage3_param_persistence_threshold, reduce_bucket_size, blocking_p2p, expandable_segments\n"
       "      prefetch: 1\n"
       "      ^\n"
       "tests/config/data/inline.yaml:11:16: error: framework.shard_group: 3 does not divide "

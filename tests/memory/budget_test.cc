@@ -149,14 +149,14 @@ TEST(Budget, AgreesWithH200Measurements) {
       EXPECT_NEAR(flops_err, 0.0, 0.01) << name;
     }
     EXPECT_NEAR(s.model_states().value() / static_meas, 1.0, 0.01) << name;
-    if (!t.flash_attention) continue;  // see below
     EXPECT_NEAR(act_err, 0.0, 0.03) << name << " seq " << t.seq_len;
     EXPECT_NEAR(peak_err, 0.0, 0.05) << name << " seq " << t.seq_len;
     ++checked;
   }
-  // The unfused run uses PyTorch's reference "math" attention, which keeps fp32 softmax copies
-  // beyond Korthikanti's 5as²b (Megatron's fused softmax); it is printed, not held.
-  EXPECT_GE(checked, 10);
+  // The unfused run (gpt-noflash) uses SDPA's math backend, which upcasts to fp32: its fp32
+  // Q, K, V and 9 bytes per score (fp32 softmax, mask, fp32 dropout output), held with the rest
+  // (sim/model/op_builders.cc AttentionOp).
+  EXPECT_GE(checked, 12);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 // forward to backward; HSDP shards over shard_group instead of dp x cp.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "sim/memory/allocator.h"
 #include "sim/memory/budget.h"
 #include "tests/model/test_models.h"
@@ -51,7 +53,10 @@ TEST(FrameworkMemory, TorchtitanPipelineRuleHoldsTheStageUnsharded) {
     EXPECT_DOUBLE_EQ(t.zero3_buffers.value(), 2.0 * p);
     EXPECT_DOUBLE_EQ(t.unsharded_grads.value(), 4.0 * p);
     EXPECT_DOUBLE_EQ(t.gradients.value(), 4.0 * p / 4.0 + 4.0 * p);  // the dp 4 shard + unsharded
-    EXPECT_DOUBLE_EQ(t.weights.value(), m.weights.value());
+    // FSDP2 keeps no sharded bf16 copy: its fp32 shards are the master in optimizer state
+    // (MemoryBudget::fp32_sharded_params); Megatron holds 2 B/param / dp of bf16 shards.
+    EXPECT_DOUBLE_EQ(t.weights.value(), 0.0);
+    EXPECT_DOUBLE_EQ(m.weights.value(), 2.0 * static_cast<double>(m.params) / 4.0);
     EXPECT_DOUBLE_EQ(t.optimizer.value(), m.optimizer.value());
     EXPECT_DOUBLE_EQ(m.unsharded_grads.value(), 0.0);
     // Megatron: two layers of gathered weights (a layer: 4h^2 attention + 3 h f MLP + 2h norms,
@@ -63,6 +68,8 @@ TEST(FrameworkMemory, TorchtitanPipelineRuleHoldsTheStageUnsharded) {
   const double n = static_cast<double>(titan.stages[0].params + titan.stages[1].params) * 2.0;
   EXPECT_NEAR(n, 8.0 * (4.0 * 1024 * 1024 + 3.0 * 1024 * 4096) + 2.0 * 1024 * 32000, 1e6);
   EXPECT_EQ(titan.gathered_how, "all of the stage's weights, unsharded for the whole step");
+  EXPECT_TRUE(titan.fp32_sharded_params);
+  EXPECT_FALSE(mega.fp32_sharded_params);
 }
 
 // Without PP torchtitan reshards after forward and syncs every micro-batch; FSDP2 (fully_shard)
@@ -71,7 +78,11 @@ TEST(FrameworkMemory, TorchtitanPipelineRuleHoldsTheStageUnsharded) {
 // (embedding and head, vocab-parallel, + the final norm) R = 2 x (V/2) x h + h, R > L:
 //   zero3_buffers = Megatron's 2 layers x 2 B + 2 B x R;
 //   stream_pools  = all-gather stream max(2R + 2L, 2 x 2L) + reduce-scatter stream 4L + 4R (fp32
-//                   reduce; the root's input is larger than the layer's, so a second segment).
+//                   reduce; the root's input is larger than the layer's, so a second segment);
+//                   under expandable segments (torchtitan's default) each stream one segment of
+//                   20 MiB pages, the root's input growing the reduce-scatter stream's from the
+//                   freed layer input: pages(2R + 2L) + pages(4R);
+//   weights       = 0: no sharded bf16 copy beside the fp32 shards (the optimizer's master).
 TEST(FrameworkMemory, TorchtitanWithoutPipelineIsFsdp2) {
   FsdpRun s;
   s.parallel.pp = 1;
@@ -86,19 +97,51 @@ TEST(FrameworkMemory, TorchtitanWithoutPipelineIsFsdp2) {
   EXPECT_DOUBLE_EQ(t.root_gathered.value(), 2.0 * root);
   EXPECT_DOUBLE_EQ(t.zero3_buffers.value(), 2.0 * 2.0 * layer + 2.0 * root);
   EXPECT_DOUBLE_EQ(m.zero3_buffers.value(), 2.0 * 2.0 * layer);
-  EXPECT_DOUBLE_EQ(t.stream_pools.value(), (2.0 * root + 2.0 * layer) + 4.0 * layer + 4.0 * root);
+  const double page = 20.0 * 1048576.0;
+  auto pages = [&](double bytes) { return std::ceil(bytes / page) * page; };
+  EXPECT_DOUBLE_EQ(t.stream_pools.value(), pages(2.0 * root + 2.0 * layer) + pages(4.0 * root));
   EXPECT_DOUBLE_EQ(m.stream_pools.value(), 0.0);
+  FrameworkSpec default_segments = ProfileOf(Framework::kTorchtitan);
+  default_segments.expandable_segments = false;
+  EXPECT_DOUBLE_EQ(s.Run(default_segments).stages[0].stream_pools.value(),
+                   (2.0 * root + 2.0 * layer) + 4.0 * layer + 4.0 * root);
+  EXPECT_DOUBLE_EQ(t.weights.value(), 0.0);
   EXPECT_DOUBLE_EQ(m.root_gathered.value(), 0.0);
   EXPECT_DOUBLE_EQ(t.unsharded_grads.value(), 0.0);
   // The rest is Megatron's budget: total grows by the root (with its fragmentation share) and
-  // the stream pools.
+  // the stream pools, and loses the bf16 shards.
   const double frag = s.hardware.reserve_fragmentation;
-  EXPECT_NEAR(t.total().value(),
-              m.total().value() + 2.0 * root * (1.0 + frag) + t.stream_pools.value(), 1.0);
+  EXPECT_NEAR(
+      t.total().value(),
+      m.total().value() + (2.0 * root - m.weights.value()) * (1.0 + frag) + t.stream_pools.value(),
+      1.0);
   // Without fully_shard (an FSDP framework without FSDP2's root rule) the two agree.
   FrameworkSpec no_fsdp2 = ProfileOf(Framework::kTorchtitan);
   no_fsdp2.fully_shard = false;
   EXPECT_DOUBLE_EQ(s.Run(no_fsdp2).stages[0].total().value(), m.total().value());
+}
+
+// FSDP2 under a bf16 param_dtype keeps each parameter's shard in fp32 and steps it in place
+// (MixedPrecisionPolicy: "The optimizer step uses the sharded parameter in the original dtype"):
+// per device 4 B (fp32 shard, the master) + 4 B (fp32 gradient) + 8 B (Adam m, v) per parameter
+// over dp = 8, 16 B in all, against Megatron-Core's 18 (its 2 B bf16 shard beside the master).
+// The allocator's blocks (one per tensor) hold the same bytes.
+TEST(FrameworkMemory, Fsdp2KeepsOnlyTheFp32Shards) {
+  FsdpRun s;
+  s.parallel.pp = 1;
+  s.parallel.tp = 1;
+  s.parallel.dp = 8;
+  const StageMemory t = s.Run(ProfileOf(Framework::kTorchtitan)).stages[0];
+  const StageMemory m = s.Run(ProfileOf(Framework::kMegatron)).stages[0];
+  const double p = static_cast<double>(t.params);
+  EXPECT_DOUBLE_EQ(t.weights.value(), 0.0);
+  EXPECT_DOUBLE_EQ(t.gradients.value(), 4.0 * p / 8.0);
+  EXPECT_DOUBLE_EQ(t.optimizer.value(), 12.0 * p / 8.0);
+  EXPECT_DOUBLE_EQ(t.model_states().value(), 16.0 * p / 8.0);
+  EXPECT_DOUBLE_EQ(m.model_states().value(), 18.0 * p / 8.0);
+  double blocks = 0.0;
+  for (const auto& [bytes, count] : t.state_blocks) blocks += bytes * count;
+  EXPECT_NEAR(blocks, t.model_states().value(), 1e-6 * blocks);
 }
 
 // The stream pools are reserved, not allocated: they add to max_memory_reserved and nvidia-smi
@@ -162,14 +205,17 @@ TEST(FrameworkMemory, Llama405bPipelineRuleMagnitude) {
   // FSDP2's stream pools on a middle stage (no root parameters): the all-gather stream holds two
   // layers' gathers (2 x 2 B x L), the reduce-scatter stream one layer's fp32 input (4 B x L),
   // L = one layer's parameters per TP rank (GQA: 2h^2 + 2 h x 1024 attention, 3 h f MLP, / 8,
-  // + 2h norms).
+  // + 2h norms), each stream's segment in 20 MiB pages (expandable segments).
   const double h = 16384, f = 53248;
   const double layer = (2.0 * h * h + 2.0 * h * 1024 + 3.0 * h * f) / 8.0 + 2.0 * h;
-  EXPECT_DOUBLE_EQ(t.stream_pools.value(), 2.0 * 2.0 * layer + 4.0 * layer);
+  const double page = 20.0 * 1048576.0;
+  auto pages = [&](double bytes) { return std::ceil(bytes / page) * page; };
+  EXPECT_DOUBLE_EQ(t.stream_pools.value(), pages(2.0 * 2.0 * layer) + pages(4.0 * layer));
   EXPECT_DOUBLE_EQ(t.root_gathered.value(), 0.0);
-  const double expected =
-      (6.0 * p - m.zero3_buffers.value()) * (1.0 + s.hardware.reserve_fragmentation) +
-      t.stream_pools.value();
+  // The PP rule's 6 B/param less the bf16 shards FSDP2 does not keep (2 B/param / dp 8).
+  const double expected = (6.0 * p - m.zero3_buffers.value() - m.weights.value()) *
+                              (1.0 + s.hardware.reserve_fragmentation) +
+                          t.stream_pools.value();
   EXPECT_NEAR(extra, expected, 1.0);
   EXPECT_NEAR(p, 405e9 / 64.0, 0.03 * 405e9 / 64.0);
 }

@@ -148,6 +148,35 @@ TEST(Activations, NoDropoutDropsTheMasks) {
   EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), sbh * (32.0 + 2.0 * 16 * 2048 / 2048.0));
 }
 
+// Eager PyTorch without a fused attention kernel runs SDPA's math backend in fp32 (attention.cpp
+// upcasts 16-bit inputs): the core keeps fp32 Q, K, V (4 B x 3 s·b·h) and, per score element,
+// the fp32 softmax (4 B), the dropout mask (1 B) and the fp32 dropout output (4 B); without
+// dropout only the softmax. Megatron's fused path (fused_kernels) keeps 2 + 1 + 2 and 2 B Q, K, V.
+TEST(Activations, MathAttentionKeepsFp32Scores) {
+  GraphOptions o;
+  o.seq_len = 1024;
+  o.micro_batch = 2;
+  o.flash_attention = false;
+  o.fused_kernels = false;
+  auto core_saved = [&](const ModelSpec& m, const GraphOptions& opts) {
+    auto g = BuildOpGraph(m, opts);
+    EXPECT_TRUE(g.ok());
+    for (const Op& op : g->layer(0).ops) {
+      if (op.kind == OpKind::kAttention) return op.saved.value();
+    }
+    return 0.0;
+  };
+  ModelSpec m = Gpt(2, 1024, 8);
+  m.dropout = 0.1;
+  const double sbh = 1024.0 * 2.0 * 1024.0, scores = 8.0 * 1024.0 * 1024.0 * 2.0;
+  EXPECT_DOUBLE_EQ(core_saved(m, o), 4.0 * 3.0 * sbh + 9.0 * scores);
+  m.dropout = 0.0;
+  EXPECT_DOUBLE_EQ(core_saved(m, o), 4.0 * 3.0 * sbh + 4.0 * scores);
+  m.dropout = 0.1;
+  o.fused_kernels = true;
+  EXPECT_DOUBLE_EQ(core_saved(m, o), 2.0 * 3.0 * sbh + 5.0 * scores);
+}
+
 // The Llama 3 8B-shaped layer of the hand-derived tests below: 2 sequences of 4,096 tokens.
 GraphOptions LlamaOptions() {
   GraphOptions o;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "sim/model/op_graph.h"
 #include "test_models.h"
 
@@ -69,6 +71,45 @@ TEST(OpSac, UngatedMhaLayer) {
   const double expected = 2.0 * tokens * ((h + h + f) + h + h);
   EXPECT_DOUBLE_EQ(OpSacKeptBytes(g->layer(0), false).value(), expected);
   EXPECT_DOUBLE_EQ(OpSacKeptBytes(g->layer(0), true).value(), expected);
+}
+
+// The separate framework calls are a field of the op, set where the layer is built
+// (Op::framework_calls): q/k/v as q_heads : kv : kv of its output (Llama 3 8B: 4096 : 1024 : 1024
+// of 6144), a gated fc1 as gate and up (half each); the other matmuls are one call each.
+TEST(OpSac, FrameworkCallsAreSetWhereTheOpsAreBuilt) {
+  GraphOptions o;
+  o.seq_len = 1024;
+  const ModelSpec m = Llama(2, 4096, 32, 8, 14336, 128256);
+  auto g = BuildOpGraph(m, o);
+  ASSERT_TRUE(g.ok());
+  int listed = 0;
+  for (const Op& op : g->layer(0).ops) {
+    if (op.name == "attn.qkv") {
+      ASSERT_EQ(op.framework_calls.size(), 3u);
+      EXPECT_DOUBLE_EQ(op.framework_calls[0], 4096.0 / 6144.0);
+      EXPECT_DOUBLE_EQ(op.framework_calls[1], 1024.0 / 6144.0);
+      EXPECT_DOUBLE_EQ(op.framework_calls[2], 1024.0 / 6144.0);
+      ++listed;
+    } else if (op.name == "mlp.fc1") {
+      EXPECT_EQ(op.framework_calls, (std::vector<double>{0.5, 0.5}));
+      ++listed;
+    } else {
+      EXPECT_TRUE(op.framework_calls.empty()) << op.name;
+    }
+  }
+  EXPECT_EQ(listed, 2);
+  // The policy counts the field, not the names: an op renamed keeps its calls, and a layer whose
+  // q/k/v is one call (the field cleared) shifts the odd calls: q/k/v (6144 wide), out, w1, w3,
+  // w2 -> the 1st, 3rd and 5th are q/k/v, w1 and w2 (eager).
+  LayerOps layer = g->layer(0);
+  for (Op& op : layer.ops) op.name = "renamed";
+  EXPECT_DOUBLE_EQ(OpSacKeptBytes(layer, false).value(),
+                   OpSacKeptBytes(g->layer(0), false).value());
+  for (Op& op : layer.ops) {
+    if (op.framework_calls.size() == 3) op.framework_calls.clear();
+  }
+  const double tokens = 1024, h = 4096, f = 14336;
+  EXPECT_DOUBLE_EQ(OpSacKeptBytes(layer, false).value(), 2.0 * tokens * ((6144.0 + f + h) + h + h));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Memory held against what was measured and what was stated: the peak memory torchtitan's
 // benchmark measured for its Llama 3 8B runs (tests/reference/memory.yaml measured_peak_memory,
-// the allocator's max reserved, within 5%), and the layouts published as fitting or not fitting in
-// 80 GB (tests/reference/memory.yaml feasibility; scenarios in tests/validation/feasibility/ and
+// the allocator's max reserved, within 3.5%), and the layouts published as fitting or not fitting
+// in 80 GB (tests/reference/memory.yaml feasibility; scenarios in tests/validation/feasibility/ and
 // the BLOOM run).
 #include <gtest/gtest.h>
 
@@ -25,13 +25,15 @@ const std::string kDir = std::string(SHARDSIM_SOURCE_DIR) + "/tests/validation/"
 // DeviceMemoryMonitor.get_peak_stats().max_reserved_gib, torch.cuda.memory_stats()
 // "reserved_bytes.all.peak" (torchtitan/components/metrics.py), the caching allocator's reserve,
 // so they are compared with memory.reserved_peak_bytes (sim/memory/allocator.h). The device
-// figure (nvidia-smi) and the allocated figure are printed beside it. Three mechanisms close
-// what was 5.5-16% low: FSDP2 keeps the root group (embedding, final norm, head) unsharded from
-// forward to backward; its all-gather and reduce-scatter buffers (the latter fp32, the reduce
-// dtype) are cached on their own streams (StageMemory::stream_pools); and torchtitan's op-level
-// SAC keeps the block's last mm output in eager mode, which the compiled partitioner drops
-// (OpSacKeptBytes: the eager rows above the compiled ones). Held within 5%; the eager row of
-// each table is predicted above its compiled row.
+// figure (nvidia-smi) and the allocated figure are printed beside it. The mechanisms (README,
+// Memory): FSDP2 keeps the root group (embedding, final norm, head) unsharded from forward to
+// backward; its all-gather and reduce-scatter buffers (the latter fp32, the reduce dtype) are
+// cached on their own streams (StageMemory::stream_pools), each one expandable segment under
+// torchtitan's PYTORCH_CUDA_ALLOC_CONF; its shards stay fp32 (the master) with no bf16 copy;
+// and torchtitan's op-level SAC keeps the block's last mm output in eager mode, which the
+// compiled partitioner drops (OpSacKeptBytes: the eager rows above the compiled ones). Five rows
+// are within 1%; the full-AC rows (t2) are 2.6-3.3% low and t1's eager row 1.7% low, residuals the
+// README names. Held within 3.5%; the eager row of each table is predicted above its compiled row.
 TEST(MemoryValidation, TorchtitanMeasuredPeaks) {
   std::ifstream in(kDir + "published.json");
   const nlohmann::json runs = nlohmann::json::parse(in)["runs"];
@@ -57,7 +59,7 @@ TEST(MemoryValidation, TorchtitanMeasuredPeaks) {
     std::printf("%-40s %6.1f GiB %6.1f GiB %6.1f GiB %6.1f GiB %6.1f GiB %+7.1f%%\n",
                 r["id"].get<std::string>().c_str(), f.allocated.value() / gib, predicted,
                 f.device.value() / gib, sim->peak_memory.value() / gib, measured, err * 100.0);
-    EXPECT_LE(std::fabs(err), 0.05) << r["id"];
+    EXPECT_LE(std::fabs(err), 0.035) << r["id"];
     predicted_of[r["id"].get<std::string>()] = predicted;
     EXPECT_TRUE(sim->fits) << r["id"] << " ran, so it fits";
     ++checked;
