@@ -30,16 +30,15 @@ Result<FlopsSummary> SummarizeFlops(const ModelSpec& model, const TrainingSpec& 
   };
   for (const Op& op : g->embedding) executed += executed_of(op);
   for (int64_t i = 0; i < g->num_layers(); ++i) {
-    int matmul = 0;
+    int64_t mm_calls = 0;
     for (const Op& op : g->layer(i).ops) {
       const double m = op.model_fwd_flops.value();
       (op.kind == OpKind::kAttention ? f.fwd_attention : f.fwd_layer_matmuls) += m;
       executed += executed_of(op);
-      const bool redo = Recomputes(training, op, matmul);
-      if (op.kind == OpKind::kMatmul) ++matmul;
-      if (redo) {
-        recompute += m;
-        recompute_executed += op.fwd.flops.value();
+      const double redo = RecomputedShare(training, op, &mm_calls);
+      if (redo > 0.0) {
+        recompute += redo * m;
+        recompute_executed += redo * op.fwd.flops.value();
       }
     }
   }

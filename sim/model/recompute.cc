@@ -5,20 +5,41 @@
 
 namespace shardsim {
 
-bool Recomputes(const TrainingSpec& training, const Op& op, int matmul_ordinal) {
+namespace {
+
+// The separate calls `op` stands for (Op::framework_calls; one when none are listed), each as
+// its share of the op's output, passed in forward order to `each(share, saved)`: torchtitan's
+// policy saves the 1st, 3rd, 5th, ... aten.mm call of a block (see OpSacKeptBytes).
+template <class Each>
+void ForEachMmCall(const Op& op, int64_t* mm_calls, Each each) {
+  if (op.framework_calls.empty()) {
+    each(1.0, ++*mm_calls % 2 == 1);
+    return;
+  }
+  for (const double part : op.framework_calls) each(part, ++*mm_calls % 2 == 1);
+}
+
+}  // namespace
+
+double RecomputedShare(const TrainingSpec& training, const Op& op, int64_t* mm_calls) {
   switch (training.recompute) {
     case Recompute::kNone:
-      return false;
+      return 0.0;
     case Recompute::kSelective:
-      return (op.rerun_by & training.recompute_modules) != 0;
-    case Recompute::kSelectiveOps:
-      if (op.kind == OpKind::kAttention || op.kind == OpKind::kPermute) return false;
-      if (op.kind == OpKind::kMatmul) return matmul_ordinal % 2 == 1;  // see LayerActivationBytes
-      return true;  // pointwise ops, norms, casts
+      return (op.rerun_by & training.recompute_modules) != 0 ? 1.0 : 0.0;
+    case Recompute::kSelectiveOps: {
+      if (op.kind == OpKind::kAttention || op.kind == OpKind::kPermute) return 0.0;
+      if (op.kind != OpKind::kMatmul) return 1.0;  // pointwise ops, norms, casts
+      double share = 0.0;
+      ForEachMmCall(op, mm_calls, [&](double part, bool saved) {
+        if (!saved) share += part;
+      });
+      return share;
+    }
     case Recompute::kFull:
-      return true;
+      return 1.0;
   }
-  return false;
+  return 0.0;
 }
 
 Bytes SelectiveDrops(const std::array<Bytes, kNumRecomputeModules>& dropped_by,
@@ -53,13 +74,9 @@ Bytes OpSacKeptBytes(const LayerOps& layer, bool compiled) {
         i + 1 < layer.ops.size() &&
         (layer.ops[i + 1].kind == OpKind::kResidual || layer.ops[i + 1].kind == OpKind::kDropout);
     const bool read_by_backward = !next_is_add;
-    // The separate calls the op stands for (Op::framework_calls; one when none are listed).
-    const std::vector<double> calls =
-        op.framework_calls.empty() ? std::vector<double>{1.0} : op.framework_calls;
-    for (const double part : calls) {
-      ++count;
-      if (count % 2 == 1 && (!compiled || read_by_backward)) kept += op.output * part;
-    }
+    ForEachMmCall(op, &count, [&](double part, bool saved) {
+      if (saved && (!compiled || read_by_backward)) kept += op.output * part;
+    });
   }
   return kept;
 }

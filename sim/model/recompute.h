@@ -25,9 +25,12 @@
 
 namespace shardsim {
 
-// Whether `op` (the `matmul_ordinal`-th matmul of its layer when it is one, 0-based) runs again
-// in backward under training.recompute (and recompute_modules).
-bool Recomputes(const TrainingSpec& training, const Op& op, int matmul_ordinal);
+// The share of `op`'s forward that runs again in backward under training.recompute (and
+// recompute_modules): 0 or 1, except under selective_ops, where a matmul standing for several
+// framework calls (Op::framework_calls) re-runs the calls the policy did not save (the share of
+// its output they produce). `mm_calls` counts the layer's aten.mm calls so far: start it at 0 for
+// each layer and pass the layer's ops in forward order; it advances past a matmul's calls.
+double RecomputedShare(const TrainingSpec& training, const Op& op, int64_t* mm_calls);
 
 // Of `dropped_by` (Op::dropped_by, or its sum over a layer), the bytes selective recompute drops
 // with the modules of training.recompute_modules; zero for any other recompute mode.

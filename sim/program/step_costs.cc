@@ -246,12 +246,12 @@ struct Pricer {
       b.bwd_traffic += b.fwd_traffic;
       b.bwd_window += b.fwd_window;
     } else {
-      int matmul = 0;
+      // A share of a matmul (selective_ops: the framework calls not saved) takes that share of
+      // its forward time: the calls split its output columns over the same input.
+      int64_t mm_calls = 0;
       for (const Op& op : layer.ops) {
-        if (Recomputes(sc.training, op, matmul)) {
-          b.recompute.compute += hw.Cost(op, Pass::kForward).time;
-        }
-        if (op.kind == OpKind::kMatmul) ++matmul;
+        const double redo = RecomputedShare(sc.training, op, &mm_calls);
+        if (redo > 0.0) b.recompute.compute += redo * hw.Cost(op, Pass::kForward).time;
       }
     }
     b.bwd += b.recompute;

@@ -56,6 +56,45 @@ TEST(OpSac, LlamaLayerByHand) {
                    OpSacKeptBytes(g->layer(0), false).value());
 }
 
+// What the backward re-runs under the same policy is the complement: of the seven calls, wk, wo
+// and w3 (the 2nd, 4th and 6th). On shardsim's fused ops that is kv / (h + 2 kv) of qkv, all of
+// attn.out, half of the gated fc1 and none of fc2; norms and pointwise ops re-run whole, SDPA
+// does not. Under the other modes a matmul re-runs whole or not at all.
+TEST(OpSac, RecomputedSharesByHand) {
+  GraphOptions o;
+  o.seq_len = 4096;
+  o.micro_batch = 2;
+  auto g = BuildOpGraph(Llama(2, 4096, 32, 8, 14336, 128256), o);
+  ASSERT_TRUE(g.ok());
+  TrainingSpec t;
+  t.recompute = Recompute::kSelectiveOps;
+  std::vector<double> matmuls;
+  int64_t calls = 0;
+  for (const Op& op : g->layer(0).ops) {
+    const double share = RecomputedShare(t, op, &calls);
+    if (op.kind == OpKind::kMatmul) {
+      matmuls.push_back(share);
+    } else if (op.kind == OpKind::kAttention) {
+      EXPECT_EQ(share, 0.0);
+    } else if (op.kind == OpKind::kNorm) {
+      EXPECT_EQ(share, 1.0);
+    }
+  }
+  EXPECT_EQ(calls, 7);
+  ASSERT_EQ(matmuls.size(), 4u);  // qkv, out, fc1, fc2
+  EXPECT_DOUBLE_EQ(matmuls[0], 1024.0 / 6144.0);
+  EXPECT_DOUBLE_EQ(matmuls[1], 1.0);
+  EXPECT_DOUBLE_EQ(matmuls[2], 0.5);
+  EXPECT_DOUBLE_EQ(matmuls[3], 0.0);
+  for (const Recompute mode : {Recompute::kNone, Recompute::kFull}) {
+    t.recompute = mode;
+    int64_t unused = 0;
+    for (const Op& op : g->layer(0).ops) {
+      EXPECT_EQ(RecomputedShare(t, op, &unused), mode == Recompute::kFull ? 1.0 : 0.0);
+    }
+  }
+}
+
 // Without gating (GELU MLP: fc1, fc2) and with MHA the block runs six mm calls: q, k, v, out, fc1,
 // fc2; the 1st, 3rd and 5th are q, v and fc1 (4h wide). None of them feeds a residual add, so
 // eager and compiled keep the same.
