@@ -91,7 +91,7 @@ StageHop NextHop(const ScheduleShape& shape, int64_t rank, int32_t chunk, bool f
 
 // Number of warm-up forwards before the first backward on `rank` (Megatron's
 // num_warmup_microbatches, in chunk units for the interleaved schedule; the forwards before the
-// first B of the order for the zero-bubble ones).
+// first B of the order for the zero-bubble ones, in closed form: no order is built).
 int64_t WarmupCount(const ScheduleShape& shape, int64_t rank);
 
 }  // namespace shardsim
