@@ -1,5 +1,6 @@
 #include "sim/sweep/evaluate.h"
 
+#include <memory>
 #include <optional>
 
 #include "sim/hardware/op_cost.h"
@@ -7,6 +8,7 @@
 #include "sim/program/step_costs.h"
 #include "sim/report/simulate.h"
 #include "sim/sweep/point_space.h"
+#include "sim/sweep/price_cache.h"
 
 namespace shardsim {
 namespace {
@@ -197,7 +199,8 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
   return row;
 }
 
-PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options) {
+PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options,
+                      PriceCache* cache) {
   Prepared p = Prepare(space, point, options);
   PointBound out;
   if (p.done) {
@@ -206,12 +209,20 @@ PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions&
   }
   if (!p.sharding->ok()) return out;
   const Scenario& sc = *p.sc;
-  Result<Plan> plan = MakePlan(sc, std::move(**p.sharding));
-  if (!plan.ok()) return out;
-  const OpCostModel hw(sc.hardware);
-  Result<StepCosts> costs = PriceStep(sc, *plan, hw);
-  if (!costs.ok()) return out;
-  out.step = StepTimeLowerBound(sc, *plan, *costs);
+  const Sharding& sharding = **p.sharding;
+  // The layout (MakePlan) is needed by the pricing only: the bound reads the sharding.
+  const auto price = [&]() -> std::shared_ptr<const StepCosts> {
+    Result<Plan> plan = MakePlan(sc, sharding);
+    if (!plan.ok()) return nullptr;
+    const OpCostModel hw(sc.hardware);
+    Result<StepCosts> costs = PriceStep(sc, *plan, hw);
+    if (!costs.ok()) return nullptr;
+    return std::make_shared<const StepCosts>(std::move(*costs));
+  };
+  const std::shared_ptr<const StepCosts> costs =
+      cache != nullptr ? cache->Get(PriceCache::Key(space, point), price) : price();
+  if (!costs) return out;
+  out.step = StepTimeLowerBound(sc, sharding, *costs);
   out.tokens_per_step =
       static_cast<double>(sc.training.global_batch) * static_cast<double>(sc.training.seq_len);
   if (sc.training.tokens) out.tokens = *sc.training.tokens;

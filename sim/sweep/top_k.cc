@@ -15,6 +15,7 @@
 #include "sim/base/units.h"
 #include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
+#include "sim/sweep/price_cache.h"
 
 namespace shardsim {
 namespace {
@@ -68,10 +69,11 @@ std::vector<Row> EvaluateTopK(const PointSpace& space, const std::vector<int64_t
   std::vector<PointBound> bounds(n);
   std::vector<double> score(n, kInf);
   tbb::task_arena arena(jobs);
+  PriceCache prices;  // the points of one layout that differ in schedule share their prices
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, n), [&](const tbb::blocked_range<size_t>& r) {
       for (size_t i = r.begin(); i != r.end(); ++i) {
-        bounds[i] = BoundPoint(space, points[i], load);
+        bounds[i] = BoundPoint(space, points[i], load, &prices);
         score[i] = ScoreBound(bounds[i], o.by);
       }
     });

@@ -7,9 +7,11 @@
 
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
+#include "sim/sweep/price_cache.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_spec.h"
 #include "tests/sweep/sweep_test_util.h"
@@ -86,6 +88,38 @@ TEST(SweepTopK, StepBoundIsBelowEverySimulatedStepDense) {
 
 TEST(SweepTopK, StepBoundIsBelowEverySimulatedStepMoe) {
   ExpectBoundBelowSimulated(Space(kMoe), 3, 100);
+}
+
+// The prices shared by the points that differ only in schedule and virtual stages
+// (sim/sweep/price_cache.h) give every point the bound its own prices give, bit for bit, whichever
+// point of a key is priced first (point order and its reverse); and they are shared.
+void ExpectCachedBoundsEqualOwn(const PointSpace& space) {
+  const LoadOptions lib = sweep_test::Lib();
+  PriceCache forward, backward;
+  std::vector<PointBound> own;
+  for (int64_t i = 0; i < space.size(); ++i) own.push_back(BoundPoint(space, i, lib));
+  for (int pass = 0; pass < 2; ++pass) {
+    PriceCache& cache = pass == 0 ? forward : backward;
+    for (int64_t j = 0; j < space.size(); ++j) {
+      const int64_t i = pass == 0 ? j : space.size() - 1 - j;
+      const PointBound b = BoundPoint(space, i, lib, &cache);
+      const PointBound& o = own[static_cast<size_t>(i)];
+      EXPECT_EQ(b.step.seconds, o.step.seconds) << "point " << i;
+      EXPECT_EQ(b.step.stage, o.step.stage) << "point " << i;
+      EXPECT_EQ(b.tokens_per_step, o.tokens_per_step) << "point " << i;
+      EXPECT_EQ(b.settled.has_value(), o.settled.has_value()) << "point " << i;
+    }
+  }
+  EXPECT_GT(forward.hits(), forward.misses()) << "shared by the schedules of a layout";
+  EXPECT_EQ(forward.hits() + forward.misses(), backward.hits() + backward.misses());
+}
+
+TEST(SweepTopK, SharedPricesGiveEachPointItsOwnBoundDense) {
+  ExpectCachedBoundsEqualOwn(Space(kDense));
+}
+
+TEST(SweepTopK, SharedPricesGiveEachPointItsOwnBoundMoe) {
+  ExpectCachedBoundsEqualOwn(Space(kMoe));
 }
 
 // The bound of 1F1B with equal stages is the pipeline's ideal makespan, (m + p - 1) (F + B):
