@@ -1,6 +1,7 @@
 #include "sim/memory/budget.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -128,6 +129,13 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
 Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
                                     const TrainingSpec& training, const ParallelSpec& parallel,
                                     const HardwareSpec& hardware, const FrameworkSpec& framework) {
+  return EstimateMemory(plan, model, training, parallel, hardware, framework, nullptr);
+}
+
+Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
+                                    const TrainingSpec& training, const ParallelSpec& parallel,
+                                    const HardwareSpec& hardware, const FrameworkSpec& framework,
+                                    OrderCache* order_cache) {
   const OpGraph& g = plan.graph;
   const int64_t microbatches = plan.rules.microbatches;
 
@@ -150,12 +158,19 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
   // A schedule that splits the backward: every rank's order, walked for its peak below.
   const bool split = SplitsBackward(parallel.schedule);
   const int64_t sp_shards = plan.rules.sp_shards;
-  std::vector<std::vector<ScheduleItem>> split_orders;
+  std::shared_ptr<const OrderCache::Orders> split_orders;
   if (split) {
-    Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(
-        ScheduleShape{parallel.schedule, parallel.pp, parallel.ChunksPerRank(), microbatches});
-    if (!orders.ok()) return orders.status();
-    split_orders = std::move(*orders);
+    const ScheduleShape shape{parallel.schedule, parallel.pp, parallel.ChunksPerRank(),
+                              microbatches};
+    if (order_cache != nullptr) {
+      Result<std::shared_ptr<const OrderCache::Orders>> orders = order_cache->Get(shape);
+      if (!orders.ok()) return orders.status();
+      split_orders = std::move(*orders);
+    } else {
+      Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(shape);
+      if (!orders.ok()) return orders.status();
+      split_orders = std::make_shared<const OrderCache::Orders>(std::move(*orders));
+    }
   }
 
   // One block per model-state tensor of `ops` (sim/memory/allocator.h), ZeRO-sharded over
@@ -317,8 +332,8 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       if (parallel.schedule == PipelineSchedule::kDualPipe) {
         s.activations_per_microbatch = s.activations_per_microbatch * 0.5;
       }
-      s.activations =
-          PeakOverTheOrder(split_orders[static_cast<size_t>(rank.rank)], chunk_bytes, chunk_held);
+      s.activations = PeakOverTheOrder((*split_orders)[static_cast<size_t>(rank.rank)], chunk_bytes,
+                                       chunk_held);
       if (s.activations_per_microbatch.value() > 0.0) {
         s.in_flight = s.activations.value() / s.activations_per_microbatch.value();  // effective
       }

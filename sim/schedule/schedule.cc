@@ -446,4 +446,24 @@ Result<std::vector<std::vector<ScheduleItem>>> PipelineOrders(const ScheduleShap
   return out;
 }
 
+Result<std::shared_ptr<const OrderCache::Orders>> OrderCache::Get(const ScheduleShape& s) {
+  // Chunks(s): the virtual stages count only under the interleaved schedule.
+  const Key key{s.schedule, s.pp, Chunks(s), s.microbatches};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = orders_.find(key);
+    if (it != orders_.end()) return it->second;
+  }
+  Result<Orders> built = PipelineOrders(s);
+  if (!built.ok()) return built.status();
+  int64_t items = 0;
+  for (const std::vector<ScheduleItem>& o : *built) items += static_cast<int64_t>(o.size());
+  auto orders = std::make_shared<const Orders>(std::move(*built));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (items_ + items > kMaxItems) return orders;
+  auto [it, inserted] = orders_.emplace(key, std::move(orders));
+  if (inserted) items_ += items;
+  return it->second;
+}
+
 }  // namespace shardsim

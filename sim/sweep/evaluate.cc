@@ -7,6 +7,7 @@
 #include "sim/memory/budget.h"
 #include "sim/program/step_costs.h"
 #include "sim/report/simulate.h"
+#include "sim/schedule/schedule.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/price_cache.h"
 
@@ -114,7 +115,8 @@ struct Prepared {
   std::optional<Result<MemoryBudget>> budget;
 };
 
-Prepared Prepare(const PointSpace& space, int64_t point, const LoadOptions& options) {
+Prepared Prepare(const PointSpace& space, int64_t point, const LoadOptions& options,
+                 OrderCache* orders) {
   Prepared p;
   Row& row = p.row;
   row.point = point;
@@ -137,10 +139,10 @@ Prepared Prepare(const PointSpace& space, int64_t point, const LoadOptions& opti
   // The plan's layout-free part first: a point whose model states alone overflow is pruned
   // before its cluster is built.
   Result<Sharding> sharding = ShardModel(sc->model, sc->training, sc->parallel);
-  Result<MemoryBudget> budget = sharding.ok()
-                                    ? EstimateMemory(*sharding, sc->model, sc->training,
-                                                     sc->parallel, sc->hardware, sc->framework)
-                                    : Result<MemoryBudget>(sharding.status());
+  Result<MemoryBudget> budget =
+      sharding.ok() ? EstimateMemory(*sharding, sc->model, sc->training, sc->parallel, sc->hardware,
+                                     sc->framework, orders)
+                    : Result<MemoryBudget>(sharding.status());
   if (budget.ok()) {
     const MemoryBound bound = MemoryLowerBound(*budget, sc->hardware);
     if (bound.bytes.value() > sc->hardware.memory_capacity) {
@@ -164,8 +166,9 @@ Prepared Prepare(const PointSpace& space, int64_t point, const LoadOptions& opti
 
 }  // namespace
 
-Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options) {
-  Prepared p = Prepare(space, point, options);
+Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options,
+                  OrderCache* orders) {
+  Prepared p = Prepare(space, point, options, orders);
   Row row = std::move(p.row);
   if (p.done) return row;
   const Scenario& sc = *p.sc;
@@ -200,8 +203,8 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
 }
 
 PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options,
-                      PriceCache* cache) {
-  Prepared p = Prepare(space, point, options);
+                      PriceCache* cache, OrderCache* orders) {
+  Prepared p = Prepare(space, point, options, orders);
   PointBound out;
   if (p.done) {
     out.settled = std::move(p.row);

@@ -462,3 +462,36 @@ TEST(PipelineOrder, ZbH2EqualsTheScanOverEveryStage) {
 
 }  // namespace
 }  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// The cache gives PipelineOrders' orders, stored once per shape (the virtual stages count only
+// under the interleaved schedule), and PipelineOrders' error for a shape without orders.
+TEST(OrderCache, GivesPipelineOrdersOncePerShape) {
+  OrderCache cache;
+  for (auto sched : {PipelineSchedule::kZbH1, PipelineSchedule::kZbH2, PipelineSchedule::kZbV,
+                     PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV,
+                     PipelineSchedule::kInterleaved1F1B}) {
+    const ScheduleShape shape{sched, 4, 2, 16};
+    auto cached = cache.Get(shape);
+    ASSERT_TRUE(cached.ok());
+    auto built = PipelineOrders(shape);
+    ASSERT_TRUE(built.ok());
+    EXPECT_EQ(**cached, *built) << Name(sched);
+    auto again = cache.Get(shape);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(cached->get(), again->get()) << "stored once";
+  }
+  auto zbv3 = cache.Get(ScheduleShape{PipelineSchedule::kZbV, 4, 3, 16});
+  ASSERT_TRUE(zbv3.ok());
+  EXPECT_EQ(**zbv3, *PipelineOrders(ScheduleShape{PipelineSchedule::kZbV, 4, 2, 16}));
+  auto odd = cache.Get(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 15});
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(
+      odd.status().message(),
+      PipelineOrders(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 15}).status().message());
+}
+
+}  // namespace
+}  // namespace shardsim

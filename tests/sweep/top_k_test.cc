@@ -9,6 +9,9 @@
 #include <sstream>
 #include <vector>
 
+#include "sim/memory/budget.h"
+#include "sim/parallel/plan.h"
+#include "sim/schedule/schedule.h"
 #include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/price_cache.h"
@@ -120,6 +123,37 @@ TEST(SweepTopK, SharedPricesGiveEachPointItsOwnBoundDense) {
 
 TEST(SweepTopK, SharedPricesGiveEachPointItsOwnBoundMoe) {
   ExpectCachedBoundsEqualOwn(Space(kMoe));
+}
+
+// The memory estimate with a sweep's shared run orders (sim/schedule OrderCache) is the one that
+// builds its own, stage for stage, on every point of the space (every schedule).
+TEST(SweepTopK, SharedOrdersGiveEachPointItsOwnBudget) {
+  const LoadOptions lib = sweep_test::Lib();
+  const PointSpace space = Space(kDense);
+  OrderCache orders;
+  int64_t compared = 0;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    Result<ScenarioDocument> doc = space.Document(i);
+    if (!doc.ok()) continue;
+    Result<Scenario> sc = doc->Build(lib);
+    if (!sc.ok()) continue;
+    Result<Sharding> sharding = ShardModel(sc->model, sc->training, sc->parallel);
+    if (!sharding.ok()) continue;
+    Result<MemoryBudget> own = EstimateMemory(*sharding, sc->model, sc->training, sc->parallel,
+                                              sc->hardware, sc->framework);
+    Result<MemoryBudget> shared = EstimateMemory(*sharding, sc->model, sc->training, sc->parallel,
+                                                 sc->hardware, sc->framework, &orders);
+    ASSERT_EQ(own.ok(), shared.ok()) << "point " << i;
+    if (!own.ok()) continue;
+    ASSERT_EQ(own->stages.size(), shared->stages.size());
+    for (size_t s = 0; s < own->stages.size(); ++s) {
+      EXPECT_EQ(own->stages[s].activations, shared->stages[s].activations) << "point " << i;
+      EXPECT_EQ(own->stages[s].in_flight, shared->stages[s].in_flight) << "point " << i;
+      EXPECT_EQ(own->stages[s].total(), shared->stages[s].total()) << "point " << i;
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 300);
 }
 
 // The bound of 1F1B with equal stages is the pipeline's ideal makespan, (m + p - 1) (F + B):
