@@ -62,7 +62,12 @@ Bytes PeakOverTheOrder(const std::vector<ScheduleItem>& order,
 }
 
 std::optional<Bytes> PeakOverTheOrder(const ScheduleShape& shape, int64_t rank,
-                                      const std::vector<double>& chunk_bytes) {
+                                      const std::vector<double>& chunk_bytes, OrderCache* cache) {
+  if (cache != nullptr) {
+    Result<std::shared_ptr<const std::vector<ScheduleItem>>> order = cache->GetRank(shape, rank);
+    if (!order.ok()) return std::nullopt;
+    return PeakOverTheOrder(**order, chunk_bytes, {});
+  }
   Result<std::vector<ScheduleItem>> order = PipelineOrder(shape, rank);
   if (!order.ok()) return std::nullopt;
   return PeakOverTheOrder(*order, chunk_bytes, {});
@@ -348,7 +353,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       const bool uniform = std::all_of(chunk_bytes.begin(), chunk_bytes.end(),
                                        [&](double c) { return c == chunk_bytes.front(); });
       std::optional<Bytes> peak;  // uniform chunks: the closed form above holds
-      if (!uniform) peak = PeakOverTheOrder(shape, rank.rank, chunk_bytes);
+      if (!uniform) peak = PeakOverTheOrder(shape, rank.rank, chunk_bytes, order_cache);
       if (peak && s.activations_per_microbatch.value() > 0.0) {
         s.activations = *peak;
         s.in_flight = peak->value() / s.activations_per_microbatch.value();  // effective

@@ -140,8 +140,9 @@ Result<MemoryBudget> EstimateMemory(
     const Sharding& plan, const ModelSpec& model, const TrainingSpec& training,
     const ParallelSpec& parallel, const HardwareSpec& hardware,
     const FrameworkSpec& framework = ProfileOf(Framework::kMegatron));
-// The same, the split schedules' run orders it walks taken from `orders` (sim/schedule/
-// schedule.h; nullptr: built here): the same budget, byte for byte.
+// The same, the run orders it walks (the split schedules', and an interleaved rank's whose chunks
+// save different bytes) taken from `orders` (sim/schedule/schedule.h; nullptr: built here): the
+// same budget, byte for byte.
 Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
                                     const TrainingSpec& training, const ParallelSpec& parallel,
                                     const HardwareSpec& hardware, const FrameworkSpec& framework,

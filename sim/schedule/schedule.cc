@@ -466,4 +466,23 @@ Result<std::shared_ptr<const OrderCache::Orders>> OrderCache::Get(const Schedule
   return it->second;
 }
 
+Result<std::shared_ptr<const std::vector<ScheduleItem>>> OrderCache::GetRank(const ScheduleShape& s,
+                                                                             int64_t rank) {
+  const RankKey key{s.schedule, s.pp, Chunks(s), s.microbatches, rank};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = rank_orders_.find(key);
+    if (it != rank_orders_.end()) return it->second;
+  }
+  Result<std::vector<ScheduleItem>> built = PipelineOrder(s, rank);
+  if (!built.ok()) return built.status();
+  const int64_t items = static_cast<int64_t>(built->size());
+  auto order = std::make_shared<const std::vector<ScheduleItem>>(std::move(*built));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (items_ + items > kMaxItems) return order;
+  auto [it, inserted] = rank_orders_.emplace(key, std::move(order));
+  if (inserted) items_ += items;
+  return it->second;
+}
+
 }  // namespace shardsim

@@ -90,11 +90,18 @@ class OrderCache {
   using Orders = std::vector<std::vector<ScheduleItem>>;
   static constexpr int64_t kMaxItems = 2'000'000;
   Result<std::shared_ptr<const Orders>> Get(const ScheduleShape& shape);
+  // One rank's order (PipelineOrder), kept per shape and rank: for the callers that walk a few
+  // ranks' only (an interleaved pipeline's first and last ranks, whose chunks save different
+  // bytes).
+  Result<std::shared_ptr<const std::vector<ScheduleItem>>> GetRank(const ScheduleShape& shape,
+                                                                   int64_t rank);
 
  private:
   using Key = std::tuple<PipelineSchedule, int64_t, int64_t, int64_t>;
+  using RankKey = std::tuple<PipelineSchedule, int64_t, int64_t, int64_t, int64_t>;
   std::mutex mu_;
   std::map<Key, std::shared_ptr<const Orders>> orders_;
+  std::map<RankKey, std::shared_ptr<const std::vector<ScheduleItem>>> rank_orders_;
   int64_t items_ = 0;
 };
 

@@ -486,6 +486,14 @@ TEST(OrderCache, GivesPipelineOrdersOncePerShape) {
   auto zbv3 = cache.Get(ScheduleShape{PipelineSchedule::kZbV, 4, 3, 16});
   ASSERT_TRUE(zbv3.ok());
   EXPECT_EQ(**zbv3, *PipelineOrders(ScheduleShape{PipelineSchedule::kZbV, 4, 2, 16}));
+  const ScheduleShape interleaved{PipelineSchedule::kInterleaved1F1B, 4, 3, 8};
+  for (int64_t r = 0; r < 4; ++r) {
+    auto one = cache.GetRank(interleaved, r);
+    ASSERT_TRUE(one.ok());
+    EXPECT_EQ(**one, *PipelineOrder(interleaved, r));
+    EXPECT_EQ(one->get(), cache.GetRank(interleaved, r)->get()) << "stored once";
+  }
+  EXPECT_FALSE(cache.GetRank(ScheduleShape{PipelineSchedule::kInterleaved1F1B, 4, 3, 6}, 0).ok());
   auto odd = cache.Get(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 15});
   ASSERT_FALSE(odd.ok());
   EXPECT_EQ(
