@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -68,7 +69,12 @@ Bytes PeakOverTheOrder(const std::vector<ScheduleItem>& order,
 }
 
 std::optional<Bytes> PeakOverTheOrder(const ScheduleShape& shape, int64_t rank,
-                                      const std::vector<double>& chunk_bytes) {
+                                      const std::vector<double>& chunk_bytes, OrderCache* cache) {
+  if (cache != nullptr) {
+    Result<std::shared_ptr<const std::vector<ScheduleItem>>> order = cache->GetRank(shape, rank);
+    if (!order.ok()) return std::nullopt;
+    return PeakOverTheOrder(**order, chunk_bytes, {});
+  }
   Result<std::vector<ScheduleItem>> order = PipelineOrder(shape, rank);
   if (!order.ok()) return std::nullopt;
   return PeakOverTheOrder(*order, chunk_bytes, {});
@@ -135,6 +141,13 @@ Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& 
 Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
                                     const TrainingSpec& training, const ParallelSpec& parallel,
                                     const HardwareSpec& hardware, const FrameworkSpec& framework) {
+  return EstimateMemory(plan, model, training, parallel, hardware, framework, nullptr);
+}
+
+Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
+                                    const TrainingSpec& training, const ParallelSpec& parallel,
+                                    const HardwareSpec& hardware, const FrameworkSpec& framework,
+                                    OrderCache* order_cache) {
   const OpGraph& g = plan.graph;
   const int64_t microbatches = plan.rules.microbatches;
 
@@ -164,12 +177,19 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
   // A schedule that splits the backward: every rank's order, walked for its peak below.
   const bool split = SplitsBackward(parallel.schedule);
   const int64_t sp_shards = plan.rules.sp_shards;
-  std::vector<std::vector<ScheduleItem>> split_orders;
+  std::shared_ptr<const OrderCache::Orders> split_orders;
   if (split) {
-    Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(
-        ScheduleShape{parallel.schedule, parallel.pp, parallel.ChunksPerRank(), microbatches});
-    if (!orders.ok()) return orders.status();
-    split_orders = std::move(*orders);
+    const ScheduleShape shape{parallel.schedule, parallel.pp, parallel.ChunksPerRank(),
+                              microbatches};
+    if (order_cache != nullptr) {
+      Result<std::shared_ptr<const OrderCache::Orders>> orders = order_cache->Get(shape);
+      if (!orders.ok()) return orders.status();
+      split_orders = std::move(*orders);
+    } else {
+      Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(shape);
+      if (!orders.ok()) return orders.status();
+      split_orders = std::make_shared<const OrderCache::Orders>(std::move(*orders));
+    }
   }
 
   // One block per model-state tensor of `ops` (sim/memory/allocator.h), ZeRO-sharded over
@@ -343,8 +363,8 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       if (parallel.schedule == PipelineSchedule::kDualPipe) {
         s.activations_per_microbatch = s.activations_per_microbatch * 0.5;
       }
-      s.activations =
-          PeakOverTheOrder(split_orders[static_cast<size_t>(rank.rank)], chunk_bytes, chunk_held);
+      s.activations = PeakOverTheOrder((*split_orders)[static_cast<size_t>(rank.rank)], chunk_bytes,
+                                       chunk_held);
       if (s.activations_per_microbatch.value() > 0.0) {
         s.in_flight = s.activations.value() / s.activations_per_microbatch.value();  // effective
       }
@@ -359,7 +379,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       const bool uniform = std::all_of(chunk_bytes.begin(), chunk_bytes.end(),
                                        [&](double c) { return c == chunk_bytes.front(); });
       std::optional<Bytes> peak;  // uniform chunks: the closed form above holds
-      if (!uniform) peak = PeakOverTheOrder(shape, rank.rank, chunk_bytes);
+      if (!uniform) peak = PeakOverTheOrder(shape, rank.rank, chunk_bytes, order_cache);
       if (peak && s.activations_per_microbatch.value() > 0.0) {
         s.activations = *peak;
         s.in_flight = peak->value() / s.activations_per_microbatch.value();  // effective

@@ -24,6 +24,8 @@
 
 namespace shardsim {
 
+class OrderCache;
+
 struct StageMemory {
   int64_t stage = 0;
   int64_t layers = 0;
@@ -148,6 +150,13 @@ Result<MemoryBudget> EstimateMemory(
     const Sharding& plan, const ModelSpec& model, const TrainingSpec& training,
     const ParallelSpec& parallel, const HardwareSpec& hardware,
     const FrameworkSpec& framework = ProfileOf(Framework::kMegatron));
+// The same, the run orders it walks (the split schedules', and an interleaved rank's whose chunks
+// save different bytes) taken from `orders` (sim/schedule/schedule.h; nullptr: built here): the
+// same budget, byte for byte.
+Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model,
+                                    const TrainingSpec& training, const ParallelSpec& parallel,
+                                    const HardwareSpec& hardware, const FrameworkSpec& framework,
+                                    OrderCache* orders);
 // The same, sharding the model first (ShardModel).
 Result<MemoryBudget> EstimateMemory(
     const ModelSpec& model, const TrainingSpec& training, const ParallelSpec& parallel,

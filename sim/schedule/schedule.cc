@@ -56,6 +56,12 @@ std::vector<ScheduleItem> ZbH1(int64_t pp, int64_t m, int64_t r) {
 // here and its B done on the next stage), else an F (done on the previous stage, and fewer
 // than `limit` micro-batches past F but not through W), else a W. Among stages, the earliest
 // start goes first, then the lower rank. Integer time, so the order is exact.
+//
+// Each stage's next pass (its earliest start and which) depends on its own counts and on what its
+// neighbours have finished (a forward from the stage before, a B from the one after): after a
+// pass is placed on stage s only stages s - 1, s and s + 1 can change, so each stage's candidate
+// is kept and only those three are recomputed before the next pick (the earliest start, ties to
+// the lower rank): the same order as evaluating every stage for every pass.
 std::vector<std::vector<ScheduleItem>> Greedy(int64_t pp, int64_t m, int64_t limit) {
   constexpr int64_t kUnset = -1;
   const auto at = [&](int64_t s, int64_t k) { return static_cast<size_t>(s * m + k); };
@@ -63,43 +69,53 @@ std::vector<std::vector<ScheduleItem>> Greedy(int64_t pp, int64_t m, int64_t lim
   std::vector<int64_t> t(static_cast<size_t>(pp), 0), f(t), b(t), w(t);
   std::vector<std::vector<ScheduleItem>> orders(static_cast<size_t>(pp));
   const auto u = [](int64_t s) { return static_cast<size_t>(s); };
+  // Earliest start wins; at equal starts B before F before W (the enum's order is F B W).
+  const auto rank_of = [](Phase x) {
+    return x == Phase::kInput ? 0 : x == Phase::kForward ? 1 : 2;
+  };
+  struct Candidate {
+    int64_t start = -1;  // -1: nothing can start
+    Phase phase = Phase::kWeight;
+  };
+  const auto candidate = [&](int64_t s) {
+    Candidate c;
+    if (w[u(s)] >= m) return c;
+    const auto offer = [&](int64_t ready, Phase p) {
+      const int64_t st = std::max(t[u(s)], ready);
+      if (c.start < 0 || st < c.start || (st == c.start && rank_of(p) < rank_of(c.phase))) {
+        c.start = st;
+        c.phase = p;
+      }
+    };
+    if (b[u(s)] < f[u(s)]) {
+      const int64_t ready = s == pp - 1 ? f_end[at(s, b[u(s)])] : b_end[at(s + 1, b[u(s)])];
+      if (ready != kUnset) offer(ready, Phase::kInput);
+    }
+    if (f[u(s)] < m && f[u(s)] - w[u(s)] < limit) {
+      const int64_t ready = s == 0 ? 0 : f_end[at(s - 1, f[u(s)])];
+      if (ready != kUnset) offer(ready, Phase::kForward);
+    }
+    if (w[u(s)] < b[u(s)]) offer(t[u(s)], Phase::kWeight);
+    return c;
+  };
+  std::vector<Candidate> next(static_cast<size_t>(pp));
+  const auto refresh = [&](int64_t s) {
+    if (s >= 0 && s < pp) next[u(s)] = candidate(s);
+  };
+  for (int64_t s = 0; s < pp; ++s) refresh(s);
   for (int64_t placed = 0; placed < 3 * pp * m; ++placed) {
     int64_t best_start = 0, best_stage = -1;
-    Phase best_phase = Phase::kWeight;
     for (int64_t s = 0; s < pp; ++s) {
-      if (w[u(s)] >= m) continue;
-      int64_t start = -1;
-      Phase phase = Phase::kWeight;
-      const auto offer = [&](int64_t ready, Phase p) {
-        const int64_t st = std::max(t[u(s)], ready);
-        // Earliest start wins; at equal starts B before F before W (the enum's order is F B W).
-        const auto rank_of = [](Phase x) {
-          return x == Phase::kInput ? 0 : x == Phase::kForward ? 1 : 2;
-        };
-        if (start < 0 || st < start || (st == start && rank_of(p) < rank_of(phase))) {
-          start = st;
-          phase = p;
-        }
-      };
-      if (b[u(s)] < f[u(s)]) {
-        const int64_t ready = s == pp - 1 ? f_end[at(s, b[u(s)])] : b_end[at(s + 1, b[u(s)])];
-        if (ready != kUnset) offer(ready, Phase::kInput);
-      }
-      if (f[u(s)] < m && f[u(s)] - w[u(s)] < limit) {
-        const int64_t ready = s == 0 ? 0 : f_end[at(s - 1, f[u(s)])];
-        if (ready != kUnset) offer(ready, Phase::kForward);
-      }
-      if (w[u(s)] < b[u(s)]) offer(t[u(s)], Phase::kWeight);
-      if (start < 0) continue;
-      if (best_stage < 0 || start < best_start) {
+      const int64_t start = next[u(s)].start;
+      if (start >= 0 && (best_stage < 0 || start < best_start)) {
         best_start = start;
         best_stage = s;
-        best_phase = phase;
       }
     }
     if (best_stage < 0) break;  // cannot happen: stage pp-1 can always make progress
     const size_t s = u(best_stage);
-    t[s] = best_start + 1;
+    const Phase best_phase = next[s].phase;
+    t[s] = next[s].start + 1;
     int64_t k = 0;
     if (best_phase == Phase::kForward) {
       k = f[s]++;
@@ -111,6 +127,9 @@ std::vector<std::vector<ScheduleItem>> Greedy(int64_t pp, int64_t m, int64_t lim
       k = w[s]++;
     }
     orders[s].push_back(Item(best_phase, 0, k));
+    refresh(best_stage - 1);
+    refresh(best_stage);
+    refresh(best_stage + 1);
   }
   return orders;
 }
@@ -299,26 +318,47 @@ bool SplitsBackward(PipelineSchedule schedule) {
 
 int64_t WarmupCount(const ScheduleShape& s, int64_t rank) {
   const int64_t v = Chunks(s);
-  const int64_t total = s.microbatches * v;
+  const int64_t m = s.microbatches;
+  const int64_t p = s.pp;
+  const int64_t total = m * v;
+  // The split schedules' counts are their orders': none where PipelineOrder fails.
+  if (SplitsBackward(s.schedule) && (p <= 0 || m <= 0 || rank < 0 || rank >= p)) return 0;
   switch (s.schedule) {
     case PipelineSchedule::kGpipe:
-      return s.microbatches;
+      return m;
     case PipelineSchedule::k1F1B:
-      return std::min(s.pp - rank - 1, s.microbatches);
+      return std::min(p - rank - 1, m);
     case PipelineSchedule::kInterleaved1F1B:
-      if (s.microbatches == s.pp) return total;  // Megatron: all warm-up when m == p
-      return std::min((s.pp - rank - 1) * 2 + (v - 1) * s.pp, total);
-    default: {
-      Result<std::vector<ScheduleItem>> order = PipelineOrder(s, rank);
-      if (!order.ok()) return 0;
-      int64_t n = 0;
-      for (const ScheduleItem& it : *order) {
-        if (it.phase != Phase::kForward) break;
-        ++n;
-      }
-      return n;
+      if (m == p) return total;  // Megatron: all warm-up when m == p
+      return std::min((p - rank - 1) * 2 + (v - 1) * p, total);
+    // The zero-bubble and DualPipe schedules: the forwards before the first B (or backward) of
+    // the order, in closed form (tests/schedule/schedule_test.cc holds each equal to the count
+    // over the built order on a grid of pp, m and every rank).
+    case PipelineSchedule::kZbH1:
+      // ZbH1: min(p - r - 1, m) warm-up forwards, then (micro-batches left) one more before B.
+      return std::min(p - rank, m);
+    case PipelineSchedule::kZbH2:
+      // Greedy on unit costs: stage r runs F_k at time r + k until its first B is ready,
+      // B_0 reaching it from stage p-1 (forward done at time p) at time 2p - 1 - r; the memory
+      // limit 2p is not reached before (2p - 1 - 2r < 2p), so 2p - 1 - 2r forwards, or all m.
+      return std::min(2 * p - 1 - 2 * rank, m);
+    case PipelineSchedule::kZbV:
+      // ZbV: 2(p - r) - 1 chunk-0 forwards, r pairs F1 F0, then F1 B1: 2p - r - 1 chunk-0 and
+      // r + 1 chunk-1 forwards attempted, those past m dropped.
+      if (p < 2) return 0;
+      return std::min(2 * p - rank - 1, m) + std::min(rank + 1, m);
+    case PipelineSchedule::kDualPipe:
+    case PipelineSchedule::kDualPipeV: {
+      const bool v_shape = s.schedule == PipelineSchedule::kDualPipeV;
+      if ((!v_shape && (p % 2 != 0 || m % 2 != 0)) || m < 2 * p) return 0;
+      // DualPipeOrder: steps 1 and 2 run 2(half - h - 1) + 2(h + 1) forwards; step 3 opens
+      // with a B, unless it is empty (h = half - 1), when step 4's first F0 comes before it.
+      const int64_t half = v_shape ? p : p / 2;
+      const int64_t h = v_shape ? rank : std::min(rank, p - 1 - rank);
+      return 2 * half + (h == half - 1 ? 1 : 0);
     }
   }
+  return 0;
 }
 
 Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& s, int64_t rank) {
@@ -404,6 +444,45 @@ Result<std::vector<std::vector<ScheduleItem>>> PipelineOrders(const ScheduleShap
     out.push_back(std::move(*order));
   }
   return out;
+}
+
+Result<std::shared_ptr<const OrderCache::Orders>> OrderCache::Get(const ScheduleShape& s) {
+  // Chunks(s): the virtual stages count only under the interleaved schedule.
+  const Key key{s.schedule, s.pp, Chunks(s), s.microbatches};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = orders_.find(key);
+    if (it != orders_.end()) return it->second;
+  }
+  Result<Orders> built = PipelineOrders(s);
+  if (!built.ok()) return built.status();
+  int64_t items = 0;
+  for (const std::vector<ScheduleItem>& o : *built) items += static_cast<int64_t>(o.size());
+  auto orders = std::make_shared<const Orders>(std::move(*built));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (items_ + items > kMaxItems) return orders;
+  auto [it, inserted] = orders_.emplace(key, std::move(orders));
+  if (inserted) items_ += items;
+  return it->second;
+}
+
+Result<std::shared_ptr<const std::vector<ScheduleItem>>> OrderCache::GetRank(const ScheduleShape& s,
+                                                                             int64_t rank) {
+  const RankKey key{s.schedule, s.pp, Chunks(s), s.microbatches, rank};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = rank_orders_.find(key);
+    if (it != rank_orders_.end()) return it->second;
+  }
+  Result<std::vector<ScheduleItem>> built = PipelineOrder(s, rank);
+  if (!built.ok()) return built.status();
+  const int64_t items = static_cast<int64_t>(built->size());
+  auto order = std::make_shared<const std::vector<ScheduleItem>>(std::move(*built));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (items_ + items > kMaxItems) return order;
+  auto [it, inserted] = rank_orders_.emplace(key, std::move(order));
+  if (inserted) items_ += items;
+  return it->second;
 }
 
 }  // namespace shardsim

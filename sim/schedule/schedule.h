@@ -36,6 +36,10 @@
 #define SHARDSIM_SCHEDULE_SCHEDULE_H_
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "sim/base/status.h"
@@ -76,6 +80,31 @@ Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& shape, int6
 // scheduler places every rank's passes together).
 Result<std::vector<std::vector<ScheduleItem>>> PipelineOrders(const ScheduleShape& shape);
 
+// Every rank's run order (PipelineOrders) kept per shape for the calls that meet the same shape
+// again: a sweep's points of one (schedule, pp, chunks, micro-batches) with different tp, cp or
+// recompute (sim/sweep/evaluate.cc passes one to EstimateMemory). Thread-safe; the orders are
+// PipelineOrders' whichever call stores them first. Holds at most kMaxItems items (16 bytes each);
+// past that, orders are built and returned without being kept.
+class OrderCache {
+ public:
+  using Orders = std::vector<std::vector<ScheduleItem>>;
+  static constexpr int64_t kMaxItems = 2'000'000;
+  Result<std::shared_ptr<const Orders>> Get(const ScheduleShape& shape);
+  // One rank's order (PipelineOrder), kept per shape and rank: for the callers that walk a few
+  // ranks' only (an interleaved pipeline's first and last ranks, whose chunks save different
+  // bytes).
+  Result<std::shared_ptr<const std::vector<ScheduleItem>>> GetRank(const ScheduleShape& shape,
+                                                                   int64_t rank);
+
+ private:
+  using Key = std::tuple<PipelineSchedule, int64_t, int64_t, int64_t>;
+  using RankKey = std::tuple<PipelineSchedule, int64_t, int64_t, int64_t, int64_t>;
+  std::mutex mu_;
+  std::map<Key, std::shared_ptr<const Orders>> orders_;
+  std::map<RankKey, std::shared_ptr<const std::vector<ScheduleItem>>> rank_orders_;
+  int64_t items_ = 0;
+};
+
 // Where a pass's result goes: a forward's activations to the next stage of its stream, a
 // backward's (or B's) input gradient to the previous one.
 struct StageHop {
@@ -91,7 +120,7 @@ StageHop NextHop(const ScheduleShape& shape, int64_t rank, int32_t chunk, bool f
 
 // Number of warm-up forwards before the first backward on `rank` (Megatron's
 // num_warmup_microbatches, in chunk units for the interleaved schedule; the forwards before the
-// first B of the order for the zero-bubble ones).
+// first B of the order for the zero-bubble ones, in closed form: no order is built).
 int64_t WarmupCount(const ScheduleShape& shape, int64_t rank);
 
 }  // namespace shardsim

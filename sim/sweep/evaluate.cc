@@ -1,12 +1,15 @@
 #include "sim/sweep/evaluate.h"
 
+#include <memory>
 #include <optional>
 
 #include "sim/hardware/op_cost.h"
 #include "sim/memory/budget.h"
 #include "sim/program/step_costs.h"
 #include "sim/report/simulate.h"
+#include "sim/schedule/schedule.h"
 #include "sim/sweep/point_space.h"
+#include "sim/sweep/price_cache.h"
 
 namespace shardsim {
 namespace {
@@ -112,7 +115,8 @@ struct Prepared {
   std::optional<Result<MemoryBudget>> budget;
 };
 
-Prepared Prepare(const PointSpace& space, int64_t point, const LoadOptions& options) {
+Prepared Prepare(const PointSpace& space, int64_t point, const LoadOptions& options,
+                 OrderCache* orders) {
   Prepared p;
   Row& row = p.row;
   row.point = point;
@@ -135,10 +139,10 @@ Prepared Prepare(const PointSpace& space, int64_t point, const LoadOptions& opti
   // The plan's layout-free part first: a point whose model states alone overflow is pruned
   // before its cluster is built.
   Result<Sharding> sharding = ShardModel(sc->model, sc->training, sc->parallel);
-  Result<MemoryBudget> budget = sharding.ok()
-                                    ? EstimateMemory(*sharding, sc->model, sc->training,
-                                                     sc->parallel, sc->hardware, sc->framework)
-                                    : Result<MemoryBudget>(sharding.status());
+  Result<MemoryBudget> budget =
+      sharding.ok() ? EstimateMemory(*sharding, sc->model, sc->training, sc->parallel, sc->hardware,
+                                     sc->framework, orders)
+                    : Result<MemoryBudget>(sharding.status());
   if (budget.ok()) {
     const MemoryBound bound = MemoryLowerBound(*budget, sc->hardware);
     if (bound.bytes.value() > sc->hardware.memory_capacity) {
@@ -162,8 +166,9 @@ Prepared Prepare(const PointSpace& space, int64_t point, const LoadOptions& opti
 
 }  // namespace
 
-Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options) {
-  Prepared p = Prepare(space, point, options);
+Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options,
+                  OrderCache* orders) {
+  Prepared p = Prepare(space, point, options, orders);
   Row row = std::move(p.row);
   if (p.done) return row;
   const Scenario& sc = *p.sc;
@@ -197,8 +202,9 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
   return row;
 }
 
-PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options) {
-  Prepared p = Prepare(space, point, options);
+PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options,
+                      PriceCache* cache, OrderCache* orders) {
+  Prepared p = Prepare(space, point, options, orders);
   PointBound out;
   if (p.done) {
     out.settled = std::move(p.row);
@@ -206,12 +212,20 @@ PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions&
   }
   if (!p.sharding->ok()) return out;
   const Scenario& sc = *p.sc;
-  Result<Plan> plan = MakePlan(sc, std::move(**p.sharding));
-  if (!plan.ok()) return out;
-  const OpCostModel hw(sc.hardware);
-  Result<StepCosts> costs = PriceStep(sc, *plan, hw);
-  if (!costs.ok()) return out;
-  out.step = StepTimeLowerBound(sc, *plan, *costs);
+  const Sharding& sharding = **p.sharding;
+  // The layout (MakePlan) is needed by the pricing only: the bound reads the sharding.
+  const auto price = [&]() -> std::shared_ptr<const StepCosts> {
+    Result<Plan> plan = MakePlan(sc, sharding);
+    if (!plan.ok()) return nullptr;
+    const OpCostModel hw(sc.hardware);
+    Result<StepCosts> costs = PriceStep(sc, *plan, hw);
+    if (!costs.ok()) return nullptr;
+    return std::make_shared<const StepCosts>(std::move(*costs));
+  };
+  const std::shared_ptr<const StepCosts> costs =
+      cache != nullptr ? cache->Get(PriceCache::Key(space, point), price) : price();
+  if (!costs) return out;
+  out.step = StepTimeLowerBound(sc, sharding, *costs);
   out.tokens_per_step =
       static_cast<double>(sc.training.global_batch) * static_cast<double>(sc.training.seq_len);
   if (sc.training.tokens) out.tokens = *sc.training.tokens;

@@ -25,6 +25,8 @@
 namespace shardsim {
 
 class PointSpace;
+class OrderCache;
+class PriceCache;
 struct MemoryBudget;
 struct HardwareSpec;
 
@@ -37,21 +39,25 @@ struct MemoryBound {
 };
 MemoryBound MemoryLowerBound(const MemoryBudget& budget, const HardwareSpec& hardware);
 
-// The row of point `point`. Never fails: an infeasible or failed point is a row saying why.
-Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options);
+// The row of point `point`. Never fails: an infeasible or failed point is a row saying why. With
+// `orders` (a sweep's), the memory estimate takes its run orders from it: the same row.
+Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& options,
+                  OrderCache* orders = nullptr);
 
 // What a point can reach at best, from its plan and priced passes but no task graph
 // (sim/sweep/step_bound.h): the lower bound of its step time, with what turns it into a bound of
 // tokens/s (tokens per step) and of the time to train (training.tokens, 0 when not set). A point
 // settled without simulation (invalid, pruned on memory) comes with its row instead, the one
-// EvaluatePoint gives; no bound (step.seconds 0) either when its plan or prices fail.
+// EvaluatePoint gives; no bound (step.seconds 0) either when its plan or prices fail. With a
+// `cache`, the prices are those of the first point of its key (sim/sweep/price_cache.h): the same.
 struct PointBound {
   StepBound step;
   double tokens_per_step = 0.0;
   double tokens = 0.0;
   std::optional<Row> settled;
 };
-PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options);
+PointBound BoundPoint(const PointSpace& space, int64_t point, const LoadOptions& options,
+                      PriceCache* cache = nullptr, OrderCache* orders = nullptr);
 
 // Per point of `rows`, the price per GPU-hour of its hardware (hardware.price_per_gpu_hour, from
 // the hardware file or a sweep axis); points whose hardware gives none are left out. The

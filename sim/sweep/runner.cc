@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "sim/config/value_reader.h"
+#include "sim/schedule/schedule.h"
 #include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/result_file.h"
@@ -174,6 +175,7 @@ Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
     if (o.progress) o.progress(progress);
   } else {
     tbb::task_arena arena(jobs);
+    OrderCache orders;  // the run orders of the points of one pipeline shape
     arena.execute([&] {
       tbb::parallel_pipeline(
           static_cast<size_t>(jobs) * kTokensPerJob,
@@ -188,7 +190,7 @@ Result<SweepRun> RunSweep(const PointSpace& space, const SweepRunOptions& o,
                                           }) &
               tbb::make_filter<int64_t, Row>(tbb::filter_mode::parallel,
                                              [&](int64_t point) {
-                                               Row row = EvaluatePoint(space, point, load);
+                                               Row row = EvaluatePoint(space, point, load, &orders);
                                                ApplyMemoryLimit(o.memory_limit, &row);
                                                return row;
                                              }) &

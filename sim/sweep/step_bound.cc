@@ -6,7 +6,7 @@
 
 namespace shardsim {
 
-StepBound StepTimeLowerBound(const Scenario& sc, const Plan& plan, const StepCosts& costs) {
+StepBound StepTimeLowerBound(const Scenario& sc, const Sharding& plan, const StepCosts& costs) {
   if (sc.parallel.schedule == PipelineSchedule::kDualPipe) return StepBound{};
   const OpGraph& g = plan.graph;
   const auto layer = [&](int64_t l) -> const BlockCost& {

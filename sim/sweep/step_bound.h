@@ -36,10 +36,11 @@ struct StepBound {
   int64_t stage = 0;     // the pipeline rank that gives it
 };
 
-// The bound of `plan` (of `scenario`) priced as `costs` (PriceStep of the same plan). Slightly
-// below the exact sum (a relative 1e-6 and a picosecond per task), since the engine rounds each
-// task to whole picoseconds.
-StepBound StepTimeLowerBound(const Scenario& scenario, const Plan& plan, const StepCosts& costs);
+// The bound of `plan` (of `scenario`; a Plan, or the Sharding it is made of: the layout is not
+// read) priced as `costs` (PriceStep of the same plan). Slightly below the exact sum (a relative
+// 1e-6 and a picosecond per task), since the engine rounds each task to whole picoseconds.
+StepBound StepTimeLowerBound(const Scenario& scenario, const Sharding& plan,
+                             const StepCosts& costs);
 
 }  // namespace shardsim
 

@@ -13,8 +13,10 @@
 #include <utility>
 
 #include "sim/base/units.h"
+#include "sim/schedule/schedule.h"
 #include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
+#include "sim/sweep/price_cache.h"
 
 namespace shardsim {
 namespace {
@@ -68,10 +70,12 @@ std::vector<Row> EvaluateTopK(const PointSpace& space, const std::vector<int64_t
   std::vector<PointBound> bounds(n);
   std::vector<double> score(n, kInf);
   tbb::task_arena arena(jobs);
+  PriceCache prices;  // the points of one layout that differ in schedule share their prices
+  OrderCache orders;  // and the points of one pipeline shape its run orders
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<size_t>(0, n), [&](const tbb::blocked_range<size_t>& r) {
       for (size_t i = r.begin(); i != r.end(); ++i) {
-        bounds[i] = BoundPoint(space, points[i], load);
+        bounds[i] = BoundPoint(space, points[i], load, &prices, &orders);
         score[i] = ScoreBound(bounds[i], o.by);
       }
     });
@@ -120,7 +124,7 @@ std::vector<Row> EvaluateTopK(const PointSpace& space, const std::vector<int64_t
             tbb::make_filter<size_t, std::pair<size_t, Row>>(
                 tbb::filter_mode::parallel,
                 [&](size_t j) {
-                  Row row = EvaluatePoint(space, points[order[j]], load);
+                  Row row = EvaluatePoint(space, points[order[j]], load, &orders);
                   ApplyMemoryLimit(o.memory_limit, &row);
                   return std::pair<size_t, Row>(j, std::move(row));
                 }) &

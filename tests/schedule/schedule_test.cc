@@ -302,3 +302,204 @@ TEST(PipelineOrder, InterleavedNeedsMicrobatchesDivisibleByPp) {
 
 }  // namespace
 }  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// The forwards at the head of `order`, before its first backward (B or whole).
+int64_t LeadingForwards(const std::vector<ScheduleItem>& order) {
+  int64_t n = 0;
+  for (const ScheduleItem& it : order) {
+    if (it.phase != Phase::kForward) break;
+    ++n;
+  }
+  return n;
+}
+
+// WarmupCount's closed forms against the orders themselves, on every schedule, every rank of a
+// grid of pp, chunks and micro-batch counts, valid shapes or not: a split schedule's count is the
+// forwards before its order's first B (0 where no order is built); GPipe's, 1F1B's and the
+// interleaved schedule's warm-up is followed by the steady state's first forward (unless the
+// warm-up takes every forward).
+TEST(WarmupCount, ClosedFormsEqualTheBuiltOrders) {
+  int64_t checked = 0;
+  for (auto sched :
+       {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved1F1B,
+        PipelineSchedule::kZbH1, PipelineSchedule::kZbH2, PipelineSchedule::kZbV,
+        PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV}) {
+    for (int64_t p = 1; p <= 9; ++p) {
+      for (int64_t v : {1, 2, 3, 5}) {
+        if (v > 1 && sched != PipelineSchedule::kInterleaved1F1B) continue;
+        for (int64_t m = 1; m <= 40; ++m) {
+          const ScheduleShape s{sched, p, v, m};
+          for (int64_t r = 0; r < p; ++r) {
+            Result<std::vector<ScheduleItem>> order = PipelineOrder(s, r);
+            const int64_t count = WarmupCount(s, r);
+            if (!order.ok()) {
+              if (SplitsBackward(sched)) {
+                EXPECT_EQ(count, 0) << Name(sched) << " p" << p;
+              }
+              continue;
+            }
+            const int64_t lead = LeadingForwards(*order);
+            const int64_t forwards = m * (sched == PipelineSchedule::kInterleaved1F1B ? v : 1);
+            const int64_t expected =
+                SplitsBackward(sched) || sched == PipelineSchedule::kGpipe
+                    ? lead
+                    : (lead == forwards && count >= forwards ? count : lead - 1);
+            EXPECT_EQ(count, expected)
+                << Name(sched) << " pp " << p << " v " << v << " m " << m << " rank " << r;
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 5000);
+}
+
+// The split schedules' counts on the shapes of the tests above, by hand: ZB-H2 p = 4 runs
+// 2p - 1 - 2r forwards first (7 5 3 1), ZB-V 2p - r - 1 chunk-0 and r + 1 chunk-1 ones.
+TEST(WarmupCount, ZeroBubbleByHand) {
+  const ScheduleShape h2{PipelineSchedule::kZbH2, 4, 1, 8};
+  EXPECT_EQ(WarmupCount(h2, 0), 7);
+  EXPECT_EQ(WarmupCount(h2, 1), 5);
+  EXPECT_EQ(WarmupCount(h2, 2), 3);
+  EXPECT_EQ(WarmupCount(h2, 3), 1);
+  const ScheduleShape h2_short{PipelineSchedule::kZbH2, 4, 1, 2};
+  EXPECT_EQ(WarmupCount(h2_short, 0), 2);  // all m
+  const ScheduleShape zbv{PipelineSchedule::kZbV, 4, 1, 8};
+  EXPECT_EQ(WarmupCount(zbv, 0), 8);
+  EXPECT_EQ(WarmupCount(zbv, 3), 4 + 4);
+  const ScheduleShape dualpipe{PipelineSchedule::kDualPipe, 4, 1, 7};  // odd m: no order
+  EXPECT_EQ(WarmupCount(dualpipe, 0), 0);
+}
+
+}  // namespace
+}  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// The zero-bubble heuristic as first written (sim/schedule/schedule.cc before it kept each
+// stage's candidate in an ordered set): every stage scanned for each pass.
+std::vector<std::vector<ScheduleItem>> ScanGreedy(int64_t pp, int64_t m, int64_t limit) {
+  constexpr int64_t kUnset = -1;
+  const auto at = [&](int64_t s, int64_t k) { return static_cast<size_t>(s * m + k); };
+  std::vector<int64_t> f_end(static_cast<size_t>(pp * m), kUnset), b_end = f_end;
+  std::vector<int64_t> t(static_cast<size_t>(pp), 0), f(t), b(t), w(t);
+  std::vector<std::vector<ScheduleItem>> orders(static_cast<size_t>(pp));
+  const auto u = [](int64_t s) { return static_cast<size_t>(s); };
+  for (int64_t placed = 0; placed < 3 * pp * m; ++placed) {
+    int64_t best_start = 0, best_stage = -1;
+    Phase best_phase = Phase::kWeight;
+    for (int64_t s = 0; s < pp; ++s) {
+      if (w[u(s)] >= m) continue;
+      int64_t start = -1;
+      Phase phase = Phase::kWeight;
+      const auto offer = [&](int64_t ready, Phase p) {
+        const int64_t st = std::max(t[u(s)], ready);
+        // Earliest start wins; at equal starts B before F before W (the enum's order is F B W).
+        const auto rank_of = [](Phase x) {
+          return x == Phase::kInput ? 0 : x == Phase::kForward ? 1 : 2;
+        };
+        if (start < 0 || st < start || (st == start && rank_of(p) < rank_of(phase))) {
+          start = st;
+          phase = p;
+        }
+      };
+      if (b[u(s)] < f[u(s)]) {
+        const int64_t ready = s == pp - 1 ? f_end[at(s, b[u(s)])] : b_end[at(s + 1, b[u(s)])];
+        if (ready != kUnset) offer(ready, Phase::kInput);
+      }
+      if (f[u(s)] < m && f[u(s)] - w[u(s)] < limit) {
+        const int64_t ready = s == 0 ? 0 : f_end[at(s - 1, f[u(s)])];
+        if (ready != kUnset) offer(ready, Phase::kForward);
+      }
+      if (w[u(s)] < b[u(s)]) offer(t[u(s)], Phase::kWeight);
+      if (start < 0) continue;
+      if (best_stage < 0 || start < best_start) {
+        best_start = start;
+        best_stage = s;
+        best_phase = phase;
+      }
+    }
+    if (best_stage < 0) break;  // cannot happen: stage pp-1 can always make progress
+    const size_t s = u(best_stage);
+    t[s] = best_start + 1;
+    int64_t k = 0;
+    if (best_phase == Phase::kForward) {
+      k = f[s]++;
+      f_end[at(best_stage, k)] = t[s];
+    } else if (best_phase == Phase::kInput) {
+      k = b[s]++;
+      b_end[at(best_stage, k)] = t[s];
+    } else {
+      k = w[s]++;
+    }
+    orders[s].push_back(ScheduleItem{best_phase, 0, static_cast<int32_t>(k)});
+  }
+  return orders;
+}
+
+// ZB-H2's orders (the heuristic with candidates kept per stage) equal the scan over every stage
+// on a grid of pp and m (the limit 2p).
+TEST(PipelineOrder, ZbH2EqualsTheScanOverEveryStage) {
+  for (int64_t p = 1; p <= 12; ++p) {
+    for (int64_t m : {1, 2, 3, 5, 8, 13, 24, 40}) {
+      Result<std::vector<std::vector<ScheduleItem>>> orders =
+          PipelineOrders(ScheduleShape{PipelineSchedule::kZbH2, p, 1, m});
+      ASSERT_TRUE(orders.ok());
+      const std::vector<std::vector<ScheduleItem>> scan = ScanGreedy(p, m, 2 * p);
+      ASSERT_EQ(orders->size(), scan.size());
+      for (size_t r = 0; r < scan.size(); ++r) {
+        EXPECT_EQ(Render((*orders)[r]), Render(scan[r]))
+            << "pp " << p << " m " << m << " rank " << r;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// The cache gives PipelineOrders' orders, stored once per shape (the virtual stages count only
+// under the interleaved schedule), and PipelineOrders' error for a shape without orders.
+TEST(OrderCache, GivesPipelineOrdersOncePerShape) {
+  OrderCache cache;
+  for (auto sched : {PipelineSchedule::kZbH1, PipelineSchedule::kZbH2, PipelineSchedule::kZbV,
+                     PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV,
+                     PipelineSchedule::kInterleaved1F1B}) {
+    const ScheduleShape shape{sched, 4, 2, 16};
+    auto cached = cache.Get(shape);
+    ASSERT_TRUE(cached.ok());
+    auto built = PipelineOrders(shape);
+    ASSERT_TRUE(built.ok());
+    EXPECT_EQ(**cached, *built) << Name(sched);
+    auto again = cache.Get(shape);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(cached->get(), again->get()) << "stored once";
+  }
+  auto zbv3 = cache.Get(ScheduleShape{PipelineSchedule::kZbV, 4, 3, 16});
+  ASSERT_TRUE(zbv3.ok());
+  EXPECT_EQ(**zbv3, *PipelineOrders(ScheduleShape{PipelineSchedule::kZbV, 4, 2, 16}));
+  const ScheduleShape interleaved{PipelineSchedule::kInterleaved1F1B, 4, 3, 8};
+  for (int64_t r = 0; r < 4; ++r) {
+    auto one = cache.GetRank(interleaved, r);
+    ASSERT_TRUE(one.ok());
+    EXPECT_EQ(**one, *PipelineOrder(interleaved, r));
+    EXPECT_EQ(one->get(), cache.GetRank(interleaved, r)->get()) << "stored once";
+  }
+  EXPECT_FALSE(cache.GetRank(ScheduleShape{PipelineSchedule::kInterleaved1F1B, 4, 3, 6}, 0).ok());
+  auto odd = cache.Get(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 15});
+  ASSERT_FALSE(odd.ok());
+  EXPECT_EQ(
+      odd.status().message(),
+      PipelineOrders(ScheduleShape{PipelineSchedule::kDualPipe, 4, 2, 15}).status().message());
+}
+
+}  // namespace
+}  // namespace shardsim

@@ -7,9 +7,14 @@
 
 #include <set>
 #include <sstream>
+#include <vector>
 
+#include "sim/memory/budget.h"
+#include "sim/parallel/plan.h"
+#include "sim/schedule/schedule.h"
 #include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
+#include "sim/sweep/price_cache.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_spec.h"
 #include "tests/sweep/sweep_test_util.h"
@@ -86,6 +91,69 @@ TEST(SweepTopK, StepBoundIsBelowEverySimulatedStepDense) {
 
 TEST(SweepTopK, StepBoundIsBelowEverySimulatedStepMoe) {
   ExpectBoundBelowSimulated(Space(kMoe), 3, 100);
+}
+
+// The prices shared by the points that differ only in schedule and virtual stages
+// (sim/sweep/price_cache.h) give every point the bound its own prices give, bit for bit, whichever
+// point of a key is priced first (point order and its reverse); and they are shared.
+void ExpectCachedBoundsEqualOwn(const PointSpace& space) {
+  const LoadOptions lib = sweep_test::Lib();
+  PriceCache forward, backward;
+  std::vector<PointBound> own;
+  for (int64_t i = 0; i < space.size(); ++i) own.push_back(BoundPoint(space, i, lib));
+  for (int pass = 0; pass < 2; ++pass) {
+    PriceCache& cache = pass == 0 ? forward : backward;
+    for (int64_t j = 0; j < space.size(); ++j) {
+      const int64_t i = pass == 0 ? j : space.size() - 1 - j;
+      const PointBound b = BoundPoint(space, i, lib, &cache);
+      const PointBound& o = own[static_cast<size_t>(i)];
+      EXPECT_EQ(b.step.seconds, o.step.seconds) << "point " << i;
+      EXPECT_EQ(b.step.stage, o.step.stage) << "point " << i;
+      EXPECT_EQ(b.tokens_per_step, o.tokens_per_step) << "point " << i;
+      EXPECT_EQ(b.settled.has_value(), o.settled.has_value()) << "point " << i;
+    }
+  }
+  EXPECT_GT(forward.hits(), forward.misses()) << "shared by the schedules of a layout";
+  EXPECT_EQ(forward.hits() + forward.misses(), backward.hits() + backward.misses());
+}
+
+TEST(SweepTopK, SharedPricesGiveEachPointItsOwnBoundDense) {
+  ExpectCachedBoundsEqualOwn(Space(kDense));
+}
+
+TEST(SweepTopK, SharedPricesGiveEachPointItsOwnBoundMoe) {
+  ExpectCachedBoundsEqualOwn(Space(kMoe));
+}
+
+// The memory estimate with a sweep's shared run orders (sim/schedule OrderCache) is the one that
+// builds its own, stage for stage, on every point of the space (every schedule).
+TEST(SweepTopK, SharedOrdersGiveEachPointItsOwnBudget) {
+  const LoadOptions lib = sweep_test::Lib();
+  const PointSpace space = Space(kDense);
+  OrderCache orders;
+  int64_t compared = 0;
+  for (int64_t i = 0; i < space.size(); ++i) {
+    Result<ScenarioDocument> doc = space.Document(i);
+    if (!doc.ok()) continue;
+    Result<Scenario> sc = doc->Build(lib);
+    if (!sc.ok()) continue;
+    Result<Sharding> sharding = ShardModel(sc->model, sc->training, sc->parallel);
+    if (!sharding.ok()) continue;
+    Result<MemoryBudget> own = EstimateMemory(*sharding, sc->model, sc->training, sc->parallel,
+                                              sc->hardware, sc->framework);
+    Result<MemoryBudget> shared = EstimateMemory(*sharding, sc->model, sc->training, sc->parallel,
+                                                 sc->hardware, sc->framework, &orders);
+    ASSERT_EQ(own.ok(), shared.ok()) << "point " << i;
+    if (!own.ok()) continue;
+    ASSERT_EQ(own->stages.size(), shared->stages.size());
+    for (size_t s = 0; s < own->stages.size(); ++s) {
+      EXPECT_EQ(own->stages[s].activations, shared->stages[s].activations) << "point " << i;
+      EXPECT_EQ(own->stages[s].in_flight, shared->stages[s].in_flight) << "point " << i;
+      EXPECT_EQ(own->stages[s].total(), shared->stages[s].total()) << "point " << i;
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 300);
 }
 
 // The bound of 1F1B with equal stages is the pipeline's ideal makespan, (m + p - 1) (F + B):
