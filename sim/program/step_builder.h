@@ -367,6 +367,7 @@ class Builder {
     SimTime duration;
     bool built = false;
   };
+  TaskInfo PassInfo(const Device& d, const ChunkWork& w, const ScheduleItem& it, bool alone) const;
   OncePass PassOnce(const Device& d, const ChunkWork& w, const ScheduleItem& it, bool alone) const;
   Status BuildDevice(const Device& d);
   Status BuildZero3Item(const Device& d, const ScheduleItem& it, TaskId* first, TaskId* last);

@@ -153,20 +153,22 @@ TaskId Builder::Joined(const JoinKey& key, TaskId flow) {
   return it->second;
 }
 
-// The task of a pass that is a single task (AddPass with no in-layer flow, one bucket): what
-// BuildDevice's general path below computes for it, but for the micro-batch (set per copy).
-Builder::OncePass Builder::PassOnce(const Device& d, const ChunkWork& w, const ScheduleItem& it,
-                                    bool alone) const {
+// A pass's task info for `it` (its micro-batch included): the chunk's forward, backward, B or W
+// with its parts, recompute and the activation bytes it keeps or frees.
+TaskInfo Builder::PassInfo(const Device& d, const ChunkWork& w, const ScheduleItem& it,
+                           bool alone) const {
   const bool backward = it.phase != Phase::kForward;
-  OncePass o;
-  TaskInfo& info = o.info;
+  TaskInfo info;
   info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
   info.device = d.index;
   info.chunk = it.chunk;
+  info.microbatch = it.microbatch;
   Seconds wgrad;
   info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad, alone);
   info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
   if (it.phase == Phase::kInput) {
+    // B: the backward less its weight-gradient kernels; it frees the chunk's activations but
+    // what W will need (ChunkWork::weight_held).
     info.part = BackwardPart::kInput;
     info.parts.compute = info.parts.compute - wgrad;
     info.activation_delta = w.weight_held - w.activations;
@@ -177,8 +179,17 @@ Builder::OncePass Builder::PassOnce(const Device& d, const ChunkWork& w, const S
     info.recompute = Seconds(0);
     info.activation_delta = Bytes(0) - w.weight_held;
   }
+  return info;
+}
+
+// The task of a pass that is a single task (AddPass with no in-layer flow, one bucket): what
+// BuildDevice's general path below computes for it, for any micro-batch (set per copy).
+Builder::OncePass Builder::PassOnce(const Device& d, const ChunkWork& w, const ScheduleItem& it,
+                                    bool alone) const {
+  OncePass o;
+  o.info = PassInfo(d, w, it, alone);
   // One piece: the general path's parts * (1 / 1) and recompute / 1 are these exactly.
-  o.duration = SimTime::FromSeconds(info.parts.total());
+  o.duration = SimTime::FromSeconds(o.info.parts.total());
   o.built = true;
   return o;
 }
@@ -255,27 +266,7 @@ Status Builder::BuildDevice(const Device& d) {
         prog_.tasks->emplace_back(once[at].info).microbatch = it.microbatch;
         first = last = t;
       } else {
-        TaskInfo info;
-        info.category = backward ? TaskCategory::kBackward : TaskCategory::kForward;
-        info.device = d.index;
-        info.chunk = it.chunk;
-        info.microbatch = it.microbatch;
-        Seconds wgrad;
-        info.parts = ChunkPass(w, backward, backward ? &info.recompute : nullptr, &wgrad, alone);
-        info.activation_delta = backward ? Bytes(0) - w.activations : w.activations;
-        if (it.phase == Phase::kInput) {
-          // B: the backward less its weight-gradient kernels; it frees the chunk's activations
-          // but what W will need (ChunkWork::weight_held).
-          info.part = BackwardPart::kInput;
-          info.parts.compute = info.parts.compute - wgrad;
-          info.activation_delta = w.weight_held - w.activations;
-        } else if (it.phase == Phase::kWeight) {
-          info.part = BackwardPart::kWeight;
-          info.parts = PassTime{};
-          info.parts.compute = wgrad;
-          info.recompute = Seconds(0);
-          info.activation_delta = Bytes(0) - w.weight_held;
-        }
+        TaskInfo info = PassInfo(d, w, it, alone);
         // The last backward of a chunk releases its gradients bucket by bucket: split it so each
         // bucket's reduction can start while the rest computes (Megatron-LM overlap_grad_reduce).
         const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
