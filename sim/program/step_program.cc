@@ -275,7 +275,7 @@ Status Builder::BuildDevice(const Device& d) {
           buckets = std::clamp<int64_t>(
               static_cast<int64_t>(
                   std::ceil(grads.value() / std::max(1.0, sc_.parallel.dp_bucket_bytes))),
-              1, 16);
+              1, kMaxGradBuckets);
         }
         const bool weight_pass = it.phase == Phase::kWeight;
         const double per_piece = 1.0 / static_cast<double>(buckets);

@@ -31,6 +31,11 @@
 
 namespace shardsim {
 
+// The most pieces a chunk's last backward is split into, one per gradient bucket whose reduction
+// can start while the rest computes (parallel.overlap_grad_reduce; parallel.dp_bucket_bytes sets
+// how many below this). The sweep's step bound counts on it (sim/sweep/step_bound.cc).
+inline constexpr int64_t kMaxGradBuckets = 16;
+
 class OpCostModel;
 struct MemoryBudget;
 

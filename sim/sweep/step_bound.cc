@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/program/step_program.h"
 #include "sim/schedule/schedule.h"
 
 namespace shardsim {
@@ -46,8 +47,10 @@ StepBound StepTimeLowerBound(const Scenario& sc, const Sharding& plan, const Ste
     if (!tail_follows) tail = Seconds(0);
     const double exact = head.value() + m * per_microbatch.value() + tail.value();
     // Each task rounds to a whole picosecond (SimTime::FromSeconds); per micro-batch a chunk's
-    // pass is at most one task per layer, per gradient bucket (at most 16) and per edge.
-    const double rounding = 1e-12 * 2.0 * (m + 1.0) * static_cast<double>(16 * tasks);
+    // pass is at most one task per layer, per gradient bucket (the builder splits a backward into
+    // at most kMaxGradBuckets) and per edge.
+    const double rounding =
+        1e-12 * 2.0 * (m + 1.0) * static_cast<double>(kMaxGradBuckets * tasks);
     const double bound = std::max(0.0, exact * (1.0 - 1e-6) - rounding);
     if (bound > out.seconds) out = StepBound{bound, rank.rank};
   }
