@@ -49,8 +49,7 @@ StepBound StepTimeLowerBound(const Scenario& sc, const Sharding& plan, const Ste
     // Each task rounds to a whole picosecond (SimTime::FromSeconds); per micro-batch a chunk's
     // pass is at most one task per layer, per gradient bucket (the builder splits a backward into
     // at most kMaxGradBuckets) and per edge.
-    const double rounding =
-        1e-12 * 2.0 * (m + 1.0) * static_cast<double>(kMaxGradBuckets * tasks);
+    const double rounding = 1e-12 * 2.0 * (m + 1.0) * static_cast<double>(kMaxGradBuckets * tasks);
     const double bound = std::max(0.0, exact * (1.0 - 1e-6) - rounding);
     if (bound > out.seconds) out = StepBound{bound, rank.rank};
   }
