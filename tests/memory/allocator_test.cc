@@ -48,14 +48,21 @@ TEST(Allocator, PoolsPackIntoSegments) {
   EXPECT_EQ(large.reserved, 24 * kMiB);
 }
 
-TEST(Allocator, FiguresOfAStage) {
+// A stage of one 4 MiB weight, one 11.5 MiB activation block per micro-batch, 64 MiB of loss
+// buffers and a 32 MiB full-recompute buffer (never live with the loss buffers).
+StageMemory SmallStage() {
   StageMemory s;
   s.weights = Bytes(4 * kMiB);
   s.state_blocks = {{4 * kMiB, 1.0}};
   s.activations_per_microbatch = Bytes(11.5 * kMiB);
   s.activation_blocks = {{11.5 * kMiB, 1.0}};
   s.loss_buffers = Bytes(64 * kMiB);
-  s.recompute_buffer = Bytes(32 * kMiB);  // never live with the loss buffers
+  s.recompute_buffer = Bytes(32 * kMiB);
+  return s;
+}
+
+TEST(Allocator, FiguresOfAStage) {
+  StageMemory s = SmallStage();
   s.cuda_context = Bytes(500 * kMiB);
   s.comm_buffers = Bytes(1024 * kMiB);
   HardwareSpec hw;
@@ -94,15 +101,9 @@ TEST(Allocator, ExpandableSegments) {
   EXPECT_EQ(t.allocated, 23 * kMiB + 3072.0);
   EXPECT_EQ(t.small, 3072.0);
   EXPECT_EQ(t.reserved, 40 * kMiB + kSmallBuffer);
-  // The stage of FiguresOfAStage: the activation blocks keep 11.5 MiB, and the compute stream's
-  // one large segment holds 4 + 64 + 32 + 23 = 123 MiB in 7 pages (140 MiB).
-  StageMemory s;
-  s.weights = Bytes(4 * kMiB);
-  s.state_blocks = {{4 * kMiB, 1.0}};
-  s.activations_per_microbatch = Bytes(11.5 * kMiB);
-  s.activation_blocks = {{11.5 * kMiB, 1.0}};
-  s.loss_buffers = Bytes(64 * kMiB);
-  s.recompute_buffer = Bytes(32 * kMiB);
+  // SmallStage: the activation blocks keep 11.5 MiB, and the compute stream's one large segment
+  // holds 4 + 64 + 32 + 23 = 123 MiB in 7 pages (140 MiB).
+  StageMemory s = SmallStage();
   s.expandable_segments = true;
   HardwareSpec hw;
   hw.reserve_fragmentation = 0.0;
