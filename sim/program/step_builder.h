@@ -140,6 +140,28 @@ class Builder {
   // the first on `stream`, each later one after the previous; the next task of `stream` waits for
   // the last phase too. Returns the last phase's task.
   TaskId AddComm(const TaskInfo& base, ResourceId stream, const Comm& c) {
+    // The common case, built in short: one phase whose path a flow already holds, its kind
+    // already remembered, on a stream no multi-phase collective left a tail on. The general path
+    // below adds the same task and info and no dependency (Remember and the tails are no-ops).
+    if (c.flows->size() == 1 && (*c.first)[0].valid() &&
+        (c.flows == last_remembered_ ||
+         (*c.remembered & (1u << static_cast<unsigned>(base.category))) != 0) &&
+        !HasTail(stream)) {
+      last_remembered_ = c.flows;
+      const PhaseFlow& f = c.flows->front();
+      const TaskId t = prog_.engine.AddFlowLike((*c.first)[0], stream, f.bytes, f.latency,
+                                                static_cast<uint32_t>(prog_.tasks->size()),
+                                                static_cast<uint8_t>(base.category));
+      TaskInfo& info = prog_.tasks->emplace_back(base);
+      info.link = c.cost->bottleneck_class;
+      info.phases = 1;
+      info.phase = 0;
+      return t;
+    }
+    return AddCommInGeneral(base, stream, c);
+  }
+  [[gnu::noinline]] TaskId AddCommInGeneral(const TaskInfo& base, ResourceId stream,
+                                            const Comm& c) {
     const LinkClass link = c.cost->bottleneck_class;
     const auto phases = static_cast<int16_t>(std::max<size_t>(1, c.flows->size()));
     Remember(base, c);
@@ -185,7 +207,20 @@ class Builder {
     }
     return prev;
   }
+  // Whether `stream`'s last collective had several phases (the next one waits for its last).
+  bool HasTail(ResourceId stream) const {
+    if (!stream.valid()) return false;
+    const auto at = static_cast<size_t>(stream.v);
+    return at < stream_tail_.size() && stream_tail_[at].valid();
+  }
   void Dep(TaskId before, TaskId after) { prog_.engine.AddDependency(before, after); }
+  // Dep inside AddPass: also kept, while a pass is recorded for replay (StampedPass), in
+  // `recording_`, in order.
+  void PassDep(TaskId before, TaskId after) {
+    if (recording_ != nullptr) recording_->emplace_back(before.v, after.v);
+    prog_.engine.AddDependency(before, after);
+  }
+  std::vector<std::pair<int32_t, int32_t>>* recording_ = nullptr;
 
   // A collective of `bytes` in group `grp` of device `d`, on `stream`, after `after` (if valid).
   Result<TaskId> AddCollective(const Device& d, TaskCategory category, CommGroup grp,
@@ -351,6 +386,34 @@ class Builder {
   // the pass's first and last compute-stream task.
   Status AddPass(const Device& d, const TaskInfo& info, const PassTime& traffic,
                  const PassTime& window, TaskId* first, TaskId* last);
+  // A pass as AddPass built it for one micro-batch, replayed for the others (StampedPass): its
+  // tasks (ids first .. first + tasks.size(), in order), their infos and the dependencies among
+  // them, relative to its first task. Every micro-batch's pass of one chunk, phase and pairing
+  // is the same tasks, durations, bytes and dependencies; only TaskInfo::microbatch differs.
+  struct PassStamp {
+    struct Task {
+      TaskKind kind = TaskKind::kDelay;
+      ResourceId stream;
+      SimTime fixed;  // a delay's duration, a flow's latency
+      Bytes bytes;    // flows
+      TaskId like;    // flows: the recorded flow (Engine::AddFlowLike shares its path)
+    };
+    bool built = false;
+    bool replayable = false;  // every dependency recorded stays inside the pass
+    int32_t first = 0, last = 0;
+    std::vector<Task> tasks;
+    std::vector<TaskInfo> infos;
+    std::vector<std::pair<int32_t, int32_t>> deps;
+  };
+  // AddPass(d, info, traffic, window, first, last), recorded into `stamp` the first time and
+  // replayed from it after (with info.microbatch): the same engine tasks, infos and dependencies
+  // in the same order. Precondition: every call with one stamp passes the same arguments but
+  // info.microbatch.
+  Status StampedPass(PassStamp* stamp, const Device& d, const TaskInfo& info,
+                     const PassTime& traffic, const PassTime& window, TaskId* first, TaskId* last);
+  // Whether `stamp` holds a pass to replay; Replay adds it for `microbatch`.
+  static bool Replayable(const PassStamp& stamp) { return stamp.built && stamp.replayable; }
+  void Replay(const PassStamp& stamp, int32_t microbatch, TaskId* first, TaskId* last);
   std::array<bool, kInLayerClasses> networked_{};
   bool any_networked_ = false;  // some class of networked_
   // By (device, class, backward): InLayerTemplate's index. Sized once, never moved after (the

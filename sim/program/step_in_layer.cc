@@ -272,14 +272,14 @@ Status Builder::AddPass(const Device& d, const TaskInfo& info, const PassTime& t
                                    BytesPerSec(0.0), f.weights);
     if (!f.first.valid()) f.first = flow;
     prog_.tasks->push_back(fi);
-    if (pending.valid()) Dep(pending, flow);
+    if (pending.valid()) PassDep(pending, flow);
     if (exposed_form) {
       if (!on_stream.valid()) *first = flow;
       on_stream = flow;
       pending = TaskId();
       continue;
     }
-    Dep(on_stream, flow);
+    PassDep(on_stream, flow);
     TaskInfo wi = info;
     wi.activation_delta = Bytes(0);
     wi.parts = PassTime{};
@@ -287,15 +287,78 @@ Status Builder::AddPass(const Device& d, const TaskInfo& info, const PassTime& t
     PartOf(wi.parts, st.cls) = st.e;
     wi.recompute = recompute_of(wi.parts.compute);
     const TaskId w = Add(wi, d.compute, SimTime::FromSeconds(st.x));
-    if (pending.valid()) Dep(pending, w);
+    if (pending.valid()) PassDep(pending, w);
     on_stream = w;
     pending = flow;
   }
   // The rest of the pass, after its stages (and the last off-stream flow); it allocates (frees)
   // the pass's activations when it ends.
   *last = Add(a, d.compute, SimTime::FromSeconds(budget));
-  if (pending.valid()) Dep(pending, *last);
+  if (pending.valid()) PassDep(pending, *last);
   if (!on_stream.valid()) *first = *last;
+  return Status::Ok();
+}
+
+void Builder::Replay(const PassStamp& stamp, int32_t microbatch, TaskId* first, TaskId* last) {
+  Engine& e = prog_.engine;
+  std::vector<TaskInfo>& infos = *prog_.tasks;
+  const int32_t base = e.num_tasks();
+  const size_t label = infos.size();  // == base: each task's label is its id
+  infos.insert(infos.end(), stamp.infos.begin(), stamp.infos.end());
+  for (size_t k = 0; k < stamp.tasks.size(); ++k) {
+    const PassStamp::Task& t = stamp.tasks[k];
+    TaskInfo& info = infos[label + k];
+    info.microbatch = microbatch;
+    const auto category = static_cast<uint8_t>(info.category);
+    if (t.kind == TaskKind::kDelay) {
+      e.AddDelay(t.stream, t.fixed, static_cast<uint32_t>(label + k), category);
+    } else {
+      e.AddFlowLike(t.like, t.stream, t.bytes, t.fixed, static_cast<uint32_t>(label + k), category);
+    }
+  }
+  for (const auto& [before, after] : stamp.deps) {
+    e.AddDependency(TaskId(base + before), TaskId(base + after));
+  }
+  *first = TaskId(base + stamp.first);
+  *last = TaskId(base + stamp.last);
+}
+
+Status Builder::StampedPass(PassStamp* stamp, const Device& d, const TaskInfo& info,
+                            const PassTime& traffic, const PassTime& window, TaskId* first,
+                            TaskId* last) {
+  if (Replayable(*stamp)) {
+    Replay(*stamp, info.microbatch, first, last);
+    return Status::Ok();
+  }
+  if (stamp->built) return AddPass(d, info, traffic, window, first, last);
+  // Record: the tasks AddPass adds are consecutive (it adds no other task in between).
+  const int32_t base = prog_.engine.num_tasks();
+  std::vector<std::pair<int32_t, int32_t>> deps;
+  recording_ = &deps;
+  const Status st = AddPass(d, info, traffic, window, first, last);
+  recording_ = nullptr;
+  SHARDSIM_RETURN_IF_ERROR(st);
+  const int32_t end = prog_.engine.num_tasks();
+  stamp->built = true;
+  stamp->replayable = first->v >= base && first->v < end && last->v >= base && last->v < end;
+  for (const auto& [before, after] : deps) {
+    stamp->replayable =
+        stamp->replayable && before >= base && before < end && after >= base && after < end;
+    stamp->deps.emplace_back(before - base, after - base);
+  }
+  for (int32_t t = base; t < end; ++t) {
+    const TaskId id(t);
+    PassStamp::Task task;
+    task.kind = prog_.engine.kind(id);
+    task.stream = prog_.engine.stream(id);
+    task.fixed = prog_.engine.fixed_time(id);
+    task.bytes = prog_.engine.flow_bytes(id);
+    task.like = id;
+    stamp->tasks.push_back(task);
+    stamp->infos.push_back((*prog_.tasks)[static_cast<size_t>(t)]);
+  }
+  stamp->first = first->v - base;
+  stamp->last = last->v - base;
   return Status::Ok();
 }
 

@@ -218,8 +218,10 @@ Status Builder::BuildDevice(const Device& d) {
     }
   }
 
-  // PassOnce's tasks, by (chunk, phase, alone).
+  // PassOnce's tasks and the passes replayed (StampedPass), by (chunk, phase, alone).
   std::vector<OncePass> once(chunks.size() * 4 * 2);
+  std::vector<PassStamp> stamps(any_networked_ ? once.size() : 0);
+  const bool dp_grads = layout_.GroupSize(CommGroup::kGrad) > 1;
   // Each chunk's last pass that completes weight gradients (a whole backward or a W): its
   // gradients are then final and reduced.
   std::vector<size_t> last_grads(chunks.size(), order.size());
@@ -252,13 +254,16 @@ Status Builder::BuildDevice(const Device& d) {
       const bool paired = it.paired || (it.phase == Phase::kForward && index + 1 < order.size() &&
                                         order[index + 1].paired);
       const bool alone = pairs_only_overlap_ && !paired && it.phase != Phase::kWeight;
-      const bool reduce_here = grads_done && index == last_grads[static_cast<size_t>(it.chunk)] &&
-                               zero <= 1 && layout_.GroupSize(CommGroup::kGrad) > 1;
+      const bool reduce_here =
+          grads_done && index == last_grads[static_cast<size_t>(it.chunk)] && zero <= 1 && dp_grads;
+      const size_t at =
+          (static_cast<size_t>(it.chunk) * 4 + static_cast<size_t>(it.phase)) * 2 + (alone ? 1 : 0);
       // A pass that is one task (no gradient buckets, no in-layer flows): the same task for
       // every micro-batch of its chunk, phase and pairing, built once (PassOnce) and copied.
-      if (!reduce_here && !any_networked_) {
-        const size_t at = (static_cast<size_t>(it.chunk) * 4 + static_cast<size_t>(it.phase)) * 2 +
-                          (alone ? 1 : 0);
+      const bool same_each_microbatch = !reduce_here && opt_.replay_passes;
+      if (same_each_microbatch && any_networked_ && Replayable(stamps[at])) {
+        Replay(stamps[at], it.microbatch, &first, &last);
+      } else if (same_each_microbatch && !any_networked_) {
         if (!once[at].built) once[at] = PassOnce(d, w, it, alone);
         const TaskId t = prog_.engine.AddDelay(d.compute, once[at].duration,
                                                static_cast<uint32_t>(prog_.tasks->size()),
@@ -293,7 +298,12 @@ Status Builder::BuildDevice(const Device& d) {
           // Activations are freed when the whole backward is done: the last piece.
           piece.activation_delta = k + 1 == buckets ? info.activation_delta : Bytes(0);
           TaskId piece_first, t;
-          SHARDSIM_RETURN_IF_ERROR(AddPass(d, piece, traffic, window, &piece_first, &t));
+          // Without gradient buckets the pass is the same for every micro-batch of its chunk,
+          // phase and pairing: built once, replayed for the others.
+          SHARDSIM_RETURN_IF_ERROR(
+              same_each_microbatch
+                  ? StampedPass(&stamps[at], d, piece, traffic, window, &piece_first, &t)
+                  : AddPass(d, piece, traffic, window, &piece_first, &t));
           if (k == 0) first = piece_first;
           last = t;
           if (!reduce_here) continue;
@@ -319,7 +329,7 @@ Status Builder::BuildDevice(const Device& d) {
         }
       }
       // ZeRO-2 keeps only its shard of the gradients: reduce-scatter after every backward.
-      if (grads_done && zero == 2 && layout_.GroupSize(CommGroup::kGrad) > 1) {
+      if (grads_done && zero == 2 && dp_grads) {
         const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
         Result<TaskId> f = AddShardReduce(d, grads, d.grad, last, it.chunk, it.microbatch);
         if (!f.ok()) return f.status();
@@ -514,12 +524,27 @@ Result<StepProgram> Builder::Build() {
   if (!orders.ok()) return orders.status();
   orders_ = std::move(*orders);
   MakeDevices();
-  // Per device and chunk-step: a forward, a backward, two transfers and their dependencies.
+  // Per device and chunk-step: a forward, a backward (B and W when split), two transfers and
+  // their dependencies; a pass with in-layer flows is up to 2 + 2 tasks per networked class
+  // (AddPass), and ZeRO-3 runs its passes layer by layer with a gather and a reduction each. An
+  // upper bound, so that neither the engine's tables nor the infos move while they grow (the
+  // pages reserved beyond what is used are never touched).
   const int64_t steps =
       static_cast<int64_t>(prog_.devices.size()) * shape_.virtual_stages * prog_.microbatches;
-  prog_.engine.Reserve(static_cast<int32_t>(std::min<int64_t>(4 * steps + 1024, 1 << 28)),
-                       8 * steps + 1024);
-  prog_.tasks->reserve(static_cast<size_t>(4 * steps + 1024));
+  const auto networked =
+      static_cast<int64_t>(std::count(networked_.begin(), networked_.end(), true));
+  const int64_t per_pass = any_networked_ ? 2 + 2 * networked : 1;
+  int64_t per_step = (split_ ? 3 : 2) * per_pass + 2;
+  if (par.zero_stage == 3) {
+    size_t layers = 1;
+    for (const std::vector<ChunkWork>& rank : chunks_) {
+      for (const ChunkWork& w : rank) layers = std::max(layers, w.layers.size());
+    }
+    per_step += static_cast<int64_t>(layers) * 2 * (per_pass + 4);
+  }
+  const int64_t tasks = std::min<int64_t>(per_step * steps + 1024, 1 << 28);
+  prog_.engine.Reserve(static_cast<int32_t>(tasks), 2 * tasks);
+  prog_.tasks->reserve(static_cast<size_t>(tasks));
   const size_t slots = prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages) *
                        static_cast<size_t>(prog_.microbatches);
   fwd_.assign(slots, TaskId());

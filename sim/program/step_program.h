@@ -57,28 +57,29 @@ const char* Name(TaskCategory c);
 // sim/schedule SplitsBackward) its input gradient B or its weight gradient W.
 enum class BackwardPart : uint8_t { kWhole, kInput, kWeight };
 
-// What the report needs to know of each task (indexed by TaskId).
+// What the report needs to know of each task (indexed by TaskId). The fields are ordered widest
+// first so that padding costs nothing: 96 bytes a task (the program holds one per task).
 struct TaskInfo {
-  TaskCategory category = TaskCategory::kForward;
+  PassTime parts;          // compute tasks: what their duration is made of
+  Seconds recompute;       // backward tasks: the recompute forward inside `parts`
+  Bytes bytes;             // communication tasks: the collective's size
+  Bytes activation_delta;  // compute tasks: activations allocated (+) or freed (-) at their end
   int32_t device = 0;
   int32_t chunk = 0;
   int32_t microbatch = 0;
-  int32_t layer = -1;  // ZeRO-3 per-layer tasks
-  int16_t bucket = 0;  // a backward split by gradient bucket: piece `bucket` of `buckets`
-  int16_t buckets = 1;
-  BackwardPart part = BackwardPart::kWhole;  // backward tasks
-  PassTime parts;                            // compute tasks: what their duration is made of
-  Seconds recompute;                         // backward tasks: the recompute forward inside `parts`
-  CommGroup group = CommGroup::kTp;          // communication tasks
+  int32_t layer = -1;                // ZeRO-3 per-layer tasks
+  CommGroup group = CommGroup::kTp;  // communication tasks
   CollectiveOp op = CollectiveOp::kAllReduce;
   // Communication tasks: the link class that bounded the task, as the collective model predicts
   // it when the program is built, then (ApplyBounds) the class of the link that bounded the flow
   // in the simulation for most of its bytes.
   LinkClass link = LinkClass::kNvlink;
+  int16_t bucket = 0;  // a backward split by gradient bucket: piece `bucket` of `buckets`
+  int16_t buckets = 1;
   int16_t phase = 0;  // communication tasks: phase `phase` of `phases` of the collective
   int16_t phases = 1;
-  Bytes bytes;             // communication tasks: the collective's size
-  Bytes activation_delta;  // compute tasks: activations allocated (+) or freed (-) at their end
+  TaskCategory category = TaskCategory::kForward;
+  BackwardPart part = BackwardPart::kWhole;  // backward tasks
 };
 
 struct Device {
@@ -135,6 +136,11 @@ void ApplyBounds(const StepProgram& program, const RunResult& run);
 
 struct ProgramOptions {
   bool every_rank = false;
+  // Build a pass that is the same for every micro-batch of its chunk, phase and pairing once and
+  // replay it for the others (ids, durations, bytes, dependencies and infos as if built one by
+  // one). False builds every pass task by task: the oracle tests/program/replay_test.cc holds
+  // the replayed program equal to.
+  bool replay_passes = true;
 };
 
 // The task graph of the plan's step (sim/parallel/plan.h: its op graph, layer split, rules and
