@@ -542,7 +542,11 @@ Result<StepProgram> Builder::Build() {
     }
     per_step += static_cast<int64_t>(layers) * 2 * (per_pass + 4);
   }
-  const int64_t tasks = std::min<int64_t>(per_step * steps + 1024, 1 << 28);
+  // Each chunk's gradient buckets, expert gradients and parameter gathers: collectives of a few
+  // phases each (a hierarchical or cross-pod one has up to one per level, twice under HSDP).
+  const int64_t chunk_comms = static_cast<int64_t>(prog_.devices.size()) * shape_.virtual_stages *
+                              (kMaxGradBuckets + 4) * 2 * 4;
+  const int64_t tasks = std::min<int64_t>(per_step * steps + chunk_comms + 1024, 1 << 28);
   prog_.engine.Reserve(static_cast<int32_t>(tasks), 2 * tasks);
   prog_.tasks->reserve(static_cast<size_t>(tasks));
   const size_t slots = prog_.devices.size() * static_cast<size_t>(shape_.virtual_stages) *
