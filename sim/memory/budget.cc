@@ -435,14 +435,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     }
   };
   auto add_activation_blocks = [](const std::vector<Op>& ops, Bytes kept, StageMemory& s) {
-    if (kept.value() <= 0.0) return;
-    if (Sum(ops).saved == kept) {
-      for (const Op& op : ops) {
-        if (op.saved.value() > 0.0) s.activation_blocks[op.saved.value()] += 1.0;
-      }
-    } else {
-      s.activation_blocks[kept.value()] += 1.0;
-    }
+    for (const double block : SavedBlocks(ops, kept)) s.activation_blocks[block] += 1.0;
   };
 
   for (const PipelineRank& rank : plan.stages) {
