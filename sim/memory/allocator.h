@@ -26,7 +26,9 @@
 // Fragmentation beyond that rounding is the hardware file's measured
 // runtime_reserve.fragmentation (peak reserved over peak allocated − 1 on the H200: 3.1% median,
 // measured with the default segments), a fraction of allocated. Tested in
-// tests/memory/allocator_test.cc.
+// tests/memory/allocator_test.cc. The allocator replayed request by request over an FSDP2 step
+// (sim/memory/caching_allocator.h, ReplayFsdp2Step in budget.h) is checked beside these figures
+// and does not replace them yet (README, Memory).
 #ifndef SHARDSIM_MEMORY_ALLOCATOR_H_
 #define SHARDSIM_MEMORY_ALLOCATOR_H_
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/memory/allocator.h"
+#include "sim/memory/caching_allocator.h"
 #include "sim/model/op_graph.h"
 #include "sim/model/recompute.h"
 #include "sim/parallel/stages.h"
@@ -128,6 +129,226 @@ double OptimizerBytes(const TrainingSpec& t) {
   return moments + (master ? 4.0 : 0.0);
 }
 
+// The blocks one micro-batch's saved activations of `ops` take when `kept` bytes are kept: one
+// per op's saved tensors, or one block when recompute keeps other bytes than the ops save (as
+// StageMemory::activation_blocks lists them).
+std::vector<double> SavedBlocks(const std::vector<Op>& ops, Bytes kept) {
+  std::vector<double> out;
+  if (kept.value() <= 0.0) return out;
+  if (Sum(ops).saved == kept) {
+    for (const Op& op : ops) {
+      if (op.saved.value() > 0.0) out.push_back(op.saved.value());
+    }
+  } else {
+    out.push_back(kept.value());
+  }
+  return out;
+}
+
+// FSDP2's streams (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py): the default
+// (compute) stream, the all-gather copy-in stream (foreach_all_gather allocates the flat
+// all-gather output there) and the reduce-scatter stream (foreach_reduce allocates the sharded
+// reduce output there; the reduce-scatter input on the current stream).
+constexpr int kComputeStream = 0;
+constexpr int kAllGatherStream = 1;
+constexpr int kReduceScatterStream = 2;
+
+// The replay ReplayFsdp2Step describes (budget.h).
+StepReplay ReplaySteps(const OpGraph& g, const PipelineRank& rank, const TrainingSpec& training,
+                       const MemoryBudget& b, double state_elem, int moments,
+                       int64_t microbatches) {
+  CachingAllocator a(true);
+  const double w = b.weight_bytes_per_param;  // the gathered (param) dtype
+  const double rg = b.grad_bytes_per_param;   // the reduce dtype
+  const double shards = static_cast<double>(b.zero_shards);
+  const bool full = training.recompute == Recompute::kFull;
+  std::vector<const LayerOps*> layers;
+  for (const LayerRange& c : rank.chunks) {
+    for (int64_t i = c.begin; i < c.end; ++i) layers.push_back(&g.layer(i));
+  }
+  std::vector<const Op*> root;  // the root group: what no block holds
+  for (const std::vector<Op>* ops : {&g.embedding, &g.head}) {
+    for (const Op& op : *ops) {
+      if (op.params > 0) root.push_back(&op);
+    }
+  }
+  auto params_of = [](const std::vector<const Op*>& ops) {
+    double p = 0.0;
+    for (const Op* op : ops) p += static_cast<double>(op->params);
+    return p;
+  };
+  auto with_params = [](const std::vector<Op>& ops) {
+    std::vector<const Op*> out;
+    for (const Op& op : ops) {
+      if (op.params > 0) out.push_back(&op);
+    }
+    return out;
+  };
+  std::vector<std::vector<const Op*>> groups;  // the layers' groups
+  for (const LayerOps* l : layers) groups.push_back(with_params(l->ops));
+  std::vector<const Op*> all = root;
+  for (const auto& gr : groups) all.insert(all.end(), gr.begin(), gr.end());
+  for (const Op* op : all) a.Malloc(static_cast<double>(op->params) * 4.0 / shards);
+  a.Malloc(kCublasWorkspaceBytes);
+
+  int64_t flat = -1;  // the last group's all-gather output, freed after the next copy-out
+  auto unshard = [&](const std::vector<const Op*>& ops) {
+    std::vector<int64_t> ids;
+    const double p = params_of(ops);
+    if (p <= 0.0) return ids;
+    // all_gather_inputs: the fp32 shards cast to the param dtype, then the flat output they are
+    // copied into (foreach_all_gather on the copy-in stream), the cast freed after the copy-in.
+    const int64_t cast = w < 4.0 ? a.Malloc(p * w / shards, kAllGatherStream) : -1;
+    const int64_t next = a.Malloc(p * w, kAllGatherStream);
+    a.Free(cast);
+    for (const Op* op : ops) ids.push_back(a.Malloc(static_cast<double>(op->params) * w));
+    a.Free(flat);
+    flat = next;
+    return ids;
+  };
+  auto free_all = [&](std::vector<int64_t>& ids) {
+    for (const int64_t id : ids) a.Free(id);
+    ids.clear();
+  };
+  auto alloc_all = [&](const std::vector<double>& sizes) {
+    std::vector<int64_t> ids;
+    for (const double bytes : sizes) ids.push_back(a.Malloc(bytes));
+    return ids;
+  };
+  std::vector<int64_t> sharded_grads;  // one per group: the reduce-scatter outputs
+  int64_t rs_input = -1;
+  auto reduce = [&](double p, std::vector<int64_t>& unsharded_grad_ids, bool first) {
+    if (p <= 0.0) return;
+    a.Free(rs_input);
+    rs_input = a.Malloc(p * rg);
+    free_all(unsharded_grad_ids);
+    const int64_t out = a.Malloc(p * rg / shards, kReduceScatterStream);
+    if (first) {
+      sharded_grads.push_back(out);
+    } else {
+      a.Free(out);  // accumulated into the gradient
+    }
+  };
+  const double hidden = layers.empty() ? 0.0 : layers.front()->input_bytes.value();
+
+  for (int step = 0; step < 2; ++step) {
+    free_all(sharded_grads);
+    for (int64_t mb = 0; mb < microbatches; ++mb) {
+      const bool first = mb == 0;
+      // Forward.
+      std::vector<int64_t> root_params = unshard(root);
+      std::vector<int64_t> emb_saved = alloc_all(SavedBlocks(g.embedding, Sum(g.embedding).saved));
+      std::vector<std::vector<int64_t>> saved(layers.size());
+      std::vector<int64_t> last_params;  // torchtitan keeps the last block unsharded
+      int64_t temp = -1;                 // the previous op's output, freed after the next op
+      for (size_t i = 0; i < layers.size(); ++i) {
+        std::vector<int64_t> params = unshard(groups[i]);
+        const Bytes kept = LayerActivationBytes(*layers[i], training);
+        const bool per_op = Sum(layers[i]->ops).saved == kept;
+        if (!per_op) saved[i] = alloc_all(SavedBlocks(layers[i]->ops, kept));
+        for (const Op& op : layers[i]->ops) {
+          if (per_op && op.saved.value() > 0.0) saved[i].push_back(a.Malloc(op.saved.value()));
+          if (op.output.value() > 0.0) {
+            const int64_t out = a.Malloc(op.output.value());
+            a.Free(temp);
+            temp = out;
+          }
+        }
+        if (i + 1 == layers.size()) {
+          last_params = std::move(params);
+        } else {
+          free_all(params);
+        }
+      }
+      a.Free(temp);
+      a.Free(flat);
+      flat = -1;
+      std::vector<int64_t> head_saved;
+      int64_t logits = -1, lsm = -1;
+      double logits_bytes = 0.0, loss_out = 0.0;
+      for (const Op& op : g.head) {
+        if (op.kind == OpKind::kLoss) {
+          loss_out = op.output.value();
+          const int64_t f32 = training.fused_loss ? -1 : a.Malloc(op.saved.value());
+          lsm = a.Malloc(op.saved.value());
+          a.Free(f32);
+          a.Free(logits);
+          continue;
+        }
+        if (op.saved.value() > 0.0) head_saved.push_back(a.Malloc(op.saved.value()));
+        if (op.kind == OpKind::kMatmul) {
+          logits_bytes = op.output.value();
+          logits = a.Malloc(logits_bytes);
+        }
+      }
+      // Backward: the loss, then the head and final norm (reverse order).
+      int64_t logits_grad = -1;
+      if (training.fused_loss) {
+        logits_grad = a.Malloc(loss_out);
+        a.Free(lsm);
+      } else {
+        const int64_t g1 = a.Malloc(loss_out / 2.0);
+        const int64_t g2 = a.Malloc(loss_out / 2.0);
+        a.Free(g1);
+        logits_grad = a.Malloc(logits_bytes);
+        a.Free(g2);
+        a.Free(lsm);
+      }
+      std::vector<int64_t> root_grads;
+      int64_t d = -1;
+      auto hidden_grad = [&]() {
+        const int64_t next = a.Malloc(hidden);
+        a.Free(d);
+        d = next;
+      };
+      for (auto it = g.head.rbegin(); it != g.head.rend(); ++it) {
+        if (it->kind == OpKind::kLoss) continue;
+        if (it->params > 0) root_grads.push_back(a.Malloc(static_cast<double>(it->params) * w));
+        hidden_grad();
+        if (it->kind == OpKind::kMatmul) a.Free(logits_grad);
+      }
+      free_all(head_saved);
+      for (size_t k = layers.size(); k-- > 0;) {
+        std::vector<int64_t> params =
+            k + 1 == layers.size() ? std::move(last_params) : unshard(groups[k]);
+        const int64_t rebuilt = full ? a.Malloc(Sum(layers[k]->ops).saved.value()) : -1;
+        std::vector<int64_t> grads;
+        for (const Op* op : groups[k])
+          grads.push_back(a.Malloc(static_cast<double>(op->params) * w));
+        hidden_grad();
+        a.Free(rebuilt);
+        free_all(saved[k]);
+        free_all(params);
+        reduce(params_of(groups[k]), grads, first);
+      }
+      a.Free(flat);
+      flat = -1;
+      for (const Op& op : g.embedding) {
+        if (op.params > 0) root_grads.push_back(a.Malloc(static_cast<double>(op.params) * w));
+      }
+      free_all(emb_saved);
+      a.Free(d);
+      reduce(params_of(root), root_grads, first);
+      free_all(root_params);
+      a.Free(rs_input);
+      rs_input = -1;
+    }
+    if (step == 0) {
+      for (const Op* op : all) {
+        for (int k = 0; k < moments; ++k) {
+          a.Malloc(static_cast<double>(op->params) * state_elem / shards);
+        }
+      }
+    }
+  }
+  StepReplay r;
+  r.reserved = Bytes(static_cast<double>(a.peak_reserved()));
+  r.allocated = Bytes(static_cast<double>(a.peak_allocated()));
+  r.collective_streams = Bytes(
+      static_cast<double>(a.reserved_on(kAllGatherStream) + a.reserved_on(kReduceScatterStream)));
+  return r;
+}
+
 }  // namespace
 
 Result<MemoryBudget> EstimateMemory(const ModelSpec& model, const TrainingSpec& training,
@@ -214,14 +435,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     }
   };
   auto add_activation_blocks = [](const std::vector<Op>& ops, Bytes kept, StageMemory& s) {
-    if (kept.value() <= 0.0) return;
-    if (Sum(ops).saved == kept) {
-      for (const Op& op : ops) {
-        if (op.saved.value() > 0.0) s.activation_blocks[op.saved.value()] += 1.0;
-      }
-    } else {
-      s.activation_blocks[kept.value()] += 1.0;
-    }
+    for (const double block : SavedBlocks(ops, kept)) s.activation_blocks[block] += 1.0;
   };
 
   for (const PipelineRank& rank : plan.stages) {
@@ -447,6 +661,26 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     for (const std::string& line : MechanismLines(framework)) b.assumptions.push_back(line);
   }
   return b;
+}
+
+Result<StepReplay> ReplayFsdp2Step(const Sharding& plan, const TrainingSpec& training,
+                                   const ParallelSpec& parallel, const FrameworkSpec& framework,
+                                   const MemoryBudget& budget) {
+  const bool applies = parallel.zero_stage >= 3 && framework.fully_shard &&
+                       framework.expandable_segments && budget.fp32_sharded_params &&
+                       parallel.pp == 1 && plan.stages.size() == 1 &&
+                       plan.stages.front().has_embedding && plan.stages.front().has_head &&
+                       plan.graph.mtp.empty() && !KeepsParamsUnsharded(framework, parallel.pp);
+  bool moe = false;
+  for (const LayerOps& k : plan.graph.layer_kinds) moe = moe || k.kind == "moe";
+  if (!applies || moe) {
+    return Status::Invalid(
+        "the step replay covers FSDP2 (framework fully_shard, expandable segments, a 16-bit "
+        "param dtype over fp32 shards, resharded after forward) on one dense pipeline stage");
+  }
+  return ReplaySteps(plan.graph, plan.stages.front(), training, budget,
+                     BytesOf(training.optimizer_state_dtype),
+                     training.optimizer == Optimizer::kAdam ? 2 : 1, plan.rules.microbatches);
 }
 
 }  // namespace shardsim

@@ -162,6 +162,51 @@ Result<MemoryBudget> EstimateMemory(
     const ModelSpec& model, const TrainingSpec& training, const ParallelSpec& parallel,
     const HardwareSpec& hardware, const FrameworkSpec& framework = ProfileOf(Framework::kMegatron));
 
+// The caching allocator (sim/memory/caching_allocator.h, expandable segments) replayed over two
+// training steps of one FSDP2 rank without pipelining, for the reserved memory the holes between
+// live blocks leave (torch.cuda.max_memory_reserved). Three streams (torch/distributed/fsdp/
+// _fully_shard/_fsdp_collectives.py): compute; all-gather copy-in (foreach_all_gather
+// allocates the cast shards and the flat output there); reduce-scatter (foreach_reduce
+// allocates the sharded output there and, since pytorch#129721, the input on the compute
+// stream). The requests, in the order the framework issues them, sizes from the plan's op graph:
+//   - start-up: each parameter's fp32 shard (numel x 4 / shards) and the cuBLAS workspace;
+//   - zero_grad(set_to_none): the previous step's sharded gradients freed;
+//   - forward: the root group's unshard (the shards cast to the param dtype and the flat output on
+//     the copy-in stream, each parameter's unsharded copy on the compute stream; a group's flat
+//     output freed after the next group's copy-out), the embedding's saved tensors; per layer its
+//     unshard, its saved activations (one block per op's saved tensors, or the kept bytes as one
+//     block), each op's output (freed after the next op's), its parameters freed after forward
+//     but the last block's (torchtitan apply_fsdp: reshard_after_forward is False for the last
+//     block); the final norm's and the head's saved inputs, the logits, and PyTorch's
+//     cross-entropy: pred.float() (fp32 logits), log_softmax (saved), the fp32 copy and the
+//     16-bit logits freed (torchtitan `del pred`);
+//   - backward: nll_loss's fp32 gradient, log_softmax's fp32 input gradient (the first freed),
+//     the 16-bit gradient of the logits (ToCopyBackward; the fp32 one and log_softmax's output
+//     freed), the root's unsharded weight gradients (param dtype) and the hidden-state gradient
+//     (a layer input's bytes, replaced per op); per layer in reverse its unshard, the
+//     full-recompute rebuild, its unsharded weight gradients and the next hidden-state
+//     gradient, the rebuild and its saved activations freed, its parameters resharded, then
+//     foreach_reduce: the previous reduce-scatter input freed, this one allocated (numel x
+//     reduce bytes), the unsharded gradients freed, the sharded output allocated (kept as the
+//     gradient; later micro-batches' outputs accumulate into it and are freed); the embedding's
+//     weight gradient, the root's reduce-scatter and reshard;
+//   - optimizer step: the first step allocates the optimizer states (numel x state bytes /
+//     shards, per parameter and state), reused by the second.
+// Not replayed: eager temporaries beyond one op output at a time (fp32 norm and RoPE
+// intermediates, the backward's per-op gradients), the optimizer's foreach temporaries, and
+// frees deferred by stream events. Invalid for any other layout (pp > 1, MoE, MTP, parameters
+// kept unsharded, default segments). Against torchtitan's logs in
+// tests/validation/memory_validation_test.cc; not yet the reported reserved figure (README,
+// Memory).
+struct StepReplay {
+  Bytes reserved;            // peak over all streams (max_memory_reserved)
+  Bytes allocated;           // peak over all streams (max_memory_allocated)
+  Bytes collective_streams;  // of reserved: the copy-in and reduce-scatter streams' segments
+};
+Result<StepReplay> ReplayFsdp2Step(const Sharding& plan, const TrainingSpec& training,
+                                   const ParallelSpec& parallel, const FrameworkSpec& framework,
+                                   const MemoryBudget& budget);
+
 }  // namespace shardsim
 
 #endif  // SHARDSIM_MEMORY_BUDGET_H_

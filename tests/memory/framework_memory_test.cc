@@ -220,5 +220,35 @@ TEST(FrameworkMemory, Llama405bPipelineRuleMagnitude) {
   EXPECT_NEAR(p, 405e9 / 64.0, 0.03 * 405e9 / 64.0);
 }
 
+// The FSDP2 step replayed through the caching allocator (ReplayFsdp2Step): one stage only, and
+// the hole the 16-bit logits leave below log_softmax's saved output is reserved, not allocated.
+TEST(FrameworkMemory, Fsdp2StepReplay) {
+  FsdpRun s;
+  s.parallel.tp = 1;
+  s.parallel.pp = 1;
+  s.training.global_batch = 4;  // one micro-batch per step
+  s.training.fused_loss = false;
+  s.training.fused_kernels = false;
+  const FrameworkSpec titan = ProfileOf(Framework::kTorchtitan);
+  Result<Sharding> plan = ShardModel(s.model, s.training, s.parallel);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const MemoryBudget b = s.Run(titan);
+  Result<StepReplay> r = ReplayFsdp2Step(*plan, s.training, s.parallel, titan, b);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // tokens x vocab x 2 B of bf16 logits: the second fp32 gradient cannot use that hole.
+  const double logits = 1024.0 * 32000.0 * 2.0;
+  EXPECT_GE(r->reserved.value() - r->allocated.value(), logits);
+  EXPECT_GT(r->collective_streams.value(), 0.0);
+  EXPECT_LT(r->collective_streams.value(), r->reserved.value());
+  // Not replayed: pipelining, or the default segments.
+  FsdpRun p;
+  Result<Sharding> pp_plan = ShardModel(p.model, p.training, p.parallel);
+  ASSERT_TRUE(pp_plan.ok());
+  EXPECT_FALSE(ReplayFsdp2Step(*pp_plan, p.training, p.parallel, titan, p.Run(titan)).ok());
+  FrameworkSpec default_segments = titan;
+  default_segments.expandable_segments = false;
+  EXPECT_FALSE(ReplayFsdp2Step(*plan, s.training, s.parallel, default_segments, b).ok());
+}
+
 }  // namespace
 }  // namespace shardsim
