@@ -6,6 +6,15 @@
 // moves its event in place instead of leaving a stale copy behind. Ties in time break by the order
 // in which events were last scheduled, so two runs of the same input pop events in the same order
 // (STYLE.md: determinism). Nothing allocates once Reset() has sized the queue.
+//
+// Events due at the current time (the time of the last pop: zero-length tasks, flows with nothing
+// to move, released while the loop works through that time) skip the heap: they go to a FIFO,
+// which pops in scheduling order after the heap's events at that time. That is the heap's own
+// order: an event in the heap at the current time was scheduled before the loop reached that time
+// (anything scheduled at the current time since goes to the FIFO), so its sequence is lower than
+// every FIFO event's. A heap event rescheduled to the current time leaves the heap for the FIFO's
+// back; a FIFO event rescheduled leaves a blank behind (skipped) and goes to the heap or the back.
+// Tests: tests/engine/event_queue_test.cc (against a reference ordering, ties included).
 #ifndef SHARDSIM_ENGINE_EVENT_QUEUE_H_
 #define SHARDSIM_ENGINE_EVENT_QUEUE_H_
 
@@ -35,18 +44,28 @@ class EventQueue {
   void Reset(size_t num_tasks) {
     heap_.clear();
     heap_.reserve(num_tasks);
-    pos_.assign(num_tasks, -1);
+    pos_.assign(num_tasks, kNone);
+    fifo_.clear();
+    fifo_head_ = 0;
+    fifo_live_ = 0;
+    now_ = 0;
     next_seq_ = 0;
   }
-  bool empty() const { return heap_.empty(); }
-  size_t size() const { return heap_.size(); }
-  const Event& top() const { return heap_.front(); }
-  bool Pending(int32_t task) const { return pos_[static_cast<size_t>(task)] >= 0; }
+  bool empty() const { return heap_.empty() && fifo_live_ == 0; }
+  size_t size() const { return heap_.size() + fifo_live_; }
+  // The time of the next event (the queue must not be empty).
+  int64_t top_time() const { return fifo_live_ > 0 ? now_ : heap_.front().time; }
+  bool Pending(int32_t task) const { return pos_[static_cast<size_t>(task)] != kNone; }
 
-  // Schedules `task`'s event at `time`, replacing the task's pending event if it has one.
-  void Schedule(int32_t task, int64_t time, EventKind kind) {
+  // Schedules `task`'s event at `time` (never before the last pop's time), replacing the task's
+  // pending event if it has one.
+  [[gnu::always_inline]] void Schedule(int32_t task, int64_t time, EventKind kind) {
     const Event e{time, next_seq_++, task, kind};
     const int32_t at = pos_[static_cast<size_t>(task)];
+    if (time == now_ || at <= kInFifo) [[unlikely]] {
+      ScheduleOffHeap(e, at);
+      return;
+    }
     if (at < 0) {
       heap_.push_back(e);
       SiftUp(heap_.size() - 1, e);
@@ -60,9 +79,34 @@ class EventQueue {
     }
   }
 
-  Event Pop() {
+  // Schedule's cases that the caller knows statically (the engine's Start): `task` has no
+  // pending event, and `time` is after the last pop's (Push) or equal to it (PushNow).
+  [[gnu::always_inline]] void Push(int32_t task, int64_t time, EventKind kind) {
+    const Event e{time, next_seq_++, task, kind};
+    heap_.push_back(e);
+    SiftUp(heap_.size() - 1, e);
+  }
+  [[gnu::always_inline]] void PushNow(int32_t task, EventKind kind) {
+    pos_[static_cast<size_t>(task)] = kInFifo - static_cast<int32_t>(fifo_.size());
+    fifo_.push_back({now_, next_seq_++, task, kind});
+    ++fifo_live_;
+  }
+  int64_t now() const { return now_; }
+
+  [[gnu::always_inline]] Event Pop() {
+    if (fifo_live_ > 0 && (heap_.empty() || heap_.front().time != now_)) {
+      while (fifo_[fifo_head_].task < 0) ++fifo_head_;
+      const Event out = fifo_[fifo_head_++];
+      pos_[static_cast<size_t>(out.task)] = kNone;
+      if (--fifo_live_ == 0) {
+        fifo_.clear();
+        fifo_head_ = 0;
+      }
+      return out;
+    }
     const Event out = heap_.front();
-    pos_[static_cast<size_t>(out.task)] = -1;
+    now_ = out.time;
+    pos_[static_cast<size_t>(out.task)] = kNone;
     const Event last = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) {
@@ -72,17 +116,54 @@ class EventQueue {
   }
 
  private:
+  // pos_ values: a heap slot (>= 0), none, or FIFO slot k as kInFifo - k.
+  static constexpr int32_t kNone = -1;
+  static constexpr int32_t kInFifo = -2;
+
+  // Schedule's rare cases: `e` is due now (to the FIFO's back, out of the heap if it was there),
+  // or its task's pending event is in the FIFO (blanked; `e` then goes to the FIFO or the heap).
+  [[gnu::noinline]] void ScheduleOffHeap(const Event& e, int32_t at) {
+    const auto task = static_cast<size_t>(e.task);
+    if (at <= kInFifo) {
+      fifo_[static_cast<size_t>(kInFifo - at)].task = -1;  // a blank: Pop skips it
+      --fifo_live_;
+      pos_[task] = kNone;
+      at = kNone;
+    }
+    if (e.time != now_) {
+      heap_.push_back(e);
+      SiftUp(heap_.size() - 1, e);
+      return;
+    }
+    if (at >= 0) Remove(static_cast<size_t>(at));
+    pos_[task] = kInFifo - static_cast<int32_t>(fifo_.size());
+    fifo_.push_back(e);
+    ++fifo_live_;
+  }
+
+  // Takes the event at heap slot `i` out of the heap.
+  void Remove(size_t i) {
+    const Event last = heap_.back();
+    heap_.pop_back();
+    if (i == heap_.size()) return;
+    if (Before(last, heap_[i])) {
+      SiftUp(i, last);
+    } else {
+      SiftDown(i, last);
+    }
+  }
+
   static bool Before(const Event& a, const Event& b) {
     return a.time < b.time || (a.time == b.time && a.seq < b.seq);
   }
 
-  void Place(size_t i, const Event& e) {
+  [[gnu::always_inline]] void Place(size_t i, const Event& e) {
     heap_[i] = e;
     pos_[static_cast<size_t>(e.task)] = static_cast<int32_t>(i);
   }
 
   // Puts `e` at slot `i` or above.
-  void SiftUp(size_t i, const Event& e) {
+  [[gnu::always_inline]] void SiftUp(size_t i, const Event& e) {
     while (i > 0) {
       const size_t parent = (i - 1) / 2;
       if (!Before(e, heap_[parent])) {
@@ -95,7 +176,7 @@ class EventQueue {
   }
 
   // Puts `e` at slot `i` or below.
-  void SiftDown(size_t i, const Event& e) {
+  [[gnu::always_inline]] void SiftDown(size_t i, const Event& e) {
     const size_t n = heap_.size();
     while (true) {
       size_t child = 2 * i + 1;
@@ -115,7 +196,11 @@ class EventQueue {
   }
 
   std::vector<Event> heap_;
-  std::vector<int32_t> pos_;  // per task: its event's slot in heap_, or -1
+  std::vector<int32_t> pos_;  // per task: where its event is (see kNone, kInFifo)
+  std::vector<Event> fifo_;   // events due at now_, in scheduling order; task -1: a blank
+  size_t fifo_head_ = 0;      // the first slot not popped yet
+  size_t fifo_live_ = 0;      // events in fifo_ (blanks not counted)
+  int64_t now_ = 0;           // the time of the last event popped from the heap
   uint64_t next_seq_ = 0;
 };
 

@@ -62,10 +62,11 @@ void Simulation::Build() {
   }
   head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
 
-  start_.assign(n, -1);
-  end_.assign(n, -1);
-  trigger_.assign(n, -1);
-  why_.assign(n, Release::kAtStart);
+  // No fill: Start and Finish write these (a task's times are read only once it has finished).
+  start_.resize(n);
+  end_.resize(n);
+  trigger_.resize(n);
+  why_.resize(n);
 
   // No fill of the per-flow state: ActivateFlow writes a flow's fields (FlowState).
   flows_ = std::make_unique_for_overwrite<FlowState[]>(num_flows);
@@ -92,12 +93,12 @@ void Simulation::Build() {
   queue_.Reset(n);
 }
 
-inline bool Simulation::IsHead(int32_t task) const {
+[[gnu::always_inline]] inline bool Simulation::IsHead(int32_t task) const {
   const int32_t s = e_.tasks_[At(task)].stream;
   return s < 0 || stream_tasks_[At(head_[At(s)])].v == task;
 }
 
-inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
+[[gnu::always_inline]] inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
   if (delay > kMaxPicos - now) {
     if (overflow_task_ < 0) overflow_task_ = task;
     return;
@@ -105,24 +106,39 @@ inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int
   queue_.Schedule(task, now + delay, kind);
 }
 
-inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
+// A new event of a task that has none pending (Start, an instant flow): straight to the queue's
+// heap, or its FIFO when due now (a zero-length task).
+[[gnu::always_inline]] inline void Simulation::Push(int64_t now, int64_t delay, EventKind kind, int32_t task) {
+  if (delay == 0) {
+    queue_.PushNow(task, kind);
+    return;
+  }
+  if (delay > kMaxPicos - now) {
+    if (overflow_task_ < 0) overflow_task_ = task;
+    return;
+  }
+  queue_.Push(task, now + delay, kind);
+}
+
+[[gnu::always_inline]] inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
   const size_t t = At(task);
   start_[t] = now;
   trigger_[t] = trigger;
   why_[t] = why;
   const int64_t fixed = e_.tasks_[t].fixed_ps;
   if (e_.tasks_[t].kind == TaskKind::kDelay) {
-    Schedule(now, fixed, EventKind::kTaskEnd, task);
+    Push(now, fixed, EventKind::kTaskEnd, task);
   } else if (fixed > 0) {
-    Schedule(now, fixed, EventKind::kLatencyEnd, task);
+    Push(now, fixed, EventKind::kLatencyEnd, task);
   } else {
     ActivateFlow(e_.tasks_[t].flow, now);
   }
 }
 
-inline void Simulation::Finish(int32_t task, int64_t now) {
+[[gnu::always_inline]] inline void Simulation::Finish(int32_t task, int64_t now) {
   const size_t t = At(task);
   end_[t] = now;
+  pending_[t] = kFinished;
   ++finished_;
   const int32_t s = e_.tasks_[t].stream;
   if (s >= 0) {
@@ -142,7 +158,7 @@ inline void Simulation::Finish(int32_t task, int64_t now) {
   }
 }
 
-inline void Simulation::MarkDirty(int32_t link) {
+[[gnu::always_inline]] inline void Simulation::MarkDirty(int32_t link) {
   if (dirty_[At(link)] != 0) {
     return;
   }
@@ -150,7 +166,7 @@ inline void Simulation::MarkDirty(int32_t link) {
   dirty_links_[At(num_dirty_++)] = link;
 }
 
-inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
+[[gnu::always_inline]] inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   const int32_t task = e_.flows_[f].task;
   const double bytes = e_.flows_[f].bytes;
@@ -168,7 +184,7 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   st.best_bound = -1;
   st.mark = 0;
   if (bytes <= 0.0 || (begin == end && cap <= 0.0)) {  // nothing limits it: instant
-    Schedule(now, 0, EventKind::kTaskEnd, task);
+    Push(now, 0, EventKind::kTaskEnd, task);
     return;
   }
   if (begin == end) {  // no shared link: its own cap is its rate
@@ -192,7 +208,7 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   }
 }
 
-inline void Simulation::EndFlow(int32_t flow, int64_t now) {
+[[gnu::always_inline]] inline void Simulation::EndFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   const int32_t path_begin = e_.flows_[f].path_begin;
   for (int32_t k = path_begin; k < e_.flows_[f].path_end; ++k) {
@@ -223,7 +239,7 @@ inline void Simulation::EndFlow(int32_t flow, int64_t now) {
 // Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
 // new rate: now + ceil(remaining * 1e12 / rate) picoseconds. Multiplying before dividing keeps
 // round figures exact (1e6 B at 1e11 B/s is exactly 1e7 ps).
-inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
+[[gnu::always_inline]] inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
   const size_t f = At(flow);
   if (flows_[f].rate > 0.0 && now > flows_[f].settled) {
     flows_[f].remaining -=
@@ -247,7 +263,7 @@ inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t 
 // bounding link, then makes `bound` the current one. The link with the most bytes so far is the
 // flow's RunResult::BoundBy. Kept apart from remaining_/settled_ so that the bookkeeping never
 // moves a flow's end.
-inline void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
+[[gnu::always_inline]] inline void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
   const size_t f = At(flow);
   if (flows_[f].rate > 0.0 && now > flows_[f].bound_since) {
     flows_[f].cur_bound_bytes +=
@@ -483,7 +499,7 @@ Result<RunResult> Simulation::Run() {
     Reshare(0);
   }
   while (!queue_.empty() && overflow_task_ < 0) {
-    const int64_t now = queue_.top().time;
+    const int64_t now = queue_.top_time();
     if (static_cast<int64_t>(queue_.size()) > stats_.max_queue) {
       stats_.max_queue = static_cast<int64_t>(queue_.size());
     }
@@ -501,7 +517,7 @@ Result<RunResult> Simulation::Run() {
           EndFlow(e_.tasks_[At(ev.task)].flow, now);
           break;
       }
-    } while (!queue_.empty() && queue_.top().time == now);
+    } while (!queue_.empty() && queue_.top_time() == now);
     if (num_dirty_ > 0) {
       Reshare(now);
     }

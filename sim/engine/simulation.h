@@ -38,6 +38,7 @@ class Simulation {
   void Build();
   bool IsHead(int32_t task) const;
   void Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task);
+  void Push(int64_t now, int64_t delay, EventKind kind, int32_t task);
   void Start(int32_t task, int64_t now, int32_t trigger, Release why);
   void Finish(int32_t task, int64_t now);
   void ActivateFlow(int32_t flow, int64_t now);
@@ -62,12 +63,15 @@ class Simulation {
   std::vector<TaskId> stream_tasks_;
 
   // Task state.
-  std::vector<int32_t> pending_;  // unfinished dependencies
-  std::vector<int32_t> head_;     // per resource: index into stream_tasks_ of its head
-  std::vector<int64_t> start_;    // -1 until started
-  std::vector<int64_t> end_;      // -1 until finished
-  std::vector<int32_t> trigger_;
-  std::vector<Release> why_;
+  // Unfinished dependencies; kFinished once the task has finished (so that the per-task times
+  // below need no fill: each is written when its task starts or ends, and read only after).
+  static constexpr int32_t kFinished = -1;
+  std::vector<int32_t> pending_;
+  std::vector<int32_t> head_;  // per resource: index into stream_tasks_ of its head
+  UninitVector<int64_t> start_;
+  UninitVector<int64_t> end_;
+  UninitVector<int32_t> trigger_;
+  UninitVector<Release> why_;
   int32_t finished_ = 0;
   int32_t overflow_task_ = -1;  // the first task whose end the clock cannot hold
 
