@@ -98,7 +98,8 @@ void Simulation::Build() {
   return s < 0 || stream_tasks_[At(head_[At(s)])].v == task;
 }
 
-[[gnu::always_inline]] inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
+[[gnu::always_inline]] inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind,
+                                                        int32_t task) {
   if (delay > kMaxPicos - now) {
     if (overflow_task_ < 0) overflow_task_ = task;
     return;
@@ -108,7 +109,8 @@ void Simulation::Build() {
 
 // A new event of a task that has none pending (Start, an instant flow): straight to the queue's
 // heap, or its FIFO when due now (a zero-length task).
-[[gnu::always_inline]] inline void Simulation::Push(int64_t now, int64_t delay, EventKind kind, int32_t task) {
+[[gnu::always_inline]] inline void Simulation::Push(int64_t now, int64_t delay, EventKind kind,
+                                                    int32_t task) {
   if (delay == 0) {
     queue_.PushNow(task, kind);
     return;
@@ -120,7 +122,8 @@ void Simulation::Build() {
   queue_.Push(task, now + delay, kind);
 }
 
-[[gnu::always_inline]] inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
+[[gnu::always_inline]] inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger,
+                                                     Release why) {
   const size_t t = At(task);
   start_[t] = now;
   trigger_[t] = trigger;
@@ -239,7 +242,8 @@ void Simulation::Build() {
 // Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
 // new rate: now + ceil(remaining * 1e12 / rate) picoseconds. Multiplying before dividing keeps
 // round figures exact (1e6 B at 1e11 B/s is exactly 1e7 ps).
-[[gnu::always_inline]] inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
+[[gnu::always_inline]] inline void Simulation::SetRate(int32_t flow, double rate, int64_t now,
+                                                       int32_t bound) {
   const size_t f = At(flow);
   if (flows_[f].rate > 0.0 && now > flows_[f].settled) {
     flows_[f].remaining -=

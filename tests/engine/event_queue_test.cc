@@ -103,12 +103,12 @@ TEST(EventQueue, EventsDueNowPopInSchedulingOrder) {
   q.Schedule(0, 10, EventKind::kTaskEnd);
   q.Schedule(1, 10, EventKind::kTaskEnd);
   q.Schedule(2, 20, EventKind::kFlowEnd);
-  EXPECT_EQ(q.Pop().task, 0);  // now 10
-  q.Schedule(3, 10, EventKind::kTaskEnd);   // due now: after task 1 (scheduled earlier)
-  q.Schedule(4, 10, EventKind::kTaskEnd);   // due now
-  q.Schedule(2, 10, EventKind::kFlowEnd);   // out of the heap, behind task 4
-  q.Schedule(3, 10, EventKind::kTaskEnd);   // rescheduled: behind task 2
-  q.Schedule(4, 30, EventKind::kTaskEnd);   // from the FIFO back into the heap
+  EXPECT_EQ(q.Pop().task, 0);              // now 10
+  q.Schedule(3, 10, EventKind::kTaskEnd);  // due now: after task 1 (scheduled earlier)
+  q.Schedule(4, 10, EventKind::kTaskEnd);  // due now
+  q.Schedule(2, 10, EventKind::kFlowEnd);  // out of the heap, behind task 4
+  q.Schedule(3, 10, EventKind::kTaskEnd);  // rescheduled: behind task 2
+  q.Schedule(4, 30, EventKind::kTaskEnd);  // from the FIFO back into the heap
   EXPECT_EQ(q.size(), 4u);
   EXPECT_EQ(q.top_time(), 10);
   std::vector<int32_t> order;
