@@ -5,7 +5,8 @@
 // transfer end), so the heap is indexed by task: rescheduling a task (a flow whose rate changed)
 // moves its event in place instead of leaving a stale copy behind. Ties in time break by the order
 // in which events were last scheduled, so two runs of the same input pop events in the same order
-// (STYLE.md: determinism). Nothing allocates once Reset() has sized the queue.
+// (STYLE.md: determinism). Nothing allocates per event: the heap and the FIFO keep their capacity,
+// which grows by doubling to the most events pending at once (a step has a few dozen).
 //
 // Events due at the current time (the time of the last pop: zero-length tasks, flows with nothing
 // to move, released while the loop works through that time) skip the heap: they go to a FIFO,
@@ -18,6 +19,7 @@
 #ifndef SHARDSIM_ENGINE_EVENT_QUEUE_H_
 #define SHARDSIM_ENGINE_EVENT_QUEUE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -43,7 +45,7 @@ class EventQueue {
   // Empties the queue and sizes it for tasks 0 .. num_tasks-1.
   void Reset(size_t num_tasks) {
     heap_.clear();
-    heap_.reserve(num_tasks);
+    heap_.reserve(std::min<size_t>(num_tasks, 256));
     pos_.assign(num_tasks, kNone);
     fifo_.clear();
     fifo_head_ = 0;

@@ -68,8 +68,12 @@ void Simulation::Build() {
   trigger_.resize(n);
   why_.resize(n);
 
-  // No fill of the per-flow state: ActivateFlow writes a flow's fields (FlowState).
-  flows_ = std::make_unique_for_overwrite<FlowState[]>(num_flows);
+  // Flow state lives only while a flow moves bytes (a few dozen at once): a slot of states_ per
+  // moving flow, recycled when it ends (state_of_ written when it activates, no fill).
+  state_of_ = std::make_unique_for_overwrite<int32_t[]>(num_flows);
+  states_.clear();
+  free_states_.clear();
+  bound_.assign(n, -1);
   // Flows may share a path (AddFlowLike): each gets its own slots, one per link it crosses.
   slot_begin_ = std::make_unique_for_overwrite<int32_t[]>(num_flows);
   int32_t slots = 0;
@@ -176,7 +180,20 @@ void Simulation::Build() {
   const int32_t begin = e_.flows_[f].path_begin;
   const int32_t end = e_.flows_[f].path_end;
   const double cap = e_.flows_[f].cap;
-  FlowState& st = flows_[f];
+  if (bytes <= 0.0 || (begin == end && cap <= 0.0)) {  // nothing limits it: instant
+    Push(now, 0, EventKind::kTaskEnd, task);
+    return;
+  }
+  int32_t state;
+  if (free_states_.empty()) {
+    state = static_cast<int32_t>(states_.size());
+    states_.emplace_back();
+  } else {
+    state = free_states_.back();
+    free_states_.pop_back();
+  }
+  state_of_[f] = state;
+  FlowState& st = states_[At(state)];
   st.remaining = bytes;
   st.rate = 0.0;
   st.settled = now;
@@ -186,10 +203,6 @@ void Simulation::Build() {
   st.cur_bound = -1;
   st.best_bound = -1;
   st.mark = 0;
-  if (bytes <= 0.0 || (begin == end && cap <= 0.0)) {  // nothing limits it: instant
-    Push(now, 0, EventKind::kTaskEnd, task);
-    return;
-  }
   if (begin == end) {  // no shared link: its own cap is its rate
     SetRate(flow, cap, now, -1);
     return;
@@ -235,8 +248,10 @@ void Simulation::Build() {
   if (e_.flows_[f].path_end > e_.flows_[f].path_begin) {
     --active_flows_;
   }
-  flows_[f].rate = 0.0;
-  Finish(e_.flows_[f].task, now);
+  const int32_t task = e_.flows_[f].task;
+  bound_[At(task)] = St(f).best_bound;  // the flow's part of the result; its state is free
+  free_states_.push_back(state_of_[f]);
+  Finish(task, now);
 }
 
 // Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
@@ -244,18 +259,19 @@ void Simulation::Build() {
 // round figures exact (1e6 B at 1e11 B/s is exactly 1e7 ps).
 [[gnu::always_inline]] inline void Simulation::SetRate(int32_t flow, double rate, int64_t now,
                                                        int32_t bound) {
+  FlowState& st = St(At(flow));
   const size_t f = At(flow);
-  if (flows_[f].rate > 0.0 && now > flows_[f].settled) {
-    flows_[f].remaining -=
-        flows_[f].rate * static_cast<double>(now - flows_[f].settled) / kPicosPerSecond;
-    if (flows_[f].remaining < 0.0) {
-      flows_[f].remaining = 0.0;
+  if (st.rate > 0.0 && now > st.settled) {
+    st.remaining -=
+        st.rate * static_cast<double>(now - st.settled) / kPicosPerSecond;
+    if (st.remaining < 0.0) {
+      st.remaining = 0.0;
     }
   }
   Rebound(flow, bound, now);
-  flows_[f].settled = now;
-  flows_[f].rate = rate;
-  const double picos = std::ceil(flows_[f].remaining * kPicosPerSecond / rate);
+  st.settled = now;
+  st.rate = rate;
+  const double picos = std::ceil(st.remaining * kPicosPerSecond / rate);
   if (!(picos < 9.2e18)) {
     if (overflow_task_ < 0) overflow_task_ = e_.flows_[f].task;
     return;
@@ -268,19 +284,19 @@ void Simulation::Build() {
 // flow's RunResult::BoundBy. Kept apart from remaining_/settled_ so that the bookkeeping never
 // moves a flow's end.
 [[gnu::always_inline]] inline void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
-  const size_t f = At(flow);
-  if (flows_[f].rate > 0.0 && now > flows_[f].bound_since) {
-    flows_[f].cur_bound_bytes +=
-        flows_[f].rate * static_cast<double>(now - flows_[f].bound_since) / kPicosPerSecond;
+  FlowState& st = St(At(flow));
+  if (st.rate > 0.0 && now > st.bound_since) {
+    st.cur_bound_bytes +=
+        st.rate * static_cast<double>(now - st.bound_since) / kPicosPerSecond;
   }
-  flows_[f].bound_since = now;
-  if (flows_[f].cur_bound >= 0 && flows_[f].cur_bound_bytes > flows_[f].best_bound_bytes) {
-    flows_[f].best_bound = flows_[f].cur_bound;
-    flows_[f].best_bound_bytes = flows_[f].cur_bound_bytes;
+  st.bound_since = now;
+  if (st.cur_bound >= 0 && st.cur_bound_bytes > st.best_bound_bytes) {
+    st.best_bound = st.cur_bound;
+    st.best_bound_bytes = st.cur_bound_bytes;
   }
-  if (bound != flows_[f].cur_bound) {
-    flows_[f].cur_bound = bound;
-    flows_[f].cur_bound_bytes = 0.0;
+  if (bound != st.cur_bound) {
+    st.cur_bound = bound;
+    st.cur_bound_bytes = 0.0;
   }
 }
 
@@ -331,10 +347,11 @@ void Simulation::Reshare(int64_t now) {
   for (size_t i = 0; i < comp_links_.size(); ++i) {  // breadth-first; comp_links_ grows
     for (const ActiveEntry& entry : active_[At(comp_links_[i])]) {
       const size_t f = At(entry.flow);
-      if (flows_[f].mark == epoch_) {
+      FlowState& st = St(f);
+      if (st.mark == epoch_) {
         continue;
       }
-      flows_[f].mark = epoch_;
+      st.mark = epoch_;
       comp_flows_.push_back(entry.flow);
       for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
         const int32_t link = e_.flow_links_[At(k)].v;
@@ -370,9 +387,10 @@ void Simulation::Reshare(int64_t now) {
     const bool capped = cap > 0.0 && cap < capacity;
     const double rate = capped ? cap : capacity;
     if (capped) bound = -1;
-    if (rate != flows_[f].rate) {
+    const FlowState& st = St(f);
+    if (rate != st.rate) {
       SetRate(flow, rate, now, bound);
-    } else if (bound != flows_[f].cur_bound) {
+    } else if (bound != st.cur_bound) {
       Rebound(flow, bound, now);
     }
     return;
@@ -438,9 +456,10 @@ void Simulation::Reshare(int64_t now) {
     const int32_t flow = comp_flows_[i];
     const int32_t b = local_bound_[i];
     const int32_t bound = b >= 0 ? comp_links_[At(b)] : -1;
-    if (local_rate_[i] != flows_[At(flow)].rate) {
+    const FlowState& st = St(At(flow));
+    if (local_rate_[i] != st.rate) {
       SetRate(flow, local_rate_[i], now, bound);
-    } else if (bound != flows_[At(flow)].cur_bound) {
+    } else if (bound != st.cur_bound) {
       Rebound(flow, bound, now);
     }
   }

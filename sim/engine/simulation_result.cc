@@ -129,10 +129,7 @@ RunResult Simulation::MakeResult() {
   r.stream_tasks_ = std::move(stream_tasks_);
   r.busy_ = std::move(busy_);
   r.bytes_ = std::move(bytes_);
-  r.bound_.assign(At(n_), -1);
-  for (size_t f = 0; f < e_.flows_.size(); ++f) {
-    r.bound_[At(e_.flows_[f].task)] = flows_[f].best_bound;
-  }
+  r.bound_ = std::move(bound_);
   r.stats_ = stats_;
   return r;
 }
