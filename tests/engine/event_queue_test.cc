@@ -124,12 +124,14 @@ TEST(EventQueue, EventsDueNowPopInSchedulingOrder) {
 
 // Against a std::priority_queue of (time, sequence) with stale entries skipped: random
 // schedules, reschedules (earlier, later, to the current time) and pops, half of them due at the
-// current time, so that the FIFO, its blanks and the heap's ties are all exercised.
+// current time, so that the FIFO, its blanks, the heap's ties and the renumbering of the sequence
+// are all exercised.
 TEST(EventQueue, MatchesPriorityQueueReference) {
   std::mt19937 rng(11);
   const int32_t num_tasks = 200;
   EventQueue q;
   q.Reset(num_tasks);
+  q.SetNextSeqForTest((uint64_t{1} << 32) - 50000);  // renumbers once, FIFO events pending or not
   using Entry = std::tuple<int64_t, uint64_t, int32_t>;  // time, sequence, task
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ref;
   std::vector<uint64_t> live(num_tasks, 0);  // the sequence of each task's pending event + 1
@@ -161,6 +163,30 @@ TEST(EventQueue, MatchesPriorityQueueReference) {
       now = t;
     }
   }
+}
+
+// The 32-bit scheduling sequence runs out after 2^32 schedulings: the pending events are then
+// renumbered in their order, and ties still break by scheduling order across the renumbering.
+TEST(EventQueue, SequenceRenumberingKeepsTheOrder) {
+  EventQueue q;
+  q.Reset(8);
+  q.SetNextSeqForTest((uint64_t{1} << 32) - 3);
+  q.Schedule(0, 50, EventKind::kTaskEnd);
+  q.Schedule(1, 20, EventKind::kTaskEnd);
+  q.Schedule(2, 50, EventKind::kFlowEnd);
+  q.Schedule(3, 20, EventKind::kTaskEnd);  // renumbers 0, 1, 2 first
+  q.Schedule(4, 50, EventKind::kTaskEnd);
+  q.Schedule(1, 50, EventKind::kLatencyEnd);  // behind task 4
+  std::vector<int32_t> order;
+  std::vector<EventKind> kinds;
+  while (!q.empty()) {
+    const Event e = q.Pop();
+    order.push_back(e.task);
+    kinds.push_back(e.kind);
+  }
+  EXPECT_EQ(order, (std::vector<int32_t>{3, 0, 2, 4, 1}));
+  EXPECT_EQ(kinds[2], EventKind::kFlowEnd);
+  EXPECT_EQ(kinds[4], EventKind::kLatencyEnd);
 }
 
 }  // namespace
