@@ -38,6 +38,7 @@ void RunAndCount(benchmark::State& state, const Engine& e) {
   state.counters["events/s"] = benchmark::Counter(iterations * static_cast<double>(stats.events),
                                                   benchmark::Counter::kIsRate);
   state.counters["tasks"] = tasks;
+  state.counters["resources"] = e.num_resources();
   state.counters["events/task"] = static_cast<double>(stats.events) / tasks;
   state.counters["reshared/task"] = static_cast<double>(stats.reshared_flows) / tasks;
   state.counters["max_queue"] = static_cast<double>(stats.max_queue);
