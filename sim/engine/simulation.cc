@@ -300,13 +300,43 @@ void Simulation::Build() {
   }
 }
 
+// A flow alone on all its links (the common case) gets the smallest of their capacities over its
+// weights (the first such link bounds it), or its cap: no solver needed. Returns false, having
+// changed nothing, when another flow shares one of its links.
+[[gnu::always_inline]] inline bool Simulation::ShareAlone(int32_t flow, int64_t now) {
+  const size_t f = At(flow);
+  double capacity = std::numeric_limits<double>::infinity();
+  int32_t bound = -1;
+  for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
+    const int32_t link = e_.flow_links_[At(k)].v;
+    if (active_[At(link)].size() != 1) {
+      return false;
+    }
+    const double c = e_.capacity_[At(link)] / e_.flow_weight_[At(k)];
+    if (c < capacity) {
+      capacity = c;
+      bound = link;
+    }
+  }
+  ++stats_.reshares;
+  ++stats_.reshared_flows;
+  const double cap = e_.flows_[f].cap;
+  const bool capped = cap > 0.0 && cap < capacity;
+  const double rate = capped ? cap : capacity;
+  if (capped) bound = -1;
+  const FlowState& st = St(f);
+  if (rate != st.rate) {
+    SetRate(flow, rate, now, bound);
+  } else if (bound != st.cur_bound) {
+    Rebound(flow, bound, now);
+  }
+  return true;
+}
+
 // Recomputes max-min rates on the connected components (flows <-> shared links) that contain a
 // link whose set of transferring flows changed since the last call. Other flows keep their rates
 // and their scheduled end events: max-min fairness decomposes over components.
 void Simulation::Reshare(int64_t now) {
-  ++epoch_;
-  comp_links_.clear();
-  comp_flows_.clear();
   const std::span<const int32_t> dirty(dirty_links_.get(), At(num_dirty_));
   num_dirty_ = 0;
   // The common case first: every changed link that still carries a flow carries the same single
@@ -324,25 +354,18 @@ void Simulation::Reshare(int64_t now) {
     }
     alone = list[0].flow;
   }
-  if (alone >= 0) {
-    const size_t f = At(alone);
-    for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
-      if (active_[At(e_.flow_links_[At(k)].v)].size() != 1) {
-        alone = -2;
-        break;
-      }
-    }
+  if (alone >= 0 && ShareAlone(alone, now)) {
+    return;
   }
-  if (alone >= 0) {
-    comp_flows_.push_back(alone);
-  } else {
-    for (int32_t link : dirty) {
-      if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
-        continue;
-      }
-      link_mark_[At(link)] = epoch_;
-      comp_links_.push_back(link);
+  ++epoch_;
+  comp_links_.clear();
+  comp_flows_.clear();
+  for (int32_t link : dirty) {
+    if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
+      continue;
     }
+    link_mark_[At(link)] = epoch_;
+    comp_links_.push_back(link);
   }
   for (size_t i = 0; i < comp_links_.size(); ++i) {  // breadth-first; comp_links_ grows
     for (const ActiveEntry& entry : active_[At(comp_links_[i])]) {
@@ -366,35 +389,11 @@ void Simulation::Reshare(int64_t now) {
   if (comp_flows_.empty()) {
     return;
   }
+  if (comp_flows_.size() == 1 && ShareAlone(comp_flows_[0], now)) {
+    return;  // (ShareAlone counts it)
+  }
   ++stats_.reshares;
   stats_.reshared_flows += static_cast<int64_t>(comp_flows_.size());
-  // A flow alone on its links (the common case) gets the smallest of their capacities over its
-  // weights (the first such link bounds it), or its cap: no solver needed.
-  if (comp_flows_.size() == 1) {
-    const int32_t flow = comp_flows_[0];
-    const size_t f = At(flow);
-    double capacity = std::numeric_limits<double>::infinity();
-    int32_t bound = -1;
-    for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
-      const int32_t link = e_.flow_links_[At(k)].v;
-      const double c = e_.capacity_[At(link)] / e_.flow_weight_[At(k)];
-      if (c < capacity) {
-        capacity = c;
-        bound = link;
-      }
-    }
-    const double cap = e_.flows_[f].cap;
-    const bool capped = cap > 0.0 && cap < capacity;
-    const double rate = capped ? cap : capacity;
-    if (capped) bound = -1;
-    const FlowState& st = St(f);
-    if (rate != st.rate) {
-      SetRate(flow, rate, now, bound);
-    } else if (bound != st.cur_bound) {
-      Rebound(flow, bound, now);
-    }
-    return;
-  }
 
   // The local problem, and with it the words that name it for the memo (SolveMemo): the link
   // count, the flow count, the capacities, then per flow its path length, its (local link,

@@ -45,6 +45,7 @@ class Simulation {
   void EndFlow(int32_t flow, int64_t now);
   void MarkDirty(int32_t link);
   void Reshare(int64_t now);
+  bool ShareAlone(int32_t flow, int64_t now);
   void SolveMemo();
   void SetRate(int32_t flow, double rate, int64_t now, int32_t bound);
   void Rebound(int32_t flow, int32_t bound, int64_t now);
