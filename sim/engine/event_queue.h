@@ -246,12 +246,12 @@ class EventQueue {
   static constexpr uint64_t kSeqLimit = uint64_t{1} << 32;
 
   std::vector<Slot> heap_;
-  std::vector<int32_t> pos_;  // per task: where its event is (see kNone, kInFifo)
-  std::vector<Slot> fifo_;    // events due at now_, in scheduling order; task -1: a blank
+  std::vector<int32_t> pos_;           // per task: where its event is (see kNone, kInFifo)
+  std::vector<Slot> fifo_;             // events due at now_, in scheduling order; task -1: a blank
   std::unique_ptr<EventKind[]> kind_;  // per task: the kind of its pending event
-  size_t fifo_head_ = 0;      // the first slot not popped yet
-  size_t fifo_live_ = 0;      // events in fifo_ (blanks not counted)
-  int64_t now_ = 0;           // the time of the last event popped from the heap
+  size_t fifo_head_ = 0;               // the first slot not popped yet
+  size_t fifo_live_ = 0;               // events in fifo_ (blanks not counted)
+  int64_t now_ = 0;                    // the time of the last event popped from the heap
   uint64_t next_seq_ = 0;
 };
 

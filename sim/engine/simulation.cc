@@ -262,8 +262,7 @@ void Simulation::Build() {
   FlowState& st = St(At(flow));
   const size_t f = At(flow);
   if (st.rate > 0.0 && now > st.settled) {
-    st.remaining -=
-        st.rate * static_cast<double>(now - st.settled) / kPicosPerSecond;
+    st.remaining -= st.rate * static_cast<double>(now - st.settled) / kPicosPerSecond;
     if (st.remaining < 0.0) {
       st.remaining = 0.0;
     }
@@ -286,8 +285,7 @@ void Simulation::Build() {
 [[gnu::always_inline]] inline void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
   FlowState& st = St(At(flow));
   if (st.rate > 0.0 && now > st.bound_since) {
-    st.cur_bound_bytes +=
-        st.rate * static_cast<double>(now - st.bound_since) / kPicosPerSecond;
+    st.cur_bound_bytes += st.rate * static_cast<double>(now - st.bound_since) / kPicosPerSecond;
   }
   st.bound_since = now;
   if (st.cur_bound >= 0 && st.cur_bound_bytes > st.best_bound_bytes) {

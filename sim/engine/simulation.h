@@ -96,7 +96,7 @@ class Simulation {
   std::unique_ptr<int32_t[]> state_of_;  // per flow: its slot in states_ while it moves
   std::vector<FlowState> states_;
   std::vector<int32_t> free_states_;
-  std::vector<int32_t> bound_;  // per task: RunResult::BoundBy, written when a flow ends
+  std::vector<int32_t> bound_;             // per task: RunResult::BoundBy, written when a flow ends
   std::unique_ptr<int32_t[]> slot_begin_;  // per flow: its first slot in slot_pos_
   std::unique_ptr<int32_t[]> slot_pos_;    // per (flow, link) slot: position in active_[link]
 
