@@ -4,10 +4,16 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/config/loader.h"
 #include "sim/engine/engine.h"
+#include "sim/parallel/plan.h"
+#include "sim/program/step_run.h"
 
 namespace shardsim {
 namespace {
@@ -32,6 +38,7 @@ void RunAndCount(benchmark::State& state, const Engine& e) {
   state.counters["events/s"] = benchmark::Counter(iterations * static_cast<double>(stats.events),
                                                   benchmark::Counter::kIsRate);
   state.counters["tasks"] = tasks;
+  state.counters["resources"] = e.num_resources();
   state.counters["events/task"] = static_cast<double>(stats.events) / tasks;
   state.counters["reshared/task"] = static_cast<double>(stats.reshared_flows) / tasks;
   state.counters["max_queue"] = static_cast<double>(stats.max_queue);
@@ -167,6 +174,39 @@ void BM_FlowsOnOneSharedLink(benchmark::State& state) {
   RunAndCount(state, e);
 }
 BENCHMARK(BM_FlowsOnOneSharedLink)->Arg(8)->Arg(64)->Arg(512)->Unit(benchmark::kMicrosecond);
+
+// The task graph of a shipped scenario's step (built once by sim/program), run by the engine:
+// what `simulate` pays in Engine::Run on the layouts of the README's speed table.
+void RunScenarioGraph(benchmark::State& state, const std::string& file) {
+  auto sc = LoadScenario(std::string(SHARDSIM_SOURCE_DIR) + "/" + file, LoadOptions{});
+  if (!sc.ok()) {
+    std::fprintf(stderr, "%s\n", sc.status().ToString().c_str());
+    std::abort();
+  }
+  auto plan = MakePlan(*sc);
+  if (!plan.ok()) {
+    std::fprintf(stderr, "%s\n", plan.status().ToString().c_str());
+    std::abort();
+  }
+  auto step = RunStep(*sc, std::make_shared<const Plan>(std::move(*plan)), ProgramOptions{});
+  if (!step.ok()) {
+    std::fprintf(stderr, "%s\n", step.status().ToString().c_str());
+    std::abort();
+  }
+  RunAndCount(state, step->program->engine);
+}
+void BM_ScenarioGpt3_175B(benchmark::State& s) {
+  RunScenarioGraph(s, "scenarios/gpt3-175b-a100x1024.yaml");
+}
+void BM_ScenarioLlama3_405B(benchmark::State& s) {
+  RunScenarioGraph(s, "scenarios/llama3-405b-h100x16k.yaml");
+}
+void BM_ScenarioDeepSeekV3(benchmark::State& s) {
+  RunScenarioGraph(s, "scenarios/deepseek-v3-h800x2048.yaml");
+}
+BENCHMARK(BM_ScenarioGpt3_175B)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScenarioLlama3_405B)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScenarioDeepSeekV3)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace shardsim

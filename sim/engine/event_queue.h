@@ -5,12 +5,28 @@
 // transfer end), so the heap is indexed by task: rescheduling a task (a flow whose rate changed)
 // moves its event in place instead of leaving a stale copy behind. Ties in time break by the order
 // in which events were last scheduled, so two runs of the same input pop events in the same order
-// (STYLE.md: determinism). Nothing allocates once Reset() has sized the queue.
+// (STYLE.md: determinism). Nothing allocates per event: the heap and the FIFO keep their capacity,
+// which grows by doubling to the most events pending at once (a step has a few dozen).
+//
+// Events due at the current time (the time of the last pop: zero-length tasks, flows with nothing
+// to move, released while the loop works through that time) skip the heap: they go to a FIFO,
+// which pops in scheduling order after the heap's events at that time. That is the heap's own
+// order: an event in the heap at the current time was scheduled before the loop reached that time
+// (anything scheduled at the current time since goes to the FIFO), so its sequence is lower than
+// every FIFO event's. A heap event rescheduled to the current time leaves the heap for the FIFO's
+// back; a FIFO event rescheduled leaves a blank behind (skipped) and goes to the heap or the back.
+//
+// A slot is 16 bytes (time, a 32-bit sequence, task; the kind kept per task), so a sift moves
+// two words per level; the sequence is renumbered in order if a run ever schedules 2^32 times.
+// Tests: tests/engine/event_queue_test.cc (against a std::priority_queue reference on random
+// events, ties, the FIFO and the renumbering included).
 #ifndef SHARDSIM_ENGINE_EVENT_QUEUE_H_
 #define SHARDSIM_ENGINE_EVENT_QUEUE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace shardsim {
@@ -22,31 +38,52 @@ enum class EventKind : uint8_t {
   kFlowEnd,     // a flow's transfer ends
 };
 
+// An event as Pop returns it.
 struct Event {
   int64_t time = 0;  // picoseconds
-  uint64_t seq = 0;  // scheduling sequence: the tie-break
   int32_t task = -1;
   EventKind kind = EventKind::kTaskEnd;
 };
 
 class EventQueue {
  public:
+  // A heap or FIFO slot: 16 bytes, so that moving an event is one copy of two words; the kind
+  // is kept per task (a task has one pending event). The 32-bit sequence is renumbered when it
+  // runs out (Renumber), which keeps every later comparison as with an unbounded one.
+  struct Slot {
+    int64_t time;
+    uint32_t seq;
+    int32_t task;
+  };
+
   // Empties the queue and sizes it for tasks 0 .. num_tasks-1.
   void Reset(size_t num_tasks) {
     heap_.clear();
-    heap_.reserve(num_tasks);
-    pos_.assign(num_tasks, -1);
+    heap_.reserve(std::min<size_t>(num_tasks, 256));
+    pos_.assign(num_tasks, kNone);
+    kind_ = std::make_unique_for_overwrite<EventKind[]>(num_tasks);  // written when scheduled
+    fifo_.clear();
+    fifo_head_ = 0;
+    fifo_live_ = 0;
+    now_ = 0;
     next_seq_ = 0;
   }
-  bool empty() const { return heap_.empty(); }
-  size_t size() const { return heap_.size(); }
-  const Event& top() const { return heap_.front(); }
-  bool Pending(int32_t task) const { return pos_[static_cast<size_t>(task)] >= 0; }
+  bool empty() const { return heap_.empty() && fifo_live_ == 0; }
+  size_t size() const { return heap_.size() + fifo_live_; }
+  // The time of the next event (the queue must not be empty).
+  int64_t top_time() const { return fifo_live_ > 0 ? now_ : heap_.front().time; }
+  bool Pending(int32_t task) const { return pos_[static_cast<size_t>(task)] != kNone; }
 
-  // Schedules `task`'s event at `time`, replacing the task's pending event if it has one.
-  void Schedule(int32_t task, int64_t time, EventKind kind) {
-    const Event e{time, next_seq_++, task, kind};
+  // Schedules `task`'s event at `time` (never before the last pop's time), replacing the task's
+  // pending event if it has one.
+  [[gnu::always_inline]] void Schedule(int32_t task, int64_t time, EventKind kind) {
+    const Slot e{time, NextSeq(), task};
+    kind_[static_cast<size_t>(task)] = kind;
     const int32_t at = pos_[static_cast<size_t>(task)];
+    if (time == now_ || at <= kInFifo) [[unlikely]] {
+      ScheduleOffHeap(e, at);
+      return;
+    }
     if (at < 0) {
       heap_.push_back(e);
       SiftUp(heap_.size() - 1, e);
@@ -60,29 +97,95 @@ class EventQueue {
     }
   }
 
-  Event Pop() {
-    const Event out = heap_.front();
-    pos_[static_cast<size_t>(out.task)] = -1;
-    const Event last = heap_.back();
+  // Schedule's cases that the caller knows statically (the engine's Start): `task` has no
+  // pending event, and `time` is after the last pop's (Push) or equal to it (PushNow).
+  [[gnu::always_inline]] void Push(int32_t task, int64_t time, EventKind kind) {
+    const Slot e{time, NextSeq(), task};
+    kind_[static_cast<size_t>(task)] = kind;
+    heap_.push_back(e);
+    SiftUp(heap_.size() - 1, e);
+  }
+  [[gnu::always_inline]] void PushNow(int32_t task, EventKind kind) {
+    pos_[static_cast<size_t>(task)] = kInFifo - static_cast<int32_t>(fifo_.size());
+    fifo_.push_back({now_, NextSeq(), task});
+    kind_[static_cast<size_t>(task)] = kind;
+    ++fifo_live_;
+  }
+  int64_t now() const { return now_; }
+  // For tests: the sequence number the next scheduling takes (to reach the renumbering).
+  void SetNextSeqForTest(uint64_t seq) { next_seq_ = seq; }
+
+  [[gnu::always_inline]] Event Pop() {
+    if (fifo_live_ > 0 && (heap_.empty() || heap_.front().time != now_)) {
+      while (fifo_[fifo_head_].task < 0) ++fifo_head_;
+      const Slot out = fifo_[fifo_head_++];
+      pos_[static_cast<size_t>(out.task)] = kNone;
+      if (--fifo_live_ == 0) {
+        fifo_.clear();
+        fifo_head_ = 0;
+      }
+      return {out.time, out.task, kind_[static_cast<size_t>(out.task)]};
+    }
+    const Slot out = heap_.front();
+    now_ = out.time;
+    pos_[static_cast<size_t>(out.task)] = kNone;
+    const Slot last = heap_.back();
     heap_.pop_back();
     if (!heap_.empty()) {
       SiftDown(0, last);
     }
-    return out;
+    return {out.time, out.task, kind_[static_cast<size_t>(out.task)]};
   }
 
  private:
-  static bool Before(const Event& a, const Event& b) {
+  // pos_ values: a heap slot (>= 0), none, or FIFO slot k as kInFifo - k.
+  static constexpr int32_t kNone = -1;
+  static constexpr int32_t kInFifo = -2;
+
+  // Schedule's rare cases: `e` is due now (to the FIFO's back, out of the heap if it was there),
+  // or its task's pending event is in the FIFO (blanked; `e` then goes to the FIFO or the heap).
+  [[gnu::noinline]] void ScheduleOffHeap(const Slot& e, int32_t at) {
+    const auto task = static_cast<size_t>(e.task);
+    if (at <= kInFifo) {
+      fifo_[static_cast<size_t>(kInFifo - at)].task = -1;  // a blank: Pop skips it
+      --fifo_live_;
+      pos_[task] = kNone;
+      at = kNone;
+    }
+    if (e.time != now_) {
+      heap_.push_back(e);
+      SiftUp(heap_.size() - 1, e);
+      return;
+    }
+    if (at >= 0) Remove(static_cast<size_t>(at));
+    pos_[task] = kInFifo - static_cast<int32_t>(fifo_.size());
+    fifo_.push_back(e);
+    ++fifo_live_;
+  }
+
+  // Takes the event at heap slot `i` out of the heap.
+  void Remove(size_t i) {
+    const Slot last = heap_.back();
+    heap_.pop_back();
+    if (i == heap_.size()) return;
+    if (Before(last, heap_[i])) {
+      SiftUp(i, last);
+    } else {
+      SiftDown(i, last);
+    }
+  }
+
+  static bool Before(const Slot& a, const Slot& b) {
     return a.time < b.time || (a.time == b.time && a.seq < b.seq);
   }
 
-  void Place(size_t i, const Event& e) {
+  [[gnu::always_inline]] void Place(size_t i, const Slot& e) {
     heap_[i] = e;
     pos_[static_cast<size_t>(e.task)] = static_cast<int32_t>(i);
   }
 
   // Puts `e` at slot `i` or above.
-  void SiftUp(size_t i, const Event& e) {
+  [[gnu::always_inline]] void SiftUp(size_t i, const Slot& e) {
     while (i > 0) {
       const size_t parent = (i - 1) / 2;
       if (!Before(e, heap_[parent])) {
@@ -95,7 +198,7 @@ class EventQueue {
   }
 
   // Puts `e` at slot `i` or below.
-  void SiftDown(size_t i, const Event& e) {
+  [[gnu::always_inline]] void SiftDown(size_t i, const Slot& e) {
     const size_t n = heap_.size();
     while (true) {
       size_t child = 2 * i + 1;
@@ -114,8 +217,41 @@ class EventQueue {
     Place(i, e);
   }
 
-  std::vector<Event> heap_;
-  std::vector<int32_t> pos_;  // per task: its event's slot in heap_, or -1
+  // The next sequence number; at 2^32 schedulings the pending events are renumbered first.
+  [[gnu::always_inline]] uint32_t NextSeq() {
+    if (next_seq_ == kSeqLimit) [[unlikely]] {
+      Renumber();
+    }
+    return static_cast<uint32_t>(next_seq_++);
+  }
+
+  // Gives the pending events the sequences 0, 1, ... in their order: the heap's by (time,
+  // sequence) (a sorted array is a valid heap), then the FIFO's (due now, after the heap's events
+  // at that time). Every pending event keeps its rank among the others, and later events (numbered
+  // after them) still come after them at equal times.
+  [[gnu::cold, gnu::noinline]] void Renumber() {
+    std::sort(heap_.begin(), heap_.end(), Before);
+    uint32_t seq = 0;
+    for (size_t i = 0; i < heap_.size(); ++i) {
+      Slot e = heap_[i];
+      e.seq = seq++;
+      Place(i, e);
+    }
+    for (size_t i = fifo_head_; i < fifo_.size(); ++i) {
+      if (fifo_[i].task >= 0) fifo_[i].seq = seq++;
+    }
+    next_seq_ = seq;
+  }
+
+  static constexpr uint64_t kSeqLimit = uint64_t{1} << 32;
+
+  std::vector<Slot> heap_;
+  std::vector<int32_t> pos_;           // per task: where its event is (see kNone, kInFifo)
+  std::vector<Slot> fifo_;             // events due at now_, in scheduling order; task -1: a blank
+  std::unique_ptr<EventKind[]> kind_;  // per task: the kind of its pending event
+  size_t fifo_head_ = 0;               // the first slot not popped yet
+  size_t fifo_live_ = 0;               // events in fifo_ (blanks not counted)
+  int64_t now_ = 0;                    // the time of the last event popped from the heap
   uint64_t next_seq_ = 0;
 };
 

@@ -62,13 +62,18 @@ void Simulation::Build() {
   }
   head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
 
-  start_.assign(n, -1);
-  end_.assign(n, -1);
-  trigger_.assign(n, -1);
-  why_.assign(n, Release::kAtStart);
+  // No fill: Start and Finish write these (a task's times are read only once it has finished).
+  start_.resize(n);
+  end_.resize(n);
+  trigger_.resize(n);
+  why_.resize(n);
 
-  // No fill of the per-flow state: ActivateFlow writes a flow's fields (FlowState).
-  flows_ = std::make_unique_for_overwrite<FlowState[]>(num_flows);
+  // Flow state lives only while a flow moves bytes (a few dozen at once): a slot of states_ per
+  // moving flow, recycled when it ends (state_of_ written when it activates, no fill).
+  state_of_ = std::make_unique_for_overwrite<int32_t[]>(num_flows);
+  states_.clear();
+  free_states_.clear();
+  bound_.assign(n, -1);
   // Flows may share a path (AddFlowLike): each gets its own slots, one per link it crosses.
   slot_begin_ = std::make_unique_for_overwrite<int32_t[]>(num_flows);
   int32_t slots = 0;
@@ -92,12 +97,13 @@ void Simulation::Build() {
   queue_.Reset(n);
 }
 
-inline bool Simulation::IsHead(int32_t task) const {
+[[gnu::always_inline]] inline bool Simulation::IsHead(int32_t task) const {
   const int32_t s = e_.tasks_[At(task)].stream;
   return s < 0 || stream_tasks_[At(head_[At(s)])].v == task;
 }
 
-inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task) {
+[[gnu::always_inline]] inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind,
+                                                        int32_t task) {
   if (delay > kMaxPicos - now) {
     if (overflow_task_ < 0) overflow_task_ = task;
     return;
@@ -105,24 +111,41 @@ inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind, int
   queue_.Schedule(task, now + delay, kind);
 }
 
-inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger, Release why) {
+// A new event of a task that has none pending (Start, an instant flow): straight to the queue's
+// heap, or its FIFO when due now (a zero-length task).
+[[gnu::always_inline]] inline void Simulation::Push(int64_t now, int64_t delay, EventKind kind,
+                                                    int32_t task) {
+  if (delay == 0) {
+    queue_.PushNow(task, kind);
+    return;
+  }
+  if (delay > kMaxPicos - now) {
+    if (overflow_task_ < 0) overflow_task_ = task;
+    return;
+  }
+  queue_.Push(task, now + delay, kind);
+}
+
+[[gnu::always_inline]] inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger,
+                                                     Release why) {
   const size_t t = At(task);
   start_[t] = now;
   trigger_[t] = trigger;
   why_[t] = why;
   const int64_t fixed = e_.tasks_[t].fixed_ps;
   if (e_.tasks_[t].kind == TaskKind::kDelay) {
-    Schedule(now, fixed, EventKind::kTaskEnd, task);
+    Push(now, fixed, EventKind::kTaskEnd, task);
   } else if (fixed > 0) {
-    Schedule(now, fixed, EventKind::kLatencyEnd, task);
+    Push(now, fixed, EventKind::kLatencyEnd, task);
   } else {
     ActivateFlow(e_.tasks_[t].flow, now);
   }
 }
 
-inline void Simulation::Finish(int32_t task, int64_t now) {
+[[gnu::always_inline]] inline void Simulation::Finish(int32_t task, int64_t now) {
   const size_t t = At(task);
   end_[t] = now;
+  pending_[t] = kFinished;
   ++finished_;
   const int32_t s = e_.tasks_[t].stream;
   if (s >= 0) {
@@ -142,7 +165,7 @@ inline void Simulation::Finish(int32_t task, int64_t now) {
   }
 }
 
-inline void Simulation::MarkDirty(int32_t link) {
+[[gnu::always_inline]] inline void Simulation::MarkDirty(int32_t link) {
   if (dirty_[At(link)] != 0) {
     return;
   }
@@ -150,14 +173,27 @@ inline void Simulation::MarkDirty(int32_t link) {
   dirty_links_[At(num_dirty_++)] = link;
 }
 
-inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
+[[gnu::always_inline]] inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   const int32_t task = e_.flows_[f].task;
   const double bytes = e_.flows_[f].bytes;
   const int32_t begin = e_.flows_[f].path_begin;
   const int32_t end = e_.flows_[f].path_end;
   const double cap = e_.flows_[f].cap;
-  FlowState& st = flows_[f];
+  if (bytes <= 0.0 || (begin == end && cap <= 0.0)) {  // nothing limits it: instant
+    Push(now, 0, EventKind::kTaskEnd, task);
+    return;
+  }
+  int32_t state;
+  if (free_states_.empty()) {
+    state = static_cast<int32_t>(states_.size());
+    states_.emplace_back();
+  } else {
+    state = free_states_.back();
+    free_states_.pop_back();
+  }
+  state_of_[f] = state;
+  FlowState& st = states_[At(state)];
   st.remaining = bytes;
   st.rate = 0.0;
   st.settled = now;
@@ -167,10 +203,6 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   st.cur_bound = -1;
   st.best_bound = -1;
   st.mark = 0;
-  if (bytes <= 0.0 || (begin == end && cap <= 0.0)) {  // nothing limits it: instant
-    Schedule(now, 0, EventKind::kTaskEnd, task);
-    return;
-  }
   if (begin == end) {  // no shared link: its own cap is its rate
     SetRate(flow, cap, now, -1);
     return;
@@ -192,7 +224,7 @@ inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   }
 }
 
-inline void Simulation::EndFlow(int32_t flow, int64_t now) {
+[[gnu::always_inline]] inline void Simulation::EndFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   const int32_t path_begin = e_.flows_[f].path_begin;
   for (int32_t k = path_begin; k < e_.flows_[f].path_end; ++k) {
@@ -216,26 +248,29 @@ inline void Simulation::EndFlow(int32_t flow, int64_t now) {
   if (e_.flows_[f].path_end > e_.flows_[f].path_begin) {
     --active_flows_;
   }
-  flows_[f].rate = 0.0;
-  Finish(e_.flows_[f].task, now);
+  const int32_t task = e_.flows_[f].task;
+  bound_[At(task)] = St(f).best_bound;  // the flow's part of the result; its state is free
+  free_states_.push_back(state_of_[f]);
+  Finish(task, now);
 }
 
 // Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
 // new rate: now + ceil(remaining * 1e12 / rate) picoseconds. Multiplying before dividing keeps
 // round figures exact (1e6 B at 1e11 B/s is exactly 1e7 ps).
-inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t bound) {
+[[gnu::always_inline]] inline void Simulation::SetRate(int32_t flow, double rate, int64_t now,
+                                                       int32_t bound) {
+  FlowState& st = St(At(flow));
   const size_t f = At(flow);
-  if (flows_[f].rate > 0.0 && now > flows_[f].settled) {
-    flows_[f].remaining -=
-        flows_[f].rate * static_cast<double>(now - flows_[f].settled) / kPicosPerSecond;
-    if (flows_[f].remaining < 0.0) {
-      flows_[f].remaining = 0.0;
+  if (st.rate > 0.0 && now > st.settled) {
+    st.remaining -= st.rate * static_cast<double>(now - st.settled) / kPicosPerSecond;
+    if (st.remaining < 0.0) {
+      st.remaining = 0.0;
     }
   }
   Rebound(flow, bound, now);
-  flows_[f].settled = now;
-  flows_[f].rate = rate;
-  const double picos = std::ceil(flows_[f].remaining * kPicosPerSecond / rate);
+  st.settled = now;
+  st.rate = rate;
+  const double picos = std::ceil(st.remaining * kPicosPerSecond / rate);
   if (!(picos < 9.2e18)) {
     if (overflow_task_ < 0) overflow_task_ = e_.flows_[f].task;
     return;
@@ -247,30 +282,59 @@ inline void Simulation::SetRate(int32_t flow, double rate, int64_t now, int32_t 
 // bounding link, then makes `bound` the current one. The link with the most bytes so far is the
 // flow's RunResult::BoundBy. Kept apart from remaining_/settled_ so that the bookkeeping never
 // moves a flow's end.
-inline void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
+[[gnu::always_inline]] inline void Simulation::Rebound(int32_t flow, int32_t bound, int64_t now) {
+  FlowState& st = St(At(flow));
+  if (st.rate > 0.0 && now > st.bound_since) {
+    st.cur_bound_bytes += st.rate * static_cast<double>(now - st.bound_since) / kPicosPerSecond;
+  }
+  st.bound_since = now;
+  if (st.cur_bound >= 0 && st.cur_bound_bytes > st.best_bound_bytes) {
+    st.best_bound = st.cur_bound;
+    st.best_bound_bytes = st.cur_bound_bytes;
+  }
+  if (bound != st.cur_bound) {
+    st.cur_bound = bound;
+    st.cur_bound_bytes = 0.0;
+  }
+}
+
+// A flow alone on all its links (the common case) gets the smallest of their capacities over its
+// weights (the first such link bounds it), or its cap: no solver needed. Returns false, having
+// changed nothing, when another flow shares one of its links.
+[[gnu::always_inline]] inline bool Simulation::ShareAlone(int32_t flow, int64_t now) {
   const size_t f = At(flow);
-  if (flows_[f].rate > 0.0 && now > flows_[f].bound_since) {
-    flows_[f].cur_bound_bytes +=
-        flows_[f].rate * static_cast<double>(now - flows_[f].bound_since) / kPicosPerSecond;
+  double capacity = std::numeric_limits<double>::infinity();
+  int32_t bound = -1;
+  for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
+    const int32_t link = e_.flow_links_[At(k)].v;
+    if (active_[At(link)].size() != 1) {
+      return false;
+    }
+    const double c = e_.capacity_[At(link)] / e_.flow_weight_[At(k)];
+    if (c < capacity) {
+      capacity = c;
+      bound = link;
+    }
   }
-  flows_[f].bound_since = now;
-  if (flows_[f].cur_bound >= 0 && flows_[f].cur_bound_bytes > flows_[f].best_bound_bytes) {
-    flows_[f].best_bound = flows_[f].cur_bound;
-    flows_[f].best_bound_bytes = flows_[f].cur_bound_bytes;
+  ++stats_.reshares;
+  ++stats_.reshared_flows;
+  const double cap = e_.flows_[f].cap;
+  const bool capped = cap > 0.0 && cap < capacity;
+  const double rate = capped ? cap : capacity;
+  if (capped) bound = -1;
+  const FlowState& st = St(f);
+  if (rate != st.rate) {
+    SetRate(flow, rate, now, bound);
+  } else if (bound != st.cur_bound) {
+    Rebound(flow, bound, now);
   }
-  if (bound != flows_[f].cur_bound) {
-    flows_[f].cur_bound = bound;
-    flows_[f].cur_bound_bytes = 0.0;
-  }
+  return true;
 }
 
 // Recomputes max-min rates on the connected components (flows <-> shared links) that contain a
 // link whose set of transferring flows changed since the last call. Other flows keep their rates
 // and their scheduled end events: max-min fairness decomposes over components.
 void Simulation::Reshare(int64_t now) {
-  ++epoch_;
-  comp_links_.clear();
-  comp_flows_.clear();
   const std::span<const int32_t> dirty(dirty_links_.get(), At(num_dirty_));
   num_dirty_ = 0;
   // The common case first: every changed link that still carries a flow carries the same single
@@ -288,33 +352,27 @@ void Simulation::Reshare(int64_t now) {
     }
     alone = list[0].flow;
   }
-  if (alone >= 0) {
-    const size_t f = At(alone);
-    for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
-      if (active_[At(e_.flow_links_[At(k)].v)].size() != 1) {
-        alone = -2;
-        break;
-      }
-    }
+  if (alone >= 0 && ShareAlone(alone, now)) {
+    return;
   }
-  if (alone >= 0) {
-    comp_flows_.push_back(alone);
-  } else {
-    for (int32_t link : dirty) {
-      if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
-        continue;
-      }
-      link_mark_[At(link)] = epoch_;
-      comp_links_.push_back(link);
+  ++epoch_;
+  comp_links_.clear();
+  comp_flows_.clear();
+  for (int32_t link : dirty) {
+    if (active_[At(link)].empty() || link_mark_[At(link)] == epoch_) {
+      continue;
     }
+    link_mark_[At(link)] = epoch_;
+    comp_links_.push_back(link);
   }
   for (size_t i = 0; i < comp_links_.size(); ++i) {  // breadth-first; comp_links_ grows
     for (const ActiveEntry& entry : active_[At(comp_links_[i])]) {
       const size_t f = At(entry.flow);
-      if (flows_[f].mark == epoch_) {
+      FlowState& st = St(f);
+      if (st.mark == epoch_) {
         continue;
       }
-      flows_[f].mark = epoch_;
+      st.mark = epoch_;
       comp_flows_.push_back(entry.flow);
       for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
         const int32_t link = e_.flow_links_[At(k)].v;
@@ -329,34 +387,11 @@ void Simulation::Reshare(int64_t now) {
   if (comp_flows_.empty()) {
     return;
   }
+  if (comp_flows_.size() == 1 && ShareAlone(comp_flows_[0], now)) {
+    return;  // (ShareAlone counts it)
+  }
   ++stats_.reshares;
   stats_.reshared_flows += static_cast<int64_t>(comp_flows_.size());
-  // A flow alone on its links (the common case) gets the smallest of their capacities over its
-  // weights (the first such link bounds it), or its cap: no solver needed.
-  if (comp_flows_.size() == 1) {
-    const int32_t flow = comp_flows_[0];
-    const size_t f = At(flow);
-    double capacity = std::numeric_limits<double>::infinity();
-    int32_t bound = -1;
-    for (int32_t k = e_.flows_[f].path_begin; k < e_.flows_[f].path_end; ++k) {
-      const int32_t link = e_.flow_links_[At(k)].v;
-      const double c = e_.capacity_[At(link)] / e_.flow_weight_[At(k)];
-      if (c < capacity) {
-        capacity = c;
-        bound = link;
-      }
-    }
-    const double cap = e_.flows_[f].cap;
-    const bool capped = cap > 0.0 && cap < capacity;
-    const double rate = capped ? cap : capacity;
-    if (capped) bound = -1;
-    if (rate != flows_[f].rate) {
-      SetRate(flow, rate, now, bound);
-    } else if (bound != flows_[f].cur_bound) {
-      Rebound(flow, bound, now);
-    }
-    return;
-  }
 
   // The local problem, and with it the words that name it for the memo (SolveMemo): the link
   // count, the flow count, the capacities, then per flow its path length, its (local link,
@@ -418,9 +453,10 @@ void Simulation::Reshare(int64_t now) {
     const int32_t flow = comp_flows_[i];
     const int32_t b = local_bound_[i];
     const int32_t bound = b >= 0 ? comp_links_[At(b)] : -1;
-    if (local_rate_[i] != flows_[At(flow)].rate) {
+    const FlowState& st = St(At(flow));
+    if (local_rate_[i] != st.rate) {
       SetRate(flow, local_rate_[i], now, bound);
-    } else if (bound != flows_[At(flow)].cur_bound) {
+    } else if (bound != st.cur_bound) {
       Rebound(flow, bound, now);
     }
   }
@@ -483,7 +519,7 @@ Result<RunResult> Simulation::Run() {
     Reshare(0);
   }
   while (!queue_.empty() && overflow_task_ < 0) {
-    const int64_t now = queue_.top().time;
+    const int64_t now = queue_.top_time();
     if (static_cast<int64_t>(queue_.size()) > stats_.max_queue) {
       stats_.max_queue = static_cast<int64_t>(queue_.size());
     }
@@ -501,7 +537,7 @@ Result<RunResult> Simulation::Run() {
           EndFlow(e_.tasks_[At(ev.task)].flow, now);
           break;
       }
-    } while (!queue_.empty() && queue_.top().time == now);
+    } while (!queue_.empty() && queue_.top_time() == now);
     if (num_dirty_ > 0) {
       Reshare(now);
     }

@@ -38,12 +38,14 @@ class Simulation {
   void Build();
   bool IsHead(int32_t task) const;
   void Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task);
+  void Push(int64_t now, int64_t delay, EventKind kind, int32_t task);
   void Start(int32_t task, int64_t now, int32_t trigger, Release why);
   void Finish(int32_t task, int64_t now);
   void ActivateFlow(int32_t flow, int64_t now);
   void EndFlow(int32_t flow, int64_t now);
   void MarkDirty(int32_t link);
   void Reshare(int64_t now);
+  bool ShareAlone(int32_t flow, int64_t now);
   void SolveMemo();
   void SetRate(int32_t flow, double rate, int64_t now, int32_t bound);
   void Rebound(int32_t flow, int32_t bound, int64_t now);
@@ -62,18 +64,21 @@ class Simulation {
   std::vector<TaskId> stream_tasks_;
 
   // Task state.
-  std::vector<int32_t> pending_;  // unfinished dependencies
-  std::vector<int32_t> head_;     // per resource: index into stream_tasks_ of its head
-  std::vector<int64_t> start_;    // -1 until started
-  std::vector<int64_t> end_;      // -1 until finished
-  std::vector<int32_t> trigger_;
-  std::vector<Release> why_;
+  // Unfinished dependencies; kFinished once the task has finished (so that the per-task times
+  // below need no fill: each is written when its task starts or ends, and read only after).
+  static constexpr int32_t kFinished = -1;
+  std::vector<int32_t> pending_;
+  std::vector<int32_t> head_;  // per resource: index into stream_tasks_ of its head
+  UninitVector<int64_t> start_;
+  UninitVector<int64_t> end_;
+  UninitVector<int32_t> trigger_;
+  UninitVector<Release> why_;
   int32_t finished_ = 0;
   int32_t overflow_task_ = -1;  // the first task whose end the clock cannot hold
 
-  // Flow state, per flow index: allocated without a fill, each flow's fields written when it
-  // activates (every flow activates once before anything reads them; a run that deadlocks reads
-  // none), so a run does not pay a fill of every flow up front.
+  // The state of a flow while it moves bytes (ActivateFlow to EndFlow), in a slot of states_
+  // that is recycled when the flow ends: a step has a few dozen flows moving at once, so this
+  // costs 4 bytes per flow (state_of_) instead of a record per flow.
   struct FlowState {
     double remaining;  // bytes left as of settled
     double rate;       // bytes/s; 0 while not transferring
@@ -86,7 +91,12 @@ class Simulation {
     int32_t best_bound;
     int32_t mark;
   };
-  std::unique_ptr<FlowState[]> flows_;
+  FlowState& St(size_t flow) { return states_[At32(state_of_[flow])]; }
+  static size_t At32(int32_t i) { return static_cast<size_t>(i); }
+  std::unique_ptr<int32_t[]> state_of_;  // per flow: its slot in states_ while it moves
+  std::vector<FlowState> states_;
+  std::vector<int32_t> free_states_;
+  std::vector<int32_t> bound_;             // per task: RunResult::BoundBy, written when a flow ends
   std::unique_ptr<int32_t[]> slot_begin_;  // per flow: its first slot in slot_pos_
   std::unique_ptr<int32_t[]> slot_pos_;    // per (flow, link) slot: position in active_[link]
 

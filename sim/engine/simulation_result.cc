@@ -41,7 +41,7 @@ Status Simulation::Deadlock() const {
   auto wait_for = [&](int32_t t) -> std::pair<int32_t, bool> {  // (task, is a dependency)
     if (pending_[At(t)] > 0) {
       for (int32_t k = pred_begin[At(t)]; k < pred_begin[At(t) + 1]; ++k) {
-        if (end_[At(pred[At(k)])] < 0) {
+        if (pending_[At(pred[At(k)])] != kFinished) {
           return {pred[At(k)], true};
         }
       }
@@ -51,7 +51,7 @@ Status Simulation::Deadlock() const {
 
   std::vector<int32_t> stuck;
   for (int32_t t = 0; t < n_; ++t) {
-    if (end_[At(t)] < 0) {
+    if (pending_[At(t)] != kFinished) {
       stuck.push_back(t);
     }
   }
@@ -129,10 +129,7 @@ RunResult Simulation::MakeResult() {
   r.stream_tasks_ = std::move(stream_tasks_);
   r.busy_ = std::move(busy_);
   r.bytes_ = std::move(bytes_);
-  r.bound_.assign(At(n_), -1);
-  for (size_t f = 0; f < e_.flows_.size(); ++f) {
-    r.bound_[At(e_.flows_[f].task)] = flows_[f].best_bound;
-  }
+  r.bound_ = std::move(bound_);
   r.stats_ = stats_;
   return r;
 }

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <functional>
+#include <queue>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace shardsim {
@@ -89,6 +92,101 @@ TEST(EventQueue, MatchesBruteForceReference) {
       floor = e.time;
     }
   }
+}
+
+// Events due at the time of the last pop go to the queue's FIFO: they pop after the heap's
+// events at that time, in scheduling order, and a rescheduled one moves (to the FIFO's back, or
+// back into the heap).
+TEST(EventQueue, EventsDueNowPopInSchedulingOrder) {
+  EventQueue q;
+  q.Reset(6);
+  q.Schedule(0, 10, EventKind::kTaskEnd);
+  q.Schedule(1, 10, EventKind::kTaskEnd);
+  q.Schedule(2, 20, EventKind::kFlowEnd);
+  EXPECT_EQ(q.Pop().task, 0);              // now 10
+  q.Schedule(3, 10, EventKind::kTaskEnd);  // due now: after task 1 (scheduled earlier)
+  q.Schedule(4, 10, EventKind::kTaskEnd);  // due now
+  q.Schedule(2, 10, EventKind::kFlowEnd);  // out of the heap, behind task 4
+  q.Schedule(3, 10, EventKind::kTaskEnd);  // rescheduled: behind task 2
+  q.Schedule(4, 30, EventKind::kTaskEnd);  // from the FIFO back into the heap
+  EXPECT_EQ(q.size(), 4u);
+  EXPECT_EQ(q.top_time(), 10);
+  std::vector<int32_t> order;
+  std::vector<int64_t> times;
+  while (!q.empty()) {
+    const Event e = q.Pop();
+    order.push_back(e.task);
+    times.push_back(e.time);
+  }
+  EXPECT_EQ(order, (std::vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_EQ(times, (std::vector<int64_t>{10, 10, 10, 30}));
+}
+
+// Against a std::priority_queue of (time, sequence) with stale entries skipped: random
+// schedules, reschedules (earlier, later, to the current time) and pops, half of them due at the
+// current time, so that the FIFO, its blanks, the heap's ties and the renumbering of the sequence
+// are all exercised.
+TEST(EventQueue, MatchesPriorityQueueReference) {
+  std::mt19937 rng(11);
+  const int32_t num_tasks = 200;
+  EventQueue q;
+  q.Reset(num_tasks);
+  q.SetNextSeqForTest((uint64_t{1} << 32) - 50000);  // renumbers once, FIFO events pending or not
+  using Entry = std::tuple<int64_t, uint64_t, int32_t>;  // time, sequence, task
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ref;
+  std::vector<uint64_t> live(num_tasks, 0);  // the sequence of each task's pending event + 1
+  uint64_t seq = 0;
+  int64_t now = 0;
+  size_t pending = 0;
+  for (int round = 0; round < 200000; ++round) {
+    if (rng() % 5 < 3) {
+      const auto task = static_cast<int32_t>(rng() % num_tasks);
+      const int64_t t = now + (rng() % 2 == 0 ? 0 : static_cast<int64_t>(rng() % 4));
+      q.Schedule(task, t, EventKind::kFlowEnd);
+      if (live[static_cast<size_t>(task)] == 0) ++pending;
+      live[static_cast<size_t>(task)] = seq + 1;
+      ref.emplace(t, seq++, task);
+    } else if (pending > 0) {
+      while (live[static_cast<size_t>(std::get<2>(ref.top()))] != std::get<1>(ref.top()) + 1) {
+        ref.pop();  // stale: the task was rescheduled since
+      }
+      const auto [t, s, task] = ref.top();
+      ref.pop();
+      ASSERT_EQ(q.size(), pending) << "round " << round;
+      ASSERT_EQ(q.top_time(), t) << "round " << round;
+      const Event e = q.Pop();
+      ASSERT_EQ(e.task, task) << "round " << round;
+      ASSERT_EQ(e.time, t) << "round " << round;
+      ASSERT_FALSE(q.Pending(task));
+      live[static_cast<size_t>(task)] = 0;
+      --pending;
+      now = t;
+    }
+  }
+}
+
+// The 32-bit scheduling sequence runs out after 2^32 schedulings: the pending events are then
+// renumbered in their order, and ties still break by scheduling order across the renumbering.
+TEST(EventQueue, SequenceRenumberingKeepsTheOrder) {
+  EventQueue q;
+  q.Reset(8);
+  q.SetNextSeqForTest((uint64_t{1} << 32) - 3);
+  q.Schedule(0, 50, EventKind::kTaskEnd);
+  q.Schedule(1, 20, EventKind::kTaskEnd);
+  q.Schedule(2, 50, EventKind::kFlowEnd);
+  q.Schedule(3, 20, EventKind::kTaskEnd);  // renumbers 0, 1, 2 first
+  q.Schedule(4, 50, EventKind::kTaskEnd);
+  q.Schedule(1, 50, EventKind::kLatencyEnd);  // behind task 4
+  std::vector<int32_t> order;
+  std::vector<EventKind> kinds;
+  while (!q.empty()) {
+    const Event e = q.Pop();
+    order.push_back(e.task);
+    kinds.push_back(e.kind);
+  }
+  EXPECT_EQ(order, (std::vector<int32_t>{3, 0, 2, 4, 1}));
+  EXPECT_EQ(kinds[2], EventKind::kFlowEnd);
+  EXPECT_EQ(kinds[4], EventKind::kLatencyEnd);
 }
 
 }  // namespace
