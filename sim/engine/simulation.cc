@@ -102,13 +102,17 @@ void Simulation::Build() {
   return s < 0 || stream_tasks_[At(head_[At(s)])].v == task;
 }
 
+// Whether now + delay is past the clock's range; the first task to overflow is kept for Run's
+// error.
+[[gnu::always_inline]] inline bool Simulation::Overflows(int64_t now, int64_t delay, int32_t task) {
+  if (delay <= kMaxPicos - now) return false;
+  if (overflow_task_ < 0) overflow_task_ = task;
+  return true;
+}
+
 [[gnu::always_inline]] inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind,
                                                         int32_t task) {
-  if (delay > kMaxPicos - now) {
-    if (overflow_task_ < 0) overflow_task_ = task;
-    return;
-  }
-  queue_.Schedule(task, now + delay, kind);
+  if (!Overflows(now, delay, task)) queue_.Schedule(task, now + delay, kind);
 }
 
 // A new event of a task that has none pending (Start, an instant flow): straight to the queue's
@@ -119,11 +123,7 @@ void Simulation::Build() {
     queue_.PushNow(task, kind);
     return;
   }
-  if (delay > kMaxPicos - now) {
-    if (overflow_task_ < 0) overflow_task_ = task;
-    return;
-  }
-  queue_.Push(task, now + delay, kind);
+  if (!Overflows(now, delay, task)) queue_.Push(task, now + delay, kind);
 }
 
 [[gnu::always_inline]] inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger,

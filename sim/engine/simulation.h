@@ -37,6 +37,7 @@ class Simulation {
 
   void Build();
   bool IsHead(int32_t task) const;
+  bool Overflows(int64_t now, int64_t delay, int32_t task);
   void Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task);
   void Push(int64_t now, int64_t delay, EventKind kind, int32_t task);
   void Start(int32_t task, int64_t now, int32_t trigger, Release why);

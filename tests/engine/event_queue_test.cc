@@ -7,10 +7,22 @@
 #include <queue>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace shardsim {
 namespace {
+
+// Pops every event: the tasks and times in pop order.
+std::pair<std::vector<int32_t>, std::vector<int64_t>> Drain(EventQueue& q) {
+  std::pair<std::vector<int32_t>, std::vector<int64_t>> out;
+  while (!q.empty()) {
+    const Event e = q.Pop();
+    out.first.push_back(e.task);
+    out.second.push_back(e.time);
+  }
+  return out;
+}
 
 TEST(EventQueue, PopsByTimeThenSchedulingOrder) {
   EventQueue q;
@@ -41,13 +53,7 @@ TEST(EventQueue, ReschedulingMovesTheTasksEvent) {
   q.Schedule(1, 40, EventKind::kTaskEnd);  // ties with task 2, scheduled after it
   EXPECT_EQ(q.size(), 4u);
   EXPECT_TRUE(q.Pending(3));
-  std::vector<int32_t> order;
-  std::vector<int64_t> times;
-  while (!q.empty()) {
-    const Event e = q.Pop();
-    order.push_back(e.task);
-    times.push_back(e.time);
-  }
+  const auto [order, times] = Drain(q);
   EXPECT_EQ(order, (std::vector<int32_t>{0, 2, 1, 3}));
   EXPECT_EQ(times, (std::vector<int64_t>{10, 40, 40, 60}));
   EXPECT_FALSE(q.Pending(3));
@@ -111,13 +117,7 @@ TEST(EventQueue, EventsDueNowPopInSchedulingOrder) {
   q.Schedule(4, 30, EventKind::kTaskEnd);  // from the FIFO back into the heap
   EXPECT_EQ(q.size(), 4u);
   EXPECT_EQ(q.top_time(), 10);
-  std::vector<int32_t> order;
-  std::vector<int64_t> times;
-  while (!q.empty()) {
-    const Event e = q.Pop();
-    order.push_back(e.task);
-    times.push_back(e.time);
-  }
+  const auto [order, times] = Drain(q);
   EXPECT_EQ(order, (std::vector<int32_t>{1, 2, 3, 4}));
   EXPECT_EQ(times, (std::vector<int64_t>{10, 10, 10, 30}));
 }
