@@ -166,12 +166,6 @@ StepReplay ReplaySteps(const OpGraph& g, const PipelineRank& rank, const Trainin
   for (const LayerRange& c : rank.chunks) {
     for (int64_t i = c.begin; i < c.end; ++i) layers.push_back(&g.layer(i));
   }
-  std::vector<const Op*> root;  // the root group: what no block holds
-  for (const std::vector<Op>* ops : {&g.embedding, &g.head}) {
-    for (const Op& op : *ops) {
-      if (op.params > 0) root.push_back(&op);
-    }
-  }
   auto params_of = [](const std::vector<const Op*>& ops) {
     double p = 0.0;
     for (const Op* op : ops) p += static_cast<double>(op->params);
@@ -184,6 +178,8 @@ StepReplay ReplaySteps(const OpGraph& g, const PipelineRank& rank, const Trainin
     }
     return out;
   };
+  std::vector<const Op*> root = with_params(g.embedding);  // the root group: what no block holds
+  for (const Op* op : with_params(g.head)) root.push_back(op);
   std::vector<std::vector<const Op*>> groups;  // the layers' groups
   for (const LayerOps* l : layers) groups.push_back(with_params(l->ops));
   std::vector<const Op*> all = root;
