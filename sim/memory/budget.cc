@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "sim/memory/allocator.h"
 #include "sim/memory/caching_allocator.h"
+#include "sim/memory/layer_forward.h"
 #include "sim/model/op_graph.h"
 #include "sim/model/recompute.h"
 #include "sim/parallel/stages.h"
@@ -155,17 +157,28 @@ constexpr int kReduceScatterStream = 2;
 
 // The replay ReplayFsdp2Step describes (budget.h).
 StepReplay ReplaySteps(const OpGraph& g, const PipelineRank& rank, const TrainingSpec& training,
-                       const MemoryBudget& b, double state_elem, int moments,
+                       NormKind norm, const MemoryBudget& b, double state_elem, int moments,
                        int64_t microbatches) {
   CachingAllocator a(true);
   const double w = b.weight_bytes_per_param;  // the gathered (param) dtype
   const double rg = b.grad_bytes_per_param;   // the reduce dtype
   const double shards = static_cast<double>(b.zero_shards);
   const bool full = training.recompute == Recompute::kFull;
+  const bool sac = training.recompute == Recompute::kSelectiveOps;
+  const bool checkpointed = CheckpointedForward(training);
   std::vector<const LayerOps*> layers;
   for (const LayerRange& c : rank.chunks) {
     for (int64_t i = c.begin; i < c.end; ++i) layers.push_back(&g.layer(i));
   }
+  // Each layer kind's forward events, built once.
+  std::map<const LayerOps*, LayerForward> forwards;
+  auto forward_of = [&](size_t i) -> const LayerForward& {
+    auto it = forwards.find(layers[i]);
+    if (it == forwards.end()) {
+      it = forwards.emplace(layers[i], LayerForwardEvents(*layers[i], training, norm)).first;
+    }
+    return it->second;
+  };
   auto params_of = [](const std::vector<const Op*>& ops) {
     double p = 0.0;
     for (const Op* op : ops) p += static_cast<double>(op->params);
@@ -237,8 +250,35 @@ StepReplay ReplaySteps(const OpGraph& g, const PipelineRank& rank, const Trainin
       std::vector<std::vector<int64_t>> saved(layers.size());
       std::vector<int64_t> last_params;  // torchtitan keeps the last block unsharded
       int64_t temp = -1;                 // the previous op's output, freed after the next op
+      if (checkpointed) {
+        // The embedding's output: the first block's input (tok_embeddings(tokens)).
+        for (const Op& op : g.embedding) {
+          if (op.output.value() > 0.0) temp = a.Malloc(op.output.value());
+        }
+      }
       for (size_t i = 0; i < layers.size(); ++i) {
         std::vector<int64_t> params = unshard(groups[i]);
+        if (checkpointed) {
+          // The block's forward tensor by tensor (sim/memory/layer_forward.h): its input is the
+          // previous block's output, what the checkpoint keeps stays to the backward.
+          const LayerForward& f = forward_of(i);
+          std::map<int, int64_t> id{{0, temp}};
+          for (const TensorEvent& ev : f.events) {
+            if (ev.bytes > 0.0) {
+              id[ev.tensor] = a.Malloc(ev.bytes);
+            } else {
+              a.Free(id[ev.tensor]);
+            }
+          }
+          for (const int t : f.kept) saved[i].push_back(id[t]);
+          temp = id[f.output];
+          if (i + 1 == layers.size()) {
+            last_params = std::move(params);
+          } else {
+            free_all(params);
+          }
+          continue;
+        }
         const Bytes kept = LayerActivationBytes(*layers[i], training);
         const bool per_op = Sum(layers[i]->ops).saved == kept;
         if (!per_op) saved[i] = alloc_all(SavedBlocks(layers[i]->ops, kept));
@@ -256,13 +296,37 @@ StepReplay ReplaySteps(const OpGraph& g, const PipelineRank& rank, const Trainin
           free_all(params);
         }
       }
-      a.Free(temp);
+      if (!checkpointed) a.Free(temp);
       a.Free(flat);
       flat = -1;
       std::vector<int64_t> head_saved;
       int64_t logits = -1, lsm = -1;
       double logits_bytes = 0.0, loss_out = 0.0;
       for (const Op& op : g.head) {
+        if (checkpointed && op.kind == OpKind::kNorm) {
+          // The final norm outside any checkpoint, eager in torchtitan either way (torch.compile
+          // wraps the blocks only, apply_compile): autograd keeps x.float() (pow's and the
+          // product's input) and the 16-bit normalized copy (the weight product's input); the
+          // block output it read is freed; the output is the head's saved input.
+          const double x = op.output.value();
+          if (norm == NormKind::kRmsNorm) {
+            head_saved.push_back(a.Malloc(2.0 * x));  // x.float()
+            const int64_t sq = a.Malloc(2.0 * x);     // .pow(2)
+            a.Free(sq);
+            const int64_t y = a.Malloc(2.0 * x);  // x * rsqrt(...)
+            head_saved.push_back(a.Malloc(x));    // .type_as(x)
+            a.Free(y);
+          }
+          head_saved.push_back(a.Malloc(x));  // * self.weight: the head's input
+          a.Free(temp);
+          temp = -1;
+          continue;
+        }
+        if (checkpointed && op.kind == OpKind::kMatmul) {
+          logits_bytes = op.output.value();
+          logits = a.Malloc(logits_bytes);
+          continue;
+        }
         if (op.kind == OpKind::kLoss) {
           loss_out = op.output.value();
           const int64_t f32 = training.fused_loss ? -1 : a.Malloc(op.saved.value());
@@ -307,7 +371,16 @@ StepReplay ReplaySteps(const OpGraph& g, const PipelineRank& rank, const Trainin
       for (size_t k = layers.size(); k-- > 0;) {
         std::vector<int64_t> params =
             k + 1 == layers.size() ? std::move(last_params) : unshard(groups[k]);
-        const int64_t rebuilt = full ? a.Malloc(Sum(layers[k]->ops).saved.value()) : -1;
+        // What the backward reads that the forward did not keep, rebuilt by the recompute: the
+        // whole layer's saved tensors (full), or all but what op-level SAC stored (selective_ops).
+        const double all_saved = Sum(layers[k]->ops).saved.value();
+        const double rebuild =
+            full ? all_saved
+                 : (sac ? std::max(0.0, all_saved - (LayerActivationBytes(*layers[k], training) -
+                                                     layers[k]->input_bytes)
+                                                        .value())
+                        : 0.0);
+        const int64_t rebuilt = rebuild > 0.0 ? a.Malloc(rebuild) : -1;
         std::vector<int64_t> grads;
         for (const Op* op : groups[k])
           grads.push_back(a.Malloc(static_cast<double>(op->params) * w));
@@ -659,9 +732,9 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
   return b;
 }
 
-Result<StepReplay> ReplayFsdp2Step(const Sharding& plan, const TrainingSpec& training,
-                                   const ParallelSpec& parallel, const FrameworkSpec& framework,
-                                   const MemoryBudget& budget) {
+Result<StepReplay> ReplayFsdp2Step(const Sharding& plan, const ModelSpec& model,
+                                   const TrainingSpec& training, const ParallelSpec& parallel,
+                                   const FrameworkSpec& framework, const MemoryBudget& budget) {
   const bool applies = parallel.zero_stage >= 3 && framework.fully_shard &&
                        framework.expandable_segments && budget.fp32_sharded_params &&
                        parallel.pp == 1 && plan.stages.size() == 1 &&
@@ -674,7 +747,7 @@ Result<StepReplay> ReplayFsdp2Step(const Sharding& plan, const TrainingSpec& tra
         "the step replay covers FSDP2 (framework fully_shard, expandable segments, a 16-bit "
         "param dtype over fp32 shards, resharded after forward) on one dense pipeline stage");
   }
-  return ReplaySteps(plan.graph, plan.stages.front(), training, budget,
+  return ReplaySteps(plan.graph, plan.stages.front(), training, model.norm, budget,
                      BytesOf(training.optimizer_state_dtype),
                      training.optimizer == Optimizer::kAdam ? 2 : 1, plan.rules.microbatches);
 }

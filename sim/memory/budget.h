@@ -174,17 +174,23 @@ Result<MemoryBudget> EstimateMemory(
 //   - forward: the root group's unshard (the shards cast to the param dtype and the flat output on
 //     the copy-in stream, each parameter's unsharded copy on the compute stream; a group's flat
 //     output freed after the next group's copy-out), the embedding's saved tensors; per layer its
-//     unshard, its saved activations (one block per op's saved tensors, or the kept bytes as one
-//     block), each op's output (freed after the next op's), its parameters freed after forward
-//     but the last block's (torchtitan apply_fsdp: reshard_after_forward is False for the last
-//     block); the final norm's and the head's saved inputs, the logits, and PyTorch's
-//     cross-entropy: pred.float() (fp32 logits), log_softmax (saved), the fp32 copy and the
-//     16-bit logits freed (torchtitan `del pred`);
+//     unshard, then, under activation checkpointing (selective_ops, full), its forward tensor by
+//     tensor as torchtitan's eager or compiled block runs it (sim/memory/layer_forward.h: the
+//     embedding's output is the first block's input, each block's output the next one's; the
+//     eager norm, RoPE, repeat_kv and SwiGLU intermediates; what the checkpoint keeps stays to
+//     the backward), otherwise its saved activations (one block per op's saved tensors, or the
+//     kept bytes as one block) and each op's output (freed after the next op's); its parameters
+//     freed after forward but the last block's (torchtitan apply_fsdp: reshard_after_forward is
+//     False for the last block); the final norm (checkpointed: eager RMSNorm under autograd,
+//     keeping x.float() and the 16-bit normalized copy) and the head's saved input, the logits,
+//     and PyTorch's cross-entropy: pred.float() (fp32 logits), log_softmax (saved), the fp32 copy
+//     and the 16-bit logits freed (torchtitan `del pred`);
 //   - backward: nll_loss's fp32 gradient, log_softmax's fp32 input gradient (the first freed),
 //     the 16-bit gradient of the logits (ToCopyBackward; the fp32 one and log_softmax's output
 //     freed), the root's unsharded weight gradients (param dtype) and the hidden-state gradient
 //     (a layer input's bytes, replaced per op); per layer in reverse its unshard, the
-//     full-recompute rebuild, its unsharded weight gradients and the next hidden-state
+//     recompute's rebuild (full: the layer's saved tensors; selective_ops: those SAC did not
+//     store), its unsharded weight gradients and the next hidden-state
 //     gradient, the rebuild and its saved activations freed, its parameters resharded, then
 //     foreach_reduce: the previous reduce-scatter input freed, this one allocated (numel x
 //     reduce bytes), the unsharded gradients freed, the sharded output allocated (kept as the
@@ -192,10 +198,10 @@ Result<MemoryBudget> EstimateMemory(
 //     weight gradient, the root's reduce-scatter and reshard;
 //   - optimizer step: the first step allocates the optimizer states (numel x state bytes /
 //     shards, per parameter and state), reused by the second.
-// Not replayed: eager temporaries beyond one op output at a time (fp32 norm and RoPE
-// intermediates, the backward's per-op gradients), the optimizer's foreach temporaries, and
-// frees deferred by stream events. Invalid for any other layout (pp > 1, MoE, MTP, parameters
-// kept unsharded, default segments). Against torchtitan's logs in
+// Not replayed: the backward's per-op temporaries (each op's input gradients while the next
+// runs), the optimizer's temporaries, frees deferred by stream events (record_stream), context
+// parallelism's ring buffers, and the fp8 casts' copies. Invalid for any other layout (pp > 1, MoE,
+// MTP, parameters kept unsharded, default segments). Against torchtitan's logs in
 // tests/validation/memory_validation_test.cc; not yet the reported reserved figure (README,
 // Memory).
 struct StepReplay {
@@ -203,9 +209,9 @@ struct StepReplay {
   Bytes allocated;           // peak over all streams (max_memory_allocated)
   Bytes collective_streams;  // of reserved: the copy-in and reduce-scatter streams' segments
 };
-Result<StepReplay> ReplayFsdp2Step(const Sharding& plan, const TrainingSpec& training,
-                                   const ParallelSpec& parallel, const FrameworkSpec& framework,
-                                   const MemoryBudget& budget);
+Result<StepReplay> ReplayFsdp2Step(const Sharding& plan, const ModelSpec& model,
+                                   const TrainingSpec& training, const ParallelSpec& parallel,
+                                   const FrameworkSpec& framework, const MemoryBudget& budget);
 
 }  // namespace shardsim
 

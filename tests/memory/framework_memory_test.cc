@@ -233,7 +233,7 @@ TEST(FrameworkMemory, Fsdp2StepReplay) {
   Result<Sharding> plan = ShardModel(s.model, s.training, s.parallel);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   const MemoryBudget b = s.Run(titan);
-  Result<StepReplay> r = ReplayFsdp2Step(*plan, s.training, s.parallel, titan, b);
+  Result<StepReplay> r = ReplayFsdp2Step(*plan, s.model, s.training, s.parallel, titan, b);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   // tokens x vocab x 2 B of bf16 logits: the second fp32 gradient cannot use that hole.
   const double logits = 1024.0 * 32000.0 * 2.0;
@@ -244,10 +244,11 @@ TEST(FrameworkMemory, Fsdp2StepReplay) {
   FsdpRun p;
   Result<Sharding> pp_plan = ShardModel(p.model, p.training, p.parallel);
   ASSERT_TRUE(pp_plan.ok());
-  EXPECT_FALSE(ReplayFsdp2Step(*pp_plan, p.training, p.parallel, titan, p.Run(titan)).ok());
+  EXPECT_FALSE(
+      ReplayFsdp2Step(*pp_plan, p.model, p.training, p.parallel, titan, p.Run(titan)).ok());
   FrameworkSpec default_segments = titan;
   default_segments.expandable_segments = false;
-  EXPECT_FALSE(ReplayFsdp2Step(*plan, s.training, s.parallel, default_segments, b).ok());
+  EXPECT_FALSE(ReplayFsdp2Step(*plan, s.model, s.training, s.parallel, default_segments, b).ok());
 }
 
 }  // namespace
