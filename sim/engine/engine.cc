@@ -235,27 +235,9 @@ std::string Engine::TaskName(TaskId t) const {
   return "task " + std::to_string(t.v);
 }
 
-void Engine::SetStreamGroup(ResourceId stream, int32_t group) {
-  if (!IsResource(stream, ResourceKind::kStream)) {
-    Error("SetStreamGroup: resource " + std::to_string(stream.v) + " is not a stream");
-    return;
-  }
-  if (stream_group_.size() <= Index(stream)) stream_group_.resize(Index(stream) + 1, -1);
-  stream_group_[Index(stream)] = group;
-}
-
 Result<RunResult> Engine::Run() const {
   if (!errors_.empty()) {
     return errors_.ToStatus(StatusCode::kInternal);
-  }
-  if (!regions_.empty()) {
-    Simulation contracted(*this, /*contract=*/true);
-    Result<RunResult> r = contracted.Run();
-    if (r.ok() && !contracted.fell_back()) return r;
-    // A tie the contraction cannot reproduce, or an error (whose message must be the full
-    // run's): the graph as built.
-    Simulation full(*this, /*contract=*/false, /*fallback=*/true);
-    return full.Run();
   }
   Simulation sim(*this);
   return sim.Run();

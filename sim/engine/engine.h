@@ -92,26 +92,6 @@ class Engine {
     BadDependency(before, after);
   }
 
-  // Pass contraction (sim/engine/contraction.cc). A region is a range of tasks [begin, end) with
-  // one entry and one exit on one stream: every dependency from outside the range goes to
-  // `entry`, every one to outside leaves from `exit`, its other tasks are on the entry's stream
-  // (between entry and exit) or on none. Regions with the same `key` (0, 1, ...) must be the same
-  // tasks, times, bytes, paths and dependencies. Where a region provably runs in isolation (no
-  // flow outside it uses its links unless ordered before its entry or after its exit, through
-  // the tasks of the entry's stream group, SetStreamGroup), Run() simulates its key once alone
-  // and runs the graph with the region as one task; the RunResult is the same as without regions
-  // (tests/program/contract_test.cc). Regions that fail the conditions run as they are; a run
-  // where a contracted region's end ties with an event whose order the contraction cannot
-  // reproduce is run again without regions.
-  void AddRegion(TaskId begin, TaskId end, TaskId entry, TaskId exit, int32_t key) {
-    regions_.push_back({begin.v, end.v, entry.v, exit.v, key});
-  }
-  // Streams of one group (a device) order its tasks for the isolation check; -1 = none.
-  void SetStreamGroup(ResourceId stream, int32_t group);
-  int32_t num_regions() const { return static_cast<int32_t>(regions_.size()); }
-  // Tests only: shifts every contracted region's end by `ps` (a contraction that is wrong).
-  void BreakContractionForTest(int64_t ps) { contraction_error_ps_ = ps; }
-
   // How error messages name tasks; by default "task 12".
   void SetTaskNamer(TaskNamer namer) { namer_ = std::move(namer); }
 
@@ -191,13 +171,6 @@ class Engine {
   std::vector<ResourceKind> resource_kind_;
   std::vector<std::string> resource_name_;
   std::vector<double> capacity_;  // links: bytes/s; streams: 0
-
-  struct Region {
-    int32_t begin, end, entry, exit, key;
-  };
-  std::vector<Region> regions_;
-  std::vector<int32_t> stream_group_;  // per resource, -1 for none
-  int64_t contraction_error_ps_ = 0;
 
   TaskNamer namer_;
   DiagnosticSink errors_;

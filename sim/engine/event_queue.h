@@ -36,7 +36,6 @@ enum class EventKind : uint8_t {
   kTaskEnd,     // a delay (or a flow with nothing to transfer) ends
   kLatencyEnd,  // a flow's latency is over: it starts transferring on its links
   kFlowEnd,     // a flow's transfer ends
-  kRegionWake,  // a contracted region's exit starts (Engine::AddRegion)
 };
 
 // An event as Pop returns it.

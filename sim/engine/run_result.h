@@ -63,8 +63,6 @@ struct RunStats {
   int64_t reshared_flows = 0;    // flows those recomputations touched, summed
   int64_t max_active_flows = 0;  // most flows transferring at once
   int64_t max_queue = 0;         // most events pending at once
-  int64_t contracted_tasks = 0;  // tasks of regions run as one task (Engine::AddRegion)
-  int64_t contraction_fallbacks = 0;  // runs redone without regions (a tie, an error)
 };
 
 class RunResult {

@@ -4,7 +4,6 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
-#include <functional>
 #include <limits>
 #include <span>
 
@@ -18,11 +17,7 @@ size_t At(int32_t i) { return static_cast<size_t>(i); }
 
 }  // namespace
 
-Simulation::Simulation(const Engine& engine, bool contract, bool fallback)
-    : e_(engine), n_(engine.num_tasks()) {
-  contract_ = contract;
-  fallback_ = fallback;
-}
+Simulation::Simulation(const Engine& engine) : e_(engine), n_(engine.num_tasks()) {}
 
 void Simulation::Build() {
   const size_t n = At(n_);
@@ -117,10 +112,7 @@ void Simulation::Build() {
 
 [[gnu::always_inline]] inline void Simulation::Schedule(int64_t now, int64_t delay, EventKind kind,
                                                         int32_t task) {
-  if (!Overflows(now, delay, task)) {
-    Note(task);
-    queue_.Schedule(task, now + delay, kind);
-  }
+  if (!Overflows(now, delay, task)) queue_.Schedule(task, now + delay, kind);
 }
 
 // A new event of a task that has none pending (Start, an instant flow): straight to the queue's
@@ -128,14 +120,10 @@ void Simulation::Build() {
 [[gnu::always_inline]] inline void Simulation::Push(int64_t now, int64_t delay, EventKind kind,
                                                     int32_t task) {
   if (delay == 0) {
-    Note(task);
     queue_.PushNow(task, kind);
     return;
   }
-  if (!Overflows(now, delay, task)) {
-    Note(task);
-    queue_.Push(task, now + delay, kind);
-  }
+  if (!Overflows(now, delay, task)) queue_.Push(task, now + delay, kind);
 }
 
 [[gnu::always_inline]] inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger,
@@ -144,10 +132,6 @@ void Simulation::Build() {
   start_[t] = now;
   trigger_[t] = trigger;
   why_[t] = why;
-  if (contracted_at_ != nullptr && contracted_at_[t] >= 0) [[unlikely]] {
-    StartRegion(task, now);
-    return;
-  }
   const int64_t fixed = e_.tasks_[t].fixed_ps;
   if (e_.tasks_[t].kind == TaskKind::kDelay) {
     Push(now, fixed, EventKind::kTaskEnd, task);
@@ -163,10 +147,6 @@ void Simulation::Build() {
   end_[t] = now;
   pending_[t] = kFinished;
   ++finished_;
-  if (contracted_at_ != nullptr && contracted_at_[t] >= 0) [[unlikely]] {
-    FinishRegion(task, now);
-    return;
-  }
   const int32_t s = e_.tasks_[t].stream;
   if (s >= 0) {
     const int32_t pos = ++head_[At(s)];
@@ -256,8 +236,6 @@ void Simulation::Build() {
     slot_pos_[At(last.slot)] = pos;
     list.pop_back();
     bytes_[At(link)] += e_.flow_weight_[At(k)] * e_.flows_[f].bytes;
-    if (byte_log_ != nullptr)
-      byte_log_->emplace_back(link, e_.flow_weight_[At(k)] * e_.flows_[f].bytes);
     if (list.empty()) {
       // Nothing left to re-share here (Reshare skips an idle link; a flow that starts on it
       // marks it again).
@@ -374,8 +352,7 @@ void Simulation::Reshare(int64_t now) {
     }
     alone = list[0].flow;
   }
-  // (Not where a contracted region's flow starts now: the full run would share in general.)
-  if (alone >= 0 && !force_general_ && ShareAlone(alone, now)) {
+  if (alone >= 0 && ShareAlone(alone, now)) {
     return;
   }
   ++epoch_;
@@ -410,7 +387,7 @@ void Simulation::Reshare(int64_t now) {
   if (comp_flows_.empty()) {
     return;
   }
-  if (comp_flows_.size() == 1 && !force_general_ && ShareAlone(comp_flows_[0], now)) {
+  if (comp_flows_.size() == 1 && ShareAlone(comp_flows_[0], now)) {
     return;  // (ShareAlone counts it)
   }
   ++stats_.reshares;
@@ -531,69 +508,25 @@ void Simulation::SolveMemo() {
   memo_.push_back(m);
 }
 
-// A contracted region's stand-in (contraction.cc): here, beside the inline Start and Push.
-void Simulation::StartRegion(int32_t task, int64_t now) {
-  const Solo& s = solos_[At(contracted_[At(contracted_at_[At(task)])].solo)];
-  for (int64_t a : s.activations) {
-    phantoms_.push_back(now + a);
-    std::push_heap(phantoms_.begin(), phantoms_.end(), std::greater<>());
-  }
-  Push(now, s.wake, EventKind::kRegionWake, task);
-}
-
-void Simulation::WakeRegion(int32_t task, int64_t now) {
-  const Solo& s = solos_[At(contracted_[At(contracted_at_[At(task)])].solo)];
-  const int64_t rest = s.span - s.wake;
-  Push(now, rest, EventKind::kTaskEnd, task);
-  if (rest <= kMaxPicos - now) opening_.push_back({now + rest, instant_first_, 0, task});
-}
-
-void Simulation::FinishRegion(int32_t task, int64_t now) {
-  const Contracted& c = contracted_[At(contracted_at_[At(task)])];
-  const Engine::Region& r = e_.regions_[At(c.region)];
-  const Solo& s = solos_[At(c.solo)];
-  finished_ += r.end - r.begin - 1;
-  for (const auto& [l, b] : s.bytes) bytes_[At(l)] += b;
-  // As Finish(exit): the task after it on the stream, then its dependents, released by it.
-  const int32_t st = e_.tasks_[At(task)].stream;
-  head_[At(st)] = c.exit_pos;
-  const int32_t p = ++head_[At(st)];
-  if (p < stream_begin_[At(st) + 1]) {
-    const int32_t next = stream_tasks_[At(p)].v;
-    if (pending_[At(next)] == 0) Start(next, now, r.exit, Release::kStreamOrder);
-  }
-  for (int32_t k = succ_begin_[At(r.exit)]; k < succ_begin_[At(r.exit) + 1]; ++k) {
-    const int32_t next = succ_[At(k)];
-    if (--pending_[At(next)] == 0 && IsHead(next)) Start(next, now, r.exit, Release::kDependency);
-  }
-}
-
 Result<RunResult> Simulation::Run() {
   Build();
-  if (contract_) Contract();
   for (int32_t t = 0; t < n_; ++t) {
     if (pending_[At(t)] == 0 && IsHead(t)) {
       Start(t, 0, -1, Release::kAtStart);
     }
   }
   if (num_dirty_ > 0) {
-    force_general_ = guard_ && PhantomAt(0);
     Reshare(0);
   }
-  while (!queue_.empty() && overflow_task_ < 0 && !fell_back_) {
+  while (!queue_.empty() && overflow_task_ < 0) {
     const int64_t now = queue_.top_time();
     if (static_cast<int64_t>(queue_.size()) > stats_.max_queue) {
       stats_.max_queue = static_cast<int64_t>(queue_.size());
     }
-    if (guard_) BeginInstant(now);
     do {
       const Event ev = queue_.Pop();
       ++stats_.events;
-      if (!due_.empty()) CheckTie(ev.task);
       switch (ev.kind) {
-        case EventKind::kRegionWake:
-          WakeRegion(ev.task, now);
-          break;
         case EventKind::kTaskEnd:
           Finish(ev.task, now);
           break;
@@ -606,12 +539,8 @@ Result<RunResult> Simulation::Run() {
       }
     } while (!queue_.empty() && queue_.top_time() == now);
     if (num_dirty_ > 0) {
-      force_general_ = guard_ && PhantomAt(now);
       Reshare(now);
     }
-  }
-  if (fell_back_) {
-    return Status::Internal("engine: contraction fell back");  // Engine::Run runs it again
   }
   if (overflow_task_ >= 0) {
     // Not a bug of the engine: inputs off by orders of magnitude (a bandwidth of bytes per

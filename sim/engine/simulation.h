@@ -14,8 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <span>
-#include <utility>
 #include <vector>
 
 #include "sim/base/status.h"
@@ -28,12 +26,8 @@ namespace shardsim {
 
 class Simulation {
  public:
-  // `contract`: run the engine's regions contracted (contraction.cc); `fallback`: this run
-  // redoes one whose contraction fell back (RunStats::contraction_fallbacks).
-  explicit Simulation(const Engine& engine, bool contract = false, bool fallback = false);
+  explicit Simulation(const Engine& engine);
   Result<RunResult> Run();
-  // Whether a contracted run stopped on a tie it cannot reproduce (the caller runs again).
-  bool fell_back() const { return fell_back_; }
 
  private:
   struct ActiveEntry {
@@ -60,69 +54,6 @@ class Simulation {
   // simulation_result.cc
   Status Deadlock() const;
   RunResult MakeResult();
-
-  // contraction.cc: regions (Engine::AddRegion) run as one task each.
-  // A region's key simulated alone: each task's times, trigger and release, each flow's bound,
-  // and what its flows leave on their links.
-  struct Solo {
-    std::vector<int64_t> start, end;
-    std::vector<int32_t> trigger;  // relative to the region's begin; -1 for the entry
-    std::vector<Release> why;
-    std::vector<int32_t> bound;                     // engine link ids, or -1
-    std::vector<std::pair<int32_t, double>> bytes;  // (link, bytes), in the order flows ended
-    std::vector<std::pair<int32_t, int64_t>> busy;  // (link, busy picoseconds)
-    std::vector<int64_t> activations;               // when a flow starts moving bytes on its links
-    int64_t wake = 0;                               // the exit's start
-    int64_t span = 0;                               // the exit's end
-  };
-  struct Contracted {
-    int32_t region;
-    int32_t solo;
-    int32_t exit_pos;  // the exit's index in stream_tasks_
-  };
-  void Contract();
-  bool SoloRun(const Engine::Region& r, std::span<const std::pair<int32_t, int32_t>> deps,
-               Solo* solo) const;
-  void StartRegion(int32_t task, int64_t now);
-  void WakeRegion(int32_t task, int64_t now);
-  void FinishRegion(int32_t task, int64_t now);
-  void BeginInstant(int64_t now);
-  void CheckTie(int32_t task);
-  bool PhantomAt(int64_t now);
-  void ExpandRegions();
-  void Note(int32_t task) {
-    if (guard_) sched_at_[At32Size(task)] = sched_count_++;
-  }
-  static size_t At32Size(int32_t i) { return static_cast<size_t>(i); }
-
-  bool contract_ = false;
-  bool fallback_ = false;
-  bool fell_back_ = false;
-  bool guard_ = false;  // some region is contracted
-  bool force_general_ = false;
-  std::vector<Solo> solos_;
-  std::vector<Contracted> contracted_;
-  std::vector<int32_t> contracted_of_;      // per task: its contracted_ index if an entry, or -1
-  const int32_t* contracted_at_ = nullptr;  // contracted_of_'s data while contracting
-  std::vector<std::pair<int32_t, double>>* byte_log_ = nullptr;  // a solo run's EndFlow bytes
-  // The tie guard: the events scheduled in the instant a contracted exit starts (its end was
-  // scheduled then in the full run, at a place in that instant the contracted run cannot know)
-  // must not end when it does.
-  struct Arm {
-    int64_t end;
-    uint64_t first, last;  // scheduling counts of that instant, [first, last)
-    int32_t task;
-  };
-  std::vector<Arm> arms_;           // heap by end
-  std::vector<Arm> opening_;        // armed in the current instant (its `last` is not known yet)
-  std::vector<Arm> due_;            // ending at the current instant
-  std::vector<uint64_t> sched_at_;  // per task: the scheduling count of its pending event
-  uint64_t sched_count_ = 0;
-  uint64_t instant_first_ = 0;  // the count when the current instant began
-  int64_t instant_ = 0;
-  // When a contracted region's flows start on their links: the full run re-shares there in
-  // general (Reshare, force_general_). A min-heap.
-  std::vector<int64_t> phantoms_;
 
   const Engine& e_;
   const int32_t n_;

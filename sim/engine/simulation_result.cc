@@ -96,8 +96,6 @@ Status Simulation::Deadlock() const {
 }
 
 RunResult Simulation::MakeResult() {
-  if (guard_) ExpandRegions();
-  if (fallback_) stats_.contraction_fallbacks = 1;
   RunResult r;
   int32_t last = -1;
   for (int32_t t = 0; t < n_; ++t) {

@@ -400,7 +400,6 @@ class Builder {
     };
     bool built = false;
     bool replayable = false;  // every dependency recorded stays inside the pass
-    int32_t region_key = -1;  // Engine::AddRegion's key of its instances, or -1
     int32_t first = 0, last = 0;
     std::vector<Task> tasks;
     std::vector<TaskInfo> infos;
@@ -415,7 +414,6 @@ class Builder {
   // Whether `stamp` holds a pass to replay; Replay adds it for `microbatch`.
   static bool Replayable(const PassStamp& stamp) { return stamp.built && stamp.replayable; }
   void Replay(const PassStamp& stamp, int32_t microbatch, TaskId* first, TaskId* last);
-  int32_t next_region_key_ = 0;
   std::array<bool, kInLayerClasses> networked_{};
   bool any_networked_ = false;  // some class of networked_
   // By (device, class, backward): InLayerTemplate's index. Sized once, never moved after (the

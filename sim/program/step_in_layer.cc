@@ -321,9 +321,6 @@ void Builder::Replay(const PassStamp& stamp, int32_t microbatch, TaskId* first, 
   }
   *first = TaskId(base + stamp.first);
   *last = TaskId(base + stamp.last);
-  if (stamp.region_key >= 0) {
-    e.AddRegion(TaskId(base), TaskId(e.num_tasks()), *first, *last, stamp.region_key);
-  }
 }
 
 Status Builder::StampedPass(PassStamp* stamp, const Device& d, const TaskInfo& info,
@@ -362,11 +359,6 @@ Status Builder::StampedPass(PassStamp* stamp, const Device& d, const TaskInfo& i
   }
   stamp->first = first->v - base;
   stamp->last = last->v - base;
-  if (stamp->replayable && stamp->first != stamp->last && opt_.contract_passes &&
-      !opt_.every_rank) {
-    stamp->region_key = next_region_key_++;
-    prog_.engine.AddRegion(TaskId(base), TaskId(end), *first, *last, stamp->region_key);
-  }
   return Status::Ok();
 }
 

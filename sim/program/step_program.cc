@@ -105,10 +105,6 @@ void Builder::MakeDevices() {
         if (layout_.GroupSize(CommGroup::kReplica) > 1) {
           dev.replica = prog_.engine.AddStream(n + " replica all-reduce");
         }
-        for (ResourceId s : {dev.compute, dev.pp_next, dev.pp_prev, dev.gather, dev.grad}) {
-          prog_.engine.SetStreamGroup(s, dev.index);
-        }
-        if (dev.replica.valid()) prog_.engine.SetStreamGroup(dev.replica, dev.index);
         prog_.devices.push_back(dev);
       }
     }

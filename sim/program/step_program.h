@@ -141,12 +141,6 @@ struct ProgramOptions {
   // one). False builds every pass task by task: the oracle tests/program/replay_test.cc holds
   // the replayed program equal to.
   bool replay_passes = true;
-  // Declare each replayed pass of several tasks to the engine as a region (Engine::AddRegion):
-  // where it provably runs in isolation the engine simulates it once and runs the step with it
-  // as one task, with the same result. False runs every task: the oracle
-  // tests/program/contract_test.cc holds the contracted run equal to. Not in every-rank mode
-  // (its replicas' passes share links).
-  bool contract_passes = true;
 };
 
 // The task graph of the plan's step (sim/parallel/plan.h: its op graph, layer split, rules and
