@@ -220,14 +220,20 @@ TEST(FrameworkMemory, Llama405bPipelineRuleMagnitude) {
   EXPECT_NEAR(p, 405e9 / 64.0, 0.03 * 405e9 / 64.0);
 }
 
-// The FSDP2 step replayed through the caching allocator (ReplayFsdp2Step): one stage only, and
-// the hole the 16-bit logits leave below log_softmax's saved output is reserved, not allocated.
-TEST(FrameworkMemory, Fsdp2StepReplay) {
+// What the replay covers: one stage (no TP, no PP), one micro-batch per step, the unfused loss.
+FsdpRun OneStageRun() {
   FsdpRun s;
   s.parallel.tp = 1;
   s.parallel.pp = 1;
-  s.training.global_batch = 4;  // one micro-batch per step
+  s.training.global_batch = 4;
   s.training.fused_loss = false;
+  return s;
+}
+
+// The FSDP2 step replayed through the caching allocator (ReplayFsdp2Step): one stage only, and
+// the hole the 16-bit logits leave below log_softmax's saved output is reserved, not allocated.
+TEST(FrameworkMemory, Fsdp2StepReplay) {
+  FsdpRun s = OneStageRun();
   s.training.fused_kernels = false;
   const FrameworkSpec titan = ProfileOf(Framework::kTorchtitan);
   Result<Sharding> plan = ShardModel(s.model, s.training, s.parallel);
@@ -256,11 +262,7 @@ TEST(FrameworkMemory, Fsdp2StepReplay) {
 // alive, so eager and compiled op-SAC differ there by exactly what eager keeps more: each block's
 // w2 output, T x h x 2 B (1,024 tokens, hidden 1,024), 8 blocks.
 TEST(FrameworkMemory, Fsdp2ReplayCheckpointedBlocks) {
-  FsdpRun s;
-  s.parallel.tp = 1;
-  s.parallel.pp = 1;
-  s.training.global_batch = 4;  // one micro-batch per step
-  s.training.fused_loss = false;
+  FsdpRun s = OneStageRun();
   s.training.recompute = Recompute::kSelectiveOps;
   const FrameworkSpec titan = ProfileOf(Framework::kTorchtitan);
   auto replay = [&](bool compiled) {
