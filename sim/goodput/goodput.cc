@@ -30,10 +30,30 @@ double ExpectedMaxByIntegration(double n) {
   constexpr double h = (kHi - kLo) / kSteps;
   const double log_n = std::log(n);
   const double log_norm = -0.5 * std::log(2.0 * std::numbers::pi);
-  double sum = 0.0;
-  for (int i = 0; i <= kSteps; ++i) {
+  const auto log_density = [&](int i) {  // log of the integrand over x at x_i
     const double x = kLo + h * i;
-    const double f = x * std::exp(log_n + log_norm - 0.5 * x * x + (n - 1.0) * LogNormalCdf(x));
+    return log_n + log_norm - 0.5 * x * x + (n - 1.0) * LogNormalCdf(x);
+  };
+  // The left tail adds nothing: where the log density is below -800, exp() is +0 exactly (it
+  // underflows below about -745.13), so the term is -0 and leaves the sum as it is. On x <= 0 the
+  // log density increases with x (-x^2/2 and log Phi(x) both do), so the points to skip are the
+  // first ones: found by bisection (11 evaluations instead of up to 1,001; n = 16,384 skips the
+  // points below x = 1.7). The sum is the same double as over every point
+  // (tests/goodput/goodput_test.cc holds it to the full loop).
+  constexpr double kNegligible = -800.0;
+  int first = 0;
+  for (int hi = kSteps / 2 + 1; first < hi;) {  // the first point at or above kNegligible
+    const int mid = first + (hi - first) / 2;
+    if (log_density(mid) < kNegligible) {
+      first = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  double sum = 0.0;
+  for (int i = first; i <= kSteps; ++i) {
+    const double x = kLo + h * i;
+    const double f = x * std::exp(log_density(i));
     const double w = (i == 0 || i == kSteps) ? 1.0 : (i % 2 == 1 ? 4.0 : 2.0);
     sum += w * f;
   }

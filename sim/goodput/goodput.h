@@ -69,8 +69,9 @@ double DalyInterval(double write_s, double mtbf_s);
 double DalyEfficiency(double interval_s, double write_s, double mtbf_s, double restart_s);
 double LostPerInterruption(double interval_s, double write_s, double restart_s);
 // E[max of n independent standard normals] (0 for n = 1; 1/sqrt(pi) for n = 2). The integral
-// costs about 600k instructions, as much as a small step: a caller that needs it for the same
-// GPU count many times (a sweep) computes it once and passes it to EstimateGoodput.
+// costs 0.3-0.6 M instructions (the fewer for large n, whose zero left tail is skipped), as much
+// as a small step: a caller that needs it for the same GPU count many times (a sweep) computes
+// it once and passes it to EstimateGoodput.
 double ExpectedMaxStdNormal(double n);
 // 1 + cv · ExpectedMaxStdNormal(n): the step of n synchronized ranks over one rank's mean.
 double StragglerFactor(double cv, double n);

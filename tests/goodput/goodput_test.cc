@@ -77,6 +77,40 @@ TEST(Goodput, ExpectedMaxOfNormals) {
   EXPECT_DOUBLE_EQ(StragglerFactor(0.05, 1), 1.0);
 }
 
+// ExpectedMaxStdNormal skips the left tail whose terms are exactly zero: the same double as
+// Simpson's rule over all 2,001 points, written out here as the library had it.
+TEST(Goodput, ExpectedMaxSkipsOnlyTermsThatAreZero) {
+  const auto full = [](double n) {
+    const auto log_cdf = [](double x) {
+      const double t = x / std::numbers::sqrt2;
+      return x < 0.0 ? std::log(0.5 * std::erfc(-t)) : std::log1p(-0.5 * std::erfc(t));
+    };
+    constexpr double kLo = -10.0, kHi = 10.0;
+    constexpr int kSteps = 2000;
+    constexpr double h = (kHi - kLo) / kSteps;
+    const double log_n = std::log(n);
+    const double log_norm = -0.5 * std::log(2.0 * std::numbers::pi);
+    double sum = 0.0;
+    int zero = 0;
+    for (int i = 0; i <= kSteps; ++i) {
+      const double x = kLo + h * i;
+      const double f = x * std::exp(log_n + log_norm - 0.5 * x * x + (n - 1.0) * log_cdf(x));
+      const double w = (i == 0 || i == kSteps) ? 1.0 : (i % 2 == 1 ? 4.0 : 2.0);
+      if (f == 0.0) ++zero;
+      sum += w * f;
+    }
+    return std::pair<double, int>(sum * h / 3.0, zero);
+  };
+  int skipped_somewhere = 0;
+  for (double n : {2.0, 3.0, 7.5, 8.0, 100.0, 1000.0, 1024.0, 4096.0, 16384.0, 65536.0, 1e6,
+                   16777216.0, 1099511627776.0}) {
+    const auto [expected, zeros] = full(n);
+    EXPECT_EQ(ExpectedMaxStdNormal(n), expected) << "n = " << n;
+    skipped_somewhere += zeros > 0;
+  }
+  EXPECT_GT(skipped_somewhere, 5);  // the large n have a left tail to skip
+}
+
 // A precomputed E[max] (a sweep's, once per GPU count) gives the goodput computed without it,
 // bit for bit, and the explanation prints it.
 TEST(Goodput, GivenExpectedMaxIsTheComputedOne) {
