@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "sim/base/strings.h"
+#include "sim/base/units.h"
 #include "sim/config/yaml_source.h"
 #include "sim/report/json_location.h"
 
@@ -34,6 +36,30 @@ IntervalKey IntervalKeyOf(const Scenario& sc) {
                      ScenarioFramework(sc)};
 }
 
+namespace {
+
+// The split-conformal interval of `e` (sorted, not empty): [e_(k), e_(n+1-k)], its median and
+// nominal coverage (interval.h).
+struct Conformal {
+  double low = 0.0, high = 0.0, median = 0.0, coverage = 0.0;
+};
+Conformal ConformalOf(const std::vector<double>& e) {
+  const int n = static_cast<int>(e.size());
+  const int k =
+      std::max(1, static_cast<int>(std::floor((n + 1) * (1.0 - kIntervalCoverage) / 2.0 + 1e-9)));
+  Conformal c;
+  c.low = e[static_cast<size_t>(k - 1)];
+  c.high = e[static_cast<size_t>(n - k)];
+  c.median = n % 2 ? e[static_cast<size_t>(n / 2)]
+                   : 0.5 * (e[static_cast<size_t>(n / 2 - 1)] + e[static_cast<size_t>(n / 2)]);
+  c.coverage = static_cast<double>(n + 1 - 2 * k) / static_cast<double>(n + 1);
+  return c;
+}
+
+std::string Pct(double e) { return (e >= 0 ? "+" : "") + FormatSig(100.0 * e, 3) + "%"; }
+
+}  // namespace
+
 PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
                                const std::string& exclude_id) {
   PredictionInterval p;
@@ -60,16 +86,13 @@ PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
     if (static_cast<int>(e.size()) < kMinGroupRuns && !(last && !e.empty())) continue;
     std::sort(e.begin(), e.end());
     const int n = static_cast<int>(e.size());
-    const int k =
-        std::max(1, static_cast<int>(std::floor((n + 1) * (1.0 - kIntervalCoverage) / 2.0 + 1e-9)));
+    const Conformal c = ConformalOf(e);
     p.available = true;
     p.runs = n;
-    p.error_low = e[static_cast<size_t>(k - 1)];
-    p.error_high = e[static_cast<size_t>(n - k)];
-    p.median_error =
-        n % 2 ? e[static_cast<size_t>(n / 2)]
-              : 0.5 * (e[static_cast<size_t>(n / 2 - 1)] + e[static_cast<size_t>(n / 2)]);
-    p.coverage = static_cast<double>(n + 1 - 2 * k) / static_cast<double>(n + 1);
+    p.error_low = c.low;
+    p.error_high = c.high;
+    p.median_error = c.median;
+    p.coverage = c.coverage;
     p.hardware_validated = l.family;
     if (l.framework) {
       p.group = key.hardware_family + " " + key.precision + " " + key.framework;
@@ -85,6 +108,39 @@ PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
       p.note = std::string(family_seen ? "too few validation runs on " : "no validation runs on ") +
                key.hardware_family + " hardware" + ": wider interval from all " +
                std::to_string(n) + " validation runs";
+      // Hardware without its own runs is no better known than validated hardware: the pooled
+      // interval is widened to span the interval of every group a validated scenario can get
+      // (each (family), (family, precision) and (family, precision, framework) of at least
+      // kMinGroupRuns runs), so it is never narrower on either side than any of them.
+      std::map<std::string, std::vector<double>> groups;
+      for (const ResidualRow& r : set.rows) {
+        if (r.id == exclude_id) continue;
+        groups[r.hardware_family].push_back(r.error);
+        groups[r.hardware_family + " " + r.precision].push_back(r.error);
+        groups[r.hardware_family + " " + r.precision + " " + r.framework].push_back(r.error);
+      }
+      std::string low_group, high_group;
+      for (auto& [name, ge] : groups) {
+        if (static_cast<int>(ge.size()) < kMinGroupRuns) continue;
+        std::sort(ge.begin(), ge.end());
+        const Conformal g = ConformalOf(ge);
+        if (g.low < p.error_low) {
+          p.error_low = g.low;
+          low_group = name;
+        }
+        if (g.high > p.error_high) {
+          p.error_high = g.high;
+          high_group = name;
+        }
+      }
+      p.note += " (" + Pct(c.low) + " to " + Pct(c.high) +
+                "), widened to span every validated group's interval";
+      if (!low_group.empty() || !high_group.empty()) {
+        p.note +=
+            " (" + (low_group.empty() ? "" : "low " + Pct(p.error_low) + " from " + low_group) +
+            (low_group.empty() || high_group.empty() ? "" : ", ") +
+            (high_group.empty() ? "" : "high " + Pct(p.error_high) + " from " + high_group) + ")";
+      }
     }
     return p;
   }

@@ -48,14 +48,67 @@ TEST(Interval, FallsBackToWiderGroups) {
   EXPECT_NE(p.note.find("too few validation runs on h100 hardware"), std::string::npos);
   // A family with no runs at all.
   const PredictionInterval b = IntervalFor(Set(rows), {"b200", "bf16/fp16", "megatron"});
+  // All nine: [e_(1), e_(9)] = [0, 0.2]; a100's groups (six runs, k = 1: [0, 0.05]) lie inside
+  // it, so the widening leaves it as it is.
   EXPECT_EQ(b.note,
-            "no validation runs on b200 hardware: wider interval from all 9 validation runs");
+            "no validation runs on b200 hardware: wider interval from all 9 validation runs "
+            "(+0% to +20.0%), widened to span every validated group's interval");
+  EXPECT_DOUBLE_EQ(b.error_low, 0.0);
+  EXPECT_DOUBLE_EQ(b.error_high, 0.2);
   // a100 bf16 fsdp: no fsdp runs, so (a100, bf16/fp16).
   const PredictionInterval a = IntervalFor(Set(rows), {"a100", "bf16/fp16", "fsdp"});
   EXPECT_EQ(a.group, "a100 bf16/fp16");
   EXPECT_EQ(a.runs, 6);
   // Leaving a run out.
   EXPECT_EQ(IntervalFor(Set(rows), {"a100", "bf16/fp16", "megatron"}, "a0").runs, 5);
+}
+
+// Hardware without validation runs is never given a tighter interval than a validated family:
+// the pooled interval is widened to span each family's own (every family of kMinGroupRuns runs).
+TEST(Interval, UnvalidatedHardwareIsNeverNarrowerThanAValidatedFamily) {
+  std::vector<ResidualRow> rows;
+  // 20 a100 runs near zero and 9 h100 runs spread -0.1 .. +0.3: the 29 pooled are dominated by
+  // the tight a100 runs.
+  for (int i = 0; i < 20; ++i) {
+    rows.push_back({"a" + std::to_string(i), "a100", "bf16/fp16", "megatron", 0.001 * (i - 10)});
+  }
+  for (int i = 0; i < 9; ++i) {
+    rows.push_back({"h" + std::to_string(i), "h100", "bf16/fp16", "megatron", -0.1 + 0.05 * i});
+  }
+  const ResidualSet set = Set(rows);
+  const PredictionInterval h = IntervalFor(set, {"h100", "bf16/fp16", "megatron"});
+  ASSERT_EQ(h.group, "h100 bf16/fp16 megatron");
+  // h100: n = 9, k = max(1, floor(10 x 0.1)) = 1: [-0.1, +0.3].
+  EXPECT_DOUBLE_EQ(h.error_low, -0.1);
+  EXPECT_DOUBLE_EQ(h.error_high, 0.3);
+  const PredictionInterval a = IntervalFor(set, {"a100", "bf16/fp16", "megatron"});
+  const PredictionInterval u = IntervalFor(set, {"h200", "bf16/fp16", "megatron"});
+  EXPECT_FALSE(u.hardware_validated);
+  EXPECT_EQ(u.runs, 29);
+  // Pooled alone: n = 29, k = 3: [e_(3), e_(27)] = [-0.01, +0.2], narrower than h100's.
+  EXPECT_NE(u.note.find("(-1.00% to +20.0%), widened"), std::string::npos) << u.note;
+  for (const PredictionInterval* f : {&h, &a}) {
+    EXPECT_LE(u.error_low, f->error_low) << f->group;
+    EXPECT_GE(u.error_high, f->error_high) << f->group;
+  }
+  EXPECT_DOUBLE_EQ(u.error_low, -0.1);
+  EXPECT_DOUBLE_EQ(u.error_high, 0.3);
+  // The shipped residuals: every family with its own interval is inside the unvalidated one.
+  Result<ResidualSet> shipped =
+      ReadResiduals(std::string(SHARDSIM_SOURCE_DIR) + "/" + kResidualsPath);
+  ASSERT_TRUE(shipped.ok()) << shipped.status().ToString();
+  const PredictionInterval v = IntervalFor(*shipped, {"h200", "bf16/fp16", "megatron"});
+  EXPECT_NE(v.note.find("high +24.6% from h100"), std::string::npos) << v.note;
+  for (const ResidualRow& r : shipped->rows) {
+    for (const IntervalKey& k : {IntervalKey{r.hardware_family, r.precision, r.framework},
+                                 IntervalKey{r.hardware_family, r.precision, "none"},
+                                 IntervalKey{r.hardware_family, "none", "none"}}) {
+      const PredictionInterval g = IntervalFor(*shipped, k);
+      if (!g.hardware_validated) continue;
+      EXPECT_LE(v.error_low, g.error_low) << g.group;
+      EXPECT_GE(v.error_high, g.error_high) << g.group;
+    }
+  }
 }
 
 TEST(Interval, KeysOfAScenario) {
