@@ -76,8 +76,9 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
       text += "\n" + ExplainGoodput(*sc, *r->goodput, *r->time_to_train_ideal_s);
     }
     std::fputs(text.c_str(), stdout);
-    // Ran, but the layout does not fit in memory: exit 1 (docs/reference.md §7).
-    ctx.exit_code = r->fits ? 0 : 1;
+    // Ran, but infeasible: the layout does not fit in memory, or the run cannot finish
+    // (Goodput::feasible): exit 1 (docs/reference.md §7).
+    ctx.exit_code = r->fits && (!r->goodput || r->goodput->feasible) ? 0 : 1;
   });
 }
 

@@ -60,6 +60,48 @@ double ExpectedMaxByIntegration(double n) {
   return sum * h / 3.0;
 }
 
+// Why `g` (FeasibleGoodput false) cannot finish: the figures that decide it and where each came
+// from (the scenario's keys or the defaults).
+std::string InfeasibleReason(const Scenario& sc, const Goodput& g, double rate, double step_s) {
+  const ReliabilitySpec& rel = sc.reliability;
+  const StorageSpec& st = sc.storage;
+  const double mtbf = *g.job_mtbf_s;
+  std::string o =
+      "goodput: the run cannot finish: the job MTBF, " + Sec(mtbf) + " = 1 / (" + FormatSci(rate) +
+      " unexpected interruptions per GPU-hour (" +
+      (rel.interruptions_per_gpu_hour ? std::string("reliability.interruptions_per_gpu_hour")
+                                      : std::string("default: Llama 3, arXiv 2407.21783 §3.3.4")) +
+      ") x " + std::to_string(sc.gpus) + " GPUs), is ";
+  const double restart_time = Or(rel.restart_time, kDefaultRestartSeconds);
+  const double node_bw = Or(st.write_bandwidth_per_node, kDefaultNodeWriteBandwidth);
+  const double aggregate_bw = Or(st.aggregate_write_bandwidth, kDefaultAggregateWriteBandwidth);
+  const bool node_bound = g.checkpoint.per_node / node_bw >= g.checkpoint.total / aggregate_bw;
+  const std::string read =
+      node_bound ? FormatBytes(Bytes(g.checkpoint.per_node)) + " per node at " +
+                       FormatRate(node_bw, "B/s") + " (" +
+                       (st.write_bandwidth_per_node ? "storage.write_bandwidth_per_node"
+                                                    : "default node write bandwidth") +
+                       ")"
+                 : FormatBytes(Bytes(g.checkpoint.total)) + " at " +
+                       FormatRate(aggregate_bw, "B/s") + " (" +
+                       (st.aggregate_write_bandwidth ? "storage.aggregate_write_bandwidth"
+                                                     : "default aggregate write bandwidth") +
+                       ")";
+  if (mtbf <= g.restart_s) {
+    o += "not longer than a restart, " + Sec(g.restart_s) + " = restart time " + Sec(restart_time) +
+         " (" +
+         (rel.restart_time ? std::string("reliability.restart_time")
+                           : std::string("default, an assumption")) +
+         ") + reading the checkpoint back " + Sec(g.checkpoint_write_s) + " (" + read +
+         "): each interruption expects another before training resumes";
+  } else {
+    o += "not longer than one step and its checkpoint, " + Sec(step_s) + " + " +
+         Sec(g.checkpoint_blocking_s) + " (checkpoint write: " + read +
+         "): no checkpoint period expects to end before an interruption";
+  }
+  return o;
+}
+
 }  // namespace
 
 double YoungInterval(double write_s, double mtbf_s) { return std::sqrt(2.0 * write_s * mtbf_s); }
@@ -192,14 +234,18 @@ Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory, 
   g.straggler_expected_max = expected_max ? *expected_max : ExpectedMaxStdNormal(gpus);
   g.straggler_factor = 1.0 + g.straggler_cv * g.straggler_expected_max;
   g.fraction = eff / g.straggler_factor;
-  if (!(g.fraction > 1e-9)) {
-    return Status::Invalid("reliability: a job MTBF of " + Sec(g.job_mtbf_s.value_or(0.0)) +
-                           " against restarts of " + Sec(g.restart_s) +
-                           ": the run would never finish (goodput 0); lower "
-                           "interruptions_per_gpu_hour or restart_time");
+  if (g.job_mtbf_s &&
+      !FeasibleGoodput(*g.job_mtbf_s, g.restart_s, step_time_s, g.checkpoint_blocking_s)) {
+    g.feasible = false;
+    g.fraction = 0.0;
+    g.infeasible_reason = InfeasibleReason(sc, g, rate, step_time_s);
   }
   g.lost_s_per_day = kSecondsPerDay * (1.0 - g.fraction);
   return g;
+}
+
+bool FeasibleGoodput(double mtbf_s, double restart_s, double step_s, double checkpoint_pause_s) {
+  return mtbf_s > restart_s && mtbf_s > step_s + checkpoint_pause_s;
 }
 
 std::string ExplainGoodput(const Scenario& sc, const Goodput& g, double ideal_s) {
@@ -245,6 +291,13 @@ std::string ExplainGoodput(const Scenario& sc, const Goodput& g, double ideal_s)
        ")");
   line("goodput: " + FormatSig(100.0 * g.fraction, 4) + "% = effective time / straggler factor; " +
        Sec(g.lost_s_per_day) + " lost per day");
+  if (!g.feasible) {
+    line(
+        "infeasible (FeasibleGoodput: the MTBF must exceed the restart and one step + its "
+        "checkpoint pause): " +
+        g.infeasible_reason);
+    return o;
+  }
   line("time to train: " + Sec(ideal_s / g.fraction) + " booked = " + Sec(ideal_s) +
        " ideal / goodput");
   return o;

@@ -111,11 +111,24 @@ struct Goodput {
   double straggler_expected_max = 0.0;  // ExpectedMaxStdNormal(straggler_ranks)
   // Where each input came from, for --explain ("scenario", "topology", "default (Llama 3 ...)").
   std::string rate_source, restart_source, storage_source, straggler_source;
+  // Whether the run can finish (FeasibleGoodput): false when the job MTBF is not longer than a
+  // restart, or than the least work a checkpoint can save (one step and its checkpoint pause).
+  // Then `fraction` is 0, and `infeasible_reason` names the figures and where each came from.
+  bool feasible = true;
+  std::string infeasible_reason;
 };
+
+// The rule behind Goodput::feasible, one for every scenario: a job whose MTBF M is not longer
+// than its restart R (restart time + reading the checkpoint back) expects to be interrupted again
+// before it runs (Daly 2006's wall time grows as e^(R/M)); one whose M is not longer than a step
+// plus its checkpoint pause (the least work a checkpoint can save) expects to lose every period
+// it works (e^((tau + delta)/M) with tau >= one step). Either way the run does not finish.
+bool FeasibleGoodput(double mtbf_s, double restart_s, double step_s, double checkpoint_pause_s);
 
 // The goodput of `sc` with steps of `step_time_s` (> 0) and its memory budget. `expected_max`:
 // ExpectedMaxStdNormal(sc.gpus) when the caller has it (computed here otherwise). Errors: none
-// today beyond an invalid step time (kInvalidInput); the reader bounds every input.
+// today beyond an invalid step time (kInvalidInput); the reader bounds every input. A run that
+// cannot finish is not an error: the result says so (Goodput::feasible).
 Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory, double step_time_s,
                                 std::optional<double> expected_max = std::nullopt);
 

@@ -7,6 +7,12 @@ namespace shardsim {
 
 std::vector<std::pair<std::string, std::string>> GoodputRows(const Goodput& g) {
   const auto sec = [](double s) { return FormatSeconds(Seconds(s)); };
+  if (!g.feasible) {  // the restart or the least checkpoint period outlasts the MTBF
+    return {{"goodput", "0, INFEASIBLE (see below)"},
+            {"interruptions", FormatSig(g.interruptions_per_day, 3) + " a day, MTBF " +
+                                  sec(g.job_mtbf_s.value_or(0.0))},
+            {"restart", sec(g.restart_s)}};
+  }
   return {{"goodput", Percent(g.fraction) + ", stragglers x" + FormatSig(g.straggler_factor, 4)},
           {"interruptions", FormatSig(g.interruptions_per_day, 3) + " a day" +
                                 (g.job_mtbf_s ? ", MTBF " + sec(*g.job_mtbf_s) : std::string())},
@@ -34,7 +40,9 @@ nlohmann::ordered_json GoodputJson(const Goodput& g) {
               {"lost_s_per_day", g.lost_s_per_day},
               {"straggler_factor", g.straggler_factor},
               {"straggler_cv", g.straggler_cv},
-              {"straggler_ranks", g.straggler_ranks}};
+              {"straggler_ranks", g.straggler_ranks},
+              {"feasible", g.feasible},
+              {"infeasible_reason", g.feasible ? Json(nullptr) : Json(g.infeasible_reason)}};
 }
 
 }  // namespace shardsim

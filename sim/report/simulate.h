@@ -93,6 +93,12 @@ struct SimResult {
   double peak_flops_per_gpu = 0.0;  // the MFU denominator: dense peak of the training precision
   double mfu = 0.0;
   double hfu = 0.0;
+  // What the kernels ran (FlopsSummary::executed_per_step: causal attention's unmasked half,
+  // flash backward, elementwise) per second per GPU, in TFLOP/s, and over the peak. Unlike MFU
+  // and HFU (published conventions that count attention as the full s x s square) it cannot
+  // exceed peak x hardware.sustained_compute_fraction.
+  double executed_tflops_per_gpu = 0.0;
+  double executed_fraction = 0.0;
   double bubble_fraction = 0.0;  // breakdown.bubble over the busiest rank's own work (0: pp 1)
   FlopsSummary flops;
   MemoryBudget memory;  // closed form (sim/memory)

@@ -195,7 +195,9 @@ Result<SimResult> MeasureStep(const Scenario& sc, StepRun step,
   if (r.peak_flops_per_gpu > 0.0 && t > 0.0) {
     r.mfu = r.flops.model_per_step / t / gpus / r.peak_flops_per_gpu;
     r.hfu = r.flops.hardware_per_step / t / gpus / r.peak_flops_per_gpu;
+    r.executed_fraction = r.flops.executed_per_step / t / gpus / r.peak_flops_per_gpu;
   }
+  r.executed_tflops_per_gpu = t > 0.0 ? r.flops.executed_per_step / t / gpus / kTera : 0.0;
 
   Stats(*program, *result, r);
   for (const DeviceStats& d : r.devices) {
@@ -298,8 +300,10 @@ Result<SimResult> MeasureStep(const Scenario& sc, StepRun step,
     Result<Goodput> g = EstimateGoodput(sc, r.memory, t, straggler_expected_max);
     if (!g.ok()) return g.status();
     r.time_to_train_ideal_s = *sc.training.tokens / r.tokens_per_s;
-    r.time_to_train_s = *r.time_to_train_ideal_s / g->fraction;
-    r.gpu_hours = *r.time_to_train_s * gpus / 3600.0;
+    if (g->feasible) {  // an infeasible run (Goodput::feasible) has no booked time
+      r.time_to_train_s = *r.time_to_train_ideal_s / g->fraction;
+      r.gpu_hours = *r.time_to_train_s * gpus / 3600.0;
+    }
     r.goodput = std::move(*g);
   }
   r.plan = step.plan;

@@ -47,6 +47,25 @@ Json IntervalBasisJson(const PredictionInterval& p) {
   return b;
 }
 
+// The published conventions (model and hardware FLOPs) over what the kernels ran: above 1 when
+// they count causal attention as the full s x s square while the kernel skips the masked half.
+double ConventionOverExecuted(const SimResult& r) {
+  return r.flops.executed_per_step > 0.0 ? r.flops.hardware_per_step / r.flops.executed_per_step
+                                         : 0.0;
+}
+
+// Printed whenever the conventions count work that was not executed (ConventionOverExecuted above
+// 1): so a utilization above 100% is never printed without it (the executed fraction cannot
+// exceed the sustained peak).
+std::string ConventionNote(const SimResult& r) {
+  const double f = ConventionOverExecuted(r);
+  if (!(f > 1.0)) return "";
+  return "MFU / HFU count causal attention as the full s x s square (the published convention); "
+         "the kernels ran its unmasked half: HFU's FLOPs are " +
+         FormatSig(f, 3) + "x those executed, " + Percent(r.executed_fraction) +
+         " of peak was executed";
+}
+
 void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
   for (const Breakdown::Part& p : b.Parts()) {
     if (p.seconds.value() > 0.0) {
@@ -84,6 +103,8 @@ std::string SimulateText(const Scenario& sc, const SimResult& r,
     head.AddRow({"MFU interval", Percent(r.mfu / (1.0 + interval->error_high)) + " to " +
                                      Percent(r.mfu / (1.0 + interval->error_low))});
   }
+  head.AddRow({"executed TFLOP/s", FormatSig(r.executed_tflops_per_gpu, 4) + " per GPU (" +
+                                       Percent(r.executed_fraction) + " of peak)"});
   head.AddRow({"pipeline bubble", Percent(r.bubble_fraction) + " of busy time"});
   const double cap = sc.hardware.memory_capacity;
   head.AddRow({"peak memory", FormatBytes(r.peak_memory) + " of " + FormatBytes(Bytes(cap)) +
@@ -100,12 +121,19 @@ std::string SimulateText(const Scenario& sc, const SimResult& r,
     head.AddRow({"time to train", FormatSeconds(Seconds(*r.time_to_train_s)) + " booked (ideal " +
                                       FormatSeconds(Seconds(*r.time_to_train_ideal_s)) + ")"});
     head.AddRow({"GPU-hours booked", FormatCount(*r.gpu_hours)});
+  } else if (r.time_to_train_ideal_s) {  // the goodput is infeasible: nothing is booked
+    head.AddRow({"time to train",
+                 "never (ideal " + FormatSeconds(Seconds(*r.time_to_train_ideal_s)) + ")"});
   }
   if (r.goodput) {
     for (const auto& [label, text] : GoodputRows(*r.goodput)) head.AddRow({label, text});
   }
   out += head.ToString();
   if (interval != nullptr) out += "  " + IntervalText(*interval) + "\n";
+  if (const std::string note = ConventionNote(r); !note.empty()) out += "  flops: " + note + "\n";
+  if (r.goodput && !r.goodput->feasible) {
+    out += "  INFEASIBLE " + r.goodput->infeasible_reason + "\n";
+  }
   out += "\nWhere the step goes (critical path of pipeline rank " +
          std::to_string(
              r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) +
@@ -127,6 +155,9 @@ std::string SimulateText(const Scenario& sc, const SimResult& r,
          " (matmuls, attention as the full s x s square), hardware " +
          FormatSci(r.flops.hardware_per_step) + " (with recompute), 6·N·D " +
          FormatSci(r.flops.six_nd) + "\n";
+  out += "Executed FLOPs per step: " + FormatSci(r.flops.executed_per_step) +
+         " (what the kernels ran: causal attention's unmasked half, flash backward, "
+         "elementwise)\n";
   return out;
 }
 
@@ -156,6 +187,10 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
   j["tflops_per_gpu"] = r.tflops_per_gpu;
   j["mfu"] = r.mfu;
   j["hfu"] = r.hfu;
+  j["executed_tflops_per_gpu"] = r.executed_tflops_per_gpu;
+  j["executed_fraction_of_peak"] = r.executed_fraction;
+  j["flops_convention_over_executed"] = ConventionOverExecuted(r);
+  if (const std::string note = ConventionNote(r); !note.empty()) j["flops_convention_note"] = note;
   if (interval != nullptr) {
     const double t = r.step_time.value();
     if (interval->available) {
@@ -273,6 +308,7 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
   j["exposed_by_link_s"] = links;
   j["flops"] = {{"model_per_step", r.flops.model_per_step},
                 {"hardware_per_step", r.flops.hardware_per_step},
+                {"executed_per_step", r.flops.executed_per_step},
                 {"six_nd", r.flops.six_nd},
                 {"tokens_per_step", r.flops.tokens_per_step}};
   Json devs = Json::array();
@@ -290,6 +326,10 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
     j["time_to_train_s"] = *r.time_to_train_s;
     j["time_to_train_ideal_s"] = *r.time_to_train_ideal_s;
     j["gpu_hours"] = *r.gpu_hours;
+  } else if (r.time_to_train_ideal_s) {  // infeasible goodput: never booked
+    j["time_to_train_s"] = nullptr;
+    j["time_to_train_ideal_s"] = *r.time_to_train_ideal_s;
+    j["gpu_hours"] = nullptr;
   }
   if (r.goodput) j["goodput"] = GoodputJson(*r.goodput);
   j["simulated_tasks"] = r.tasks;
@@ -388,6 +428,28 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
     for (const std::string& line : MechanismLines(sc.framework)) out += "  " + line + "\n";
     out += "\n";
   }
+  // What MFU, HFU and the executed figure count (sim/model/flops.h).
+  const double per_gpu_s = r.step_time.value() * static_cast<double>(sc.gpus);
+  const auto of_peak = [&](double flops) {
+    return per_gpu_s > 0.0 && r.peak_flops_per_gpu > 0.0
+               ? Percent(flops / per_gpu_s / r.peak_flops_per_gpu)
+               : std::string("n/a");
+  };
+  out += "FLOPs per step (what each utilization counts, over " +
+         FormatRate(r.peak_flops_per_gpu, "FLOP/s") + " per GPU)\n";
+  out += "  model " + FormatSci(r.flops.model_per_step) +
+         ": matmuls, attention as the full s x s square, backward 2x forward, no recompute "
+         "(Megatron-LM / PaLM): MFU " +
+         of_peak(r.flops.model_per_step) + "\n";
+  out += "  hardware " + FormatSci(r.flops.hardware_per_step) +
+         ": model + the recompute forward: HFU " + of_peak(r.flops.hardware_per_step) + "\n";
+  out += "  executed " + FormatSci(r.flops.executed_per_step) +
+         ": what the kernels ran (causal attention's unmasked half, flash backward recomputing "
+         "the scores, elementwise): " +
+         of_peak(r.flops.executed_per_step) + " of peak, at most the sustained fraction " +
+         FormatSig(sc.hardware.sustained_compute_fraction, 3) + "\n";
+  if (const std::string note = ConventionNote(r); !note.empty()) out += "  " + note + "\n";
+  out += "\n";
   out += "Per-layer pricing (one micro-batch on one device)\n";
   TextTable t(
       {"block", "pass", "total", "kernels", "tp exposed", "cp exposed", "ep exposed", "recompute"});

@@ -191,6 +191,11 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
     row.reason = "simulation failed: " + StatusReason(r.status());
     return row;
   }
+  if (r->goodput && !r->goodput->feasible) {  // the run cannot finish (Goodput::feasible)
+    row.status = PointStatus::kError;
+    row.reason = r->goodput->infeasible_reason;
+    return row;
+  }
   FillOutputs(sc, *r, &row);
   row.status = r->fits ? PointStatus::kOk : PointStatus::kNoFit;
   if (!r->fits) {

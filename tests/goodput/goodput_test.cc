@@ -208,13 +208,47 @@ TEST(Goodput, Llama3_405bMatchesThePaper) {
   EXPECT_LT(a->goodput->checkpoint_blocking_s, g.checkpoint_blocking_s);
 }
 
-// A job that fails faster than it restarts never finishes: an error, not a division by zero.
-TEST(Goodput, NeverFinishingIsAnError) {
+// A job that fails faster than it restarts never finishes: an infeasible result (the step is
+// still measured), not an error and not a division by zero; the reason names the user's key.
+TEST(Goodput, NeverFinishingIsInfeasible) {
   Scenario sc = Load("scenarios/llama3-405b-h100x16k.yaml");
   sc.reliability.interruptions_per_gpu_hour = 10.0;
   Result<SimResult> r = Simulate(sc);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("never finish"), std::string::npos) << r.status().message();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(r->step_time.value(), 0.0);
+  ASSERT_TRUE(r->goodput);
+  EXPECT_FALSE(r->goodput->feasible);
+  EXPECT_EQ(r->goodput->fraction, 0.0);
+  EXPECT_FALSE(r->time_to_train_s);
+  EXPECT_TRUE(r->time_to_train_ideal_s);
+  const std::string& why = r->goodput->infeasible_reason;
+  EXPECT_NE(why.find("reliability.interruptions_per_gpu_hour"), std::string::npos) << why;
+  EXPECT_NE(why.find("restart time 600 s (default, an assumption)"), std::string::npos) << why;
+}
+
+// One rule: the MTBF must exceed the restart and one step plus its checkpoint pause.
+TEST(Goodput, FeasibilityRule) {
+  EXPECT_TRUE(FeasibleGoodput(1000.0, 600.0, 10.0, 1.0));
+  EXPECT_FALSE(FeasibleGoodput(600.0, 600.0, 10.0, 1.0));   // the restart as long as the MTBF
+  EXPECT_FALSE(FeasibleGoodput(1000.0, 60.0, 999.0, 1.0));  // a step + pause as long
+  EXPECT_TRUE(FeasibleGoodput(1000.0, 60.0, 998.0, 1.0));
+  // Through the model: restart times either side of the job MTBF (1 / (rate x GPUs)).
+  Scenario sc = Load("scenarios/quickstart.yaml");
+  sc.reliability.interruptions_per_gpu_hour = 3600.0 / (1000.0 * 512.0);  // MTBF 1,000 s
+  sc.reliability.checkpoint_interval = 100.0;
+  Goodput fine, late;
+  for (const double restart : {900.0, 1000.0}) {
+    sc.reliability.restart_time = restart;
+    Result<SimResult> r = Simulate(sc);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    (restart < 999.0 ? fine : late) = *r->goodput;
+  }
+  EXPECT_NEAR(*fine.job_mtbf_s, 1000.0, 1e-6);
+  EXPECT_TRUE(fine.feasible);
+  EXPECT_GT(fine.fraction, 0.0);
+  EXPECT_FALSE(late.feasible);
+  EXPECT_NE(late.infeasible_reason.find("reliability.restart_time"), std::string::npos)
+      << late.infeasible_reason;
 }
 
 // The CLI: `simulate --json` carries the goodput object (DESIGN.md §6 keys) and both times;
@@ -247,6 +281,62 @@ TEST(Goodput, SimulateOutputs) {
   EXPECT_FALSE(none.contains("goodput"));
   EXPECT_FALSE(none.contains("time_to_train_s"));
   EXPECT_FALSE(none.contains("time_to_train_ideal_s"));
+}
+
+// The review's cases: 16.8M and 4.2M GPUs on the default reliability (MTBF 10.9 s and 43.5 s
+// against a 10 min restart), and 512 GPUs writing their checkpoint at 1 MB/s (a restart of 11
+// days against an MTBF of 4 days). Each reports its step, exits 1 (infeasible, DESIGN.md §4) and
+// names the figures and where they came from; none is a located input error.
+TEST(Goodput, InfeasibleRunsReportTheStepAndWhy) {
+  std::filesystem::current_path(SHARDSIM_SOURCE_DIR);
+  const std::string base =
+      "base: " + std::string(SHARDSIM_SOURCE_DIR) + "/scenarios/quickstart.yaml\n";
+  struct Case {
+    const char* name;
+    std::string yaml;
+    const char* figures;  // what the reason must name
+  };
+  const Case cases[] = {
+      {"16m",
+       base + "gpus: 16777216\ntraining: {global_batch: 524288}\n"
+              "parallel: {dp: 524288, virtual_stages: 1, schedule: 1f1b}\n",
+       "the job MTBF, 10.9 s = 1 / (1.97e-5 unexpected interruptions per GPU-hour (default: "
+       "Llama 3, arXiv 2407.21783 §3.3.4) x 16777216 GPUs), is not longer than a restart, 600 s "
+       "= restart time 600 s (default, an assumption)"},
+      {"4m",
+       base + "gpus: 4194304\ntraining: {global_batch: 131072}\n"
+              "parallel: {dp: 131072, virtual_stages: 1, schedule: 1f1b}\n",
+       "the job MTBF, 43.5 s"},
+      {"slow_storage", base + "storage: {aggregate_write_bandwidth: 1 MB/s}\n",
+       "(storage.aggregate_write_bandwidth)"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = std::string("/tmp/shardsim_goodput_") + c.name + ".yaml";
+    testing::WriteFile(path, c.yaml);
+    const testing::CliRun t = testing::Shardsim("simulate " + path, false);
+    EXPECT_EQ(t.code, 1) << c.name << "\n" << t.out;
+    EXPECT_NE(t.out.find("  step time "), std::string::npos) << c.name;
+    EXPECT_NE(t.out.find("  goodput  "), std::string::npos) << c.name;
+    EXPECT_NE(t.out.find("INFEASIBLE goodput: the run cannot finish: "), std::string::npos)
+        << c.name << "\n"
+        << t.out;
+    EXPECT_NE(t.out.find(c.figures), std::string::npos) << c.name << "\n" << t.out;
+    EXPECT_EQ(t.out.find("error:"), std::string::npos) << c.name;
+    const testing::CliRun j = testing::Shardsim("simulate " + path + " --json", false);
+    EXPECT_EQ(j.code, 1) << c.name;
+    const nlohmann::json json = nlohmann::json::parse(j.out);
+    EXPECT_GT(json["step_time_s"].get<double>(), 0.0);
+    EXPECT_FALSE(json["goodput"]["feasible"].get<bool>()) << c.name;
+    EXPECT_EQ(json["goodput"]["fraction"].get<double>(), 0.0);
+    EXPECT_TRUE(json["goodput"]["infeasible_reason"].is_string());
+    EXPECT_TRUE(json["time_to_train_s"].is_null());
+    EXPECT_GT(json["time_to_train_ideal_s"].get<double>(), 0.0);
+    const double mtbf = json["goodput"]["job_mtbf_s"];
+    EXPECT_LE(mtbf, json["goodput"]["restart_s"].get<double>()) << c.name;
+    const testing::CliRun e = testing::Shardsim("simulate " + path + " --explain", false);
+    EXPECT_EQ(e.code, 1);
+    EXPECT_NE(e.out.find("  infeasible (FeasibleGoodput"), std::string::npos) << e.out;
+  }
 }
 
 }  // namespace
