@@ -42,14 +42,27 @@ std::string Headline(const Scenario& sc, const SimResult& r) {
               KeyedValue("tokens_per_s_per_gpu", Num(r.tokens_per_s_per_gpu),
                          GroupedNumber(r.tokens_per_s_per_gpu)) +
                   " per GPU, " + Esc(GroupedNumber(r.tokens_per_step)) + " tokens per step");
-  out +=
-      Card("mfu", "MFU", KeyedValue("mfu", Num(r.mfu), Percent(r.mfu)),
-           "HFU " + KeyedValue("hfu", Num(r.hfu), Percent(r.hfu)) + ", " +
-               KeyedValue("tflops_per_gpu", Num(r.tflops_per_gpu), FormatSig(r.tflops_per_gpu, 4)) +
-               " model TFLOP/s per GPU of " +
-               KeyedValue("peak_flops_per_gpu", Num(r.peak_flops_per_gpu),
-                          FormatRate(r.peak_flops_per_gpu, "FLOP/s")) +
-               " " + Esc(Name(sc.training.precision)));
+  out += Card(
+      "mfu", "MFU", KeyedValue("mfu", Num(r.mfu), Percent(r.mfu)),
+      "HFU " + KeyedValue("hfu", Num(r.hfu), Percent(r.hfu)) + ", " +
+          KeyedValue("tflops_per_gpu", Num(r.tflops_per_gpu), FormatSig(r.tflops_per_gpu, 4)) +
+          " model TFLOP/s per GPU of " +
+          KeyedValue("peak_flops_per_gpu", Num(r.peak_flops_per_gpu),
+                     FormatRate(r.peak_flops_per_gpu, "FLOP/s")) +
+          " " + Esc(Name(sc.training.precision)) + "; executed " +
+          KeyedValue("executed_tflops_per_gpu", Num(r.executed_tflops_per_gpu),
+                     FormatSig(r.executed_tflops_per_gpu, 4)) +
+          " TFLOP/s per GPU (" +
+          KeyedValue("executed_fraction_of_peak", Num(r.executed_fraction),
+                     Percent(r.executed_fraction)) +
+          " of peak)" +
+          // As the text report's `flops:` note (step_report.cc ConventionNote): MFU/HFU
+          // above what ran are never shown without the reason.
+          (r.flops.hardware_per_step > r.flops.executed_per_step && r.flops.executed_per_step > 0.0
+               ? Esc("; MFU / HFU count causal attention as the full s x s square, HFU " +
+                     FormatSig(r.flops.hardware_per_step / r.flops.executed_per_step, 3) +
+                     "x the FLOPs executed")
+               : std::string()));
   const double used = cap > 0.0 ? r.peak_memory.value() / cap : 0.0;
   out +=
       Card("memory", "peak memory",
@@ -78,7 +91,9 @@ std::string Headline(const Scenario& sc, const SimResult& r) {
                     KeyedValue("time_to_train_ideal_s", Num(*r.time_to_train_ideal_s),
                                FormatSeconds(Seconds(*r.time_to_train_ideal_s))));
   }
-  if (r.goodput) {
+  if (r.goodput && !r.goodput->feasible) {
+    out += Card("goodput", "goodput", "INFEASIBLE", Esc(r.goodput->infeasible_reason));
+  } else if (r.goodput) {
     const Goodput& g = *r.goodput;
     out += Card("goodput", "goodput",
                 KeyedValue("goodput.fraction", Num(g.fraction), Percent(g.fraction)),

@@ -125,7 +125,8 @@ TEST(BrowserSimulate, QuickstartRendersWithTheJsonFiguresAndEveryChart) {
         key == "goodput.checkpoint_write_s") {
       EXPECT_EQ(text, FormatSeconds(Seconds(v))) << key;
     }
-    if (key == "mfu" || key == "hfu" || key == "bubble_fraction" || key == "goodput.fraction") {
+    if (key == "mfu" || key == "hfu" || key == "bubble_fraction" || key == "goodput.fraction" ||
+        key == "executed_fraction_of_peak") {
       EXPECT_EQ(text, Percent(v)) << key;
     }
     if (key.rfind("memory.", 0) == 0) {
@@ -135,7 +136,9 @@ TEST(BrowserSimulate, QuickstartRendersWithTheJsonFiguresAndEveryChart) {
       EXPECT_EQ(text, GroupedNumber(v)) << key;
     }
   }
-  EXPECT_EQ(keyed, 18);  // 13, and the ideal time to train and 4 goodput figures
+  // 13, the ideal time to train, 4 goodput figures and the 2 executed-FLOPs figures of the MFU
+  // card.
+  EXPECT_EQ(keyed, 20);
 
   // Where the step goes: the critical path's parts, summing to the step.
   double parts = 0;
