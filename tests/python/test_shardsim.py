@@ -210,6 +210,19 @@ def test_sweep_rows_equal_cli_files(tmp_path):
     assert best == sorted(best, key=lambda x: -x["tokens_per_s"])
 
 
+def test_sweep_report_equals_cli_table(tmp_path):
+    # The ranking text is the CLI's, tie marks ("~" within the stated uncertainty) and the tie
+    # line included: Python's had neither (module.cc did not set RankOptions.tie_fraction).
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(shardsim.to_yaml(dict(SMALL_SWEEP, base=QUICKSTART)))
+    _, out, _ = cli("sweep", str(spec), "-j", "2", "--progress", "none")
+    rows = shardsim.sweep(str(spec), jobs=2)
+    assert "~" in out  # the sweep has ties, so the comparison covers them
+    heading, table = out.split("\n", 1)  # "shardsim sweep: FILE, 8 points", then the table
+    assert heading.startswith("shardsim sweep: ")
+    assert rows.report == table
+
+
 def test_sweep_dict_shard_and_progress():
     seen = []
     whole = shardsim.sweep(SMALL_SWEEP, jobs=1)
