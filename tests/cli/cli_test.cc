@@ -213,6 +213,33 @@ TEST(Cli, LibraryBeforeOrAfterTheCommand) {
   EXPECT_EQ(before.out, after.out);
   const auto nowhere = Shardsim("budget " + Quickstart() + " --library /nonexistent");
   EXPECT_EQ(nowhere.code, 2);
+  EXPECT_EQ(nowhere.out.rfind("--library: Directory does not exist: /nonexistent\n", 0), 0u)
+      << nowhere.out;
+}
+
+// $SHARDSIM_LIBRARY naming no folder is an error as --library's is (it was skipped silently for
+// the default library); --library wins over it. --explain says which folders were used.
+TEST(Cli, LibraryEnvironmentFolderMustExist) {
+  const std::string bin = SHARDSIM_BINARY;
+  const auto env = testing::RunCommand("SHARDSIM_LIBRARY=/nonexistent:" + kSource + " " + bin +
+                                       " budget " + Quickstart() + " 2>&1");
+  EXPECT_EQ(env.code, 2);
+  EXPECT_EQ(env.out,
+            "error: SHARDSIM_LIBRARY: '/nonexistent' is not a folder; expected folders holding "
+            "models/, hardware/, topologies/ (':'-separated), or unset it (or pass --library)\n");
+  const auto flag = testing::RunCommand("SHARDSIM_LIBRARY=/nonexistent " + bin + " --library " +
+                                        kSource + " budget " + Quickstart() + " --json 2>&1");
+  EXPECT_EQ(flag.code, 0) << flag.out;
+  const auto good = testing::RunCommand("SHARDSIM_LIBRARY=" + kSource + " " + bin + " simulate " +
+                                        Quickstart() + " --explain 2>&1");
+  EXPECT_EQ(good.code, 0) << good.out;
+  const std::string tail = "\nLibrary folders ($SHARDSIM_LIBRARY, then the default): " + kSource;
+  EXPECT_NE(good.out.find(tail), std::string::npos) << good.out.substr(good.out.size() - 300);
+  const auto plain = Shardsim("--library " + kSource + " simulate " + Quickstart(), false);
+  EXPECT_EQ(plain.out.find("Library folders"), std::string::npos);  // the default text: as before
+  const auto expl =
+      Shardsim("--library " + kSource + " simulate " + Quickstart() + " --explain", false);
+  EXPECT_NE(expl.out.find("\nLibrary folders (--library): " + kSource + "\n"), std::string::npos);
 }
 
 // budget's "how" column reproduces its own figure: bytes/param x the parameters over the ZeRO
