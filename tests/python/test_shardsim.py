@@ -223,6 +223,19 @@ def test_sweep_report_equals_cli_table(tmp_path):
     assert rows.report == table
 
 
+def test_library_folder_must_exist(monkeypatch):
+    # As the CLI: $SHARDSIM_LIBRARY naming no folder is an error (it was skipped silently), with
+    # the CLI's message; library= wins over it and must exist too.
+    monkeypatch.setenv("SHARDSIM_LIBRARY", "/nonexistent")
+    code, _, err = cli("budget", QUICKSTART, check=False)
+    with pytest.raises(shardsim.Error) as e:
+        shardsim.budget(QUICKSTART)
+    assert code == 2 and str(e.value) + "\n" == err
+    assert shardsim.budget(QUICKSTART, library=ROOT)["params"]["total"] > 0
+    with pytest.raises(shardsim.Error, match="library: '/nonexistent' is not a folder"):
+        shardsim.budget(QUICKSTART, library="/nonexistent")
+
+
 def test_sweep_dict_shard_and_progress():
     seen = []
     whole = shardsim.sweep(SMALL_SWEEP, jobs=1)
