@@ -27,11 +27,13 @@
 #include "sim/sweep/claim.h"
 #include "sim/sweep/claim_base.h"
 #include "sim/sweep/claim_json.h"
+#include "sim/sweep/evaluate.h"
 #include "sim/sweep/point_space.h"
 #include "sim/sweep/ranking.h"
 #include "sim/sweep/rows.h"
 #include "sim/sweep/runner.h"
 #include "sim/sweep/sweep_spec.h"
+#include "sim/sweep/uncertainty.h"
 
 namespace py = pybind11;
 
@@ -192,7 +194,10 @@ py::tuple Sweep(const std::string& path, const std::optional<std::string>& text,
                 bool overwrite, ProgressFn progress, const std::string& rank_by, int64_t top,
                 std::optional<double> price, const std::string& library) {
   const int threads = Threads(jobs);
-  const RankOptions rank = Take(ParseRankOptions(rank_by, top, price));
+  RankOptions rank = Take(ParseRankOptions(rank_by, top, price));
+  // Ranked as `sweep` ranks (sim/cli/cmd_sweep.cc): ties within the stated uncertainty marked
+  // "~", each point's hardware price where `price` gives none.
+  rank.tie_fraction = kStatedUncertainty;
   PyProgress callback{std::move(progress), std::nullopt};
   struct Out {
     std::vector<std::string> columns;
@@ -230,6 +235,7 @@ py::tuple Sweep(const std::string& path, const std::optional<std::string>& text,
       r.header = RowFormat(RowFormatKind::kCsv, r.columns).Header();
       const RowFormat format(RowFormatKind::kJsonl, r.columns);
       for (const Row& row : run->summary.rows()) r.rows += format.Format(row);
+      if (!price) rank.point_price = HardwarePrices(*space, run->summary.feasible_rows(), load);
       Result<std::string> report = SweepReport(run->summary, r.columns, rank);
       if (!report.ok()) return report.status();
       r.report = std::move(*report);

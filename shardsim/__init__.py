@@ -176,7 +176,20 @@ def _call(fn, text, *args):
 
 
 def _library(library):
-    return os.fspath(library) if library is not None else ""
+    # A library folder that does not exist is an error, as the CLI's --library and
+    # $SHARDSIM_LIBRARY are (sim/cli/cli.cc); it was skipped silently for the default library.
+    if library is not None:
+        path = os.fspath(library)
+        if not os.path.isdir(path):
+            text = f"library: '{path}' is not a folder; expected a folder holding models/, hardware/, topologies/"
+            raise Error("error: " + text, [("", 0, 0, text)])
+        return path
+    for part in os.environ.get("SHARDSIM_LIBRARY", "").split(":"):
+        if part and not os.path.isdir(part):
+            text = (f"SHARDSIM_LIBRARY: '{part}' is not a folder; expected folders holding "
+                    "models/, hardware/, topologies/ (':'-separated), or unset it (or pass --library)")
+            raise Error("error: " + text, [("", 0, 0, text)])
+    return ""
 
 
 # ------------------------------------------------------------------ the commands

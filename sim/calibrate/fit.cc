@@ -8,6 +8,7 @@
 
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
+#include "sim/config/readers.h"
 #include "sim/hardware/op_cost.h"
 
 namespace shardsim {
@@ -62,6 +63,7 @@ std::string Num(double v) {
 Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& base, Clocks clocks) {
   Calibration c;
   c.clocks = clocks;
+  c.base_sustained_compute_fraction = base.sustained_compute_fraction;
   c.hardware = base;
   c.notes = in.notes;
   // The curves the samples are held against: the base's, at burst clocks, without its table.
@@ -88,10 +90,33 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
                          static_cast<double>(s.k) * static_cast<double>(s.batch);
     rates[{static_cast<int>(s.dtype), s.m * s.batch, s.n, s.k}].push_back(flops / s.seconds);
   }
+  DiagnosticSink above_peak;
   for (const auto& [key, r] : rates) {
     c.gemm_rows.push_back(GemmMeasurement{static_cast<DType>(std::get<0>(key)), std::get<1>(key),
                                           std::get<2>(key), std::get<3>(key), Median(r)});
+    // The overlay's gemm_table must read back: hardware.gemm_table refuses a rate above the
+    // peak (sim/config/gemm_csv.cc). A GEMM CSV input was refused at its row already; a trace's
+    // kernel this fast was timed or shaped wrongly.
+    const GemmMeasurement& g = c.gemm_rows.back();
+    const std::string bad = GemmRateProblem(g.dtype, g.flops_per_s, base.peak_flops);
+    if (bad.empty()) continue;
+    std::string files;
+    for (const auto& [dtype, list] : gemms) {
+      for (const KernelSample* k : list) {
+        if (k->dtype == g.dtype && k->m * k->batch == g.m && k->n == g.n && k->k == g.k &&
+            files.find(k->file) == std::string::npos) {
+          files += (files.empty() ? "" : ", ") + k->file;
+        }
+      }
+    }
+    above_peak.Add(SourceLoc{files, 0, 0},
+                   "gemm " + std::string(Name(g.dtype)) + " " + std::to_string(g.m) + "x" +
+                       std::to_string(g.n) + "x" + std::to_string(g.k) + " (median of " +
+                       std::to_string(r.size()) + " kernels): " + bad + "; base " + base.name +
+                       "'s peak_flops bound every measured GEMM",
+                   "");
   }
+  if (!above_peak.empty()) return above_peak.ToStatus();
   for (const auto& [dtype, list] : gemms) {
     ClassFit f;
     f.cls = std::string("gemm ") + Name(dtype);
@@ -258,7 +283,7 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
       ClassFit f;
       f.cls = cls + " (not measured: base x sustained " + Num(s) + ")";
       f.key = key;
-      f.base = value;
+      f.base = value * s;  // as every row's base: on the footing of the value written
       value *= s;
       f.fitted = value;
       c.fits.push_back(f);
@@ -354,6 +379,14 @@ std::string GemmCsv(const Calibration& c) {
 
 std::string CalibrationReport(const Calibration& c) {
   std::string out = "Fitted (residual = predicted / measured kernel time - 1)\n";
+  out +=
+      c.clocks == Clocks::kProfiled
+          ? "  base: the base's value of the key at the clocks the overlay assumes (compute keys "
+            "x its sustained_compute_fraction " +
+                Num(c.base_sustained_compute_fraction) +
+                ", which the overlay sets to 1), as fitted is: the two compare like for like\n"
+          : "  base: the base's value of the key (its sustained_compute_fraction is kept), as "
+            "fitted is: the two compare like for like\n";
   char line[512];
   std::snprintf(line, sizeof(line), "  %-26s %-44s %7s %7s %9s %9s %9s %9s\n", "class", "key",
                 "kernels", "counted", "base", "fitted", "median|r|", "max|r|");

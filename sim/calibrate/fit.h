@@ -45,6 +45,9 @@ struct ClassFit {
   int samples = 0;       // samples fitted
   int counted = 0;       // samples of the class not fitted (no shape, too small, memory-bound)
   double seconds = 0.0;  // measured time of every sample of the class
+  // base: the base hardware's value of `key` on the footing of `fitted` (with Clocks::kProfiled
+  // a compute key's value x the base's sustained_compute_fraction, which the overlay sets to 1;
+  // otherwise the key's value), measured or not; fitted: the value the overlay writes.
   double base = 0.0, fitted = 0.0;
   bool capped = false;  // the fit exceeded 1 and was capped at it
   double median_abs_residual = 0.0, max_abs_residual = 0.0, median_residual = 0.0;
@@ -58,9 +61,11 @@ struct Calibration {
   std::vector<std::pair<std::string, double>> class_seconds;  // every class's measured time
   std::vector<std::string> notes;
   Clocks clocks = Clocks::kProfiled;
+  double base_sustained_compute_fraction = 1.0;  // the base's, before the overlay sets it
 };
 
-// Errors: nothing of any class could be fitted.
+// Errors: nothing of any class could be fitted; a measured GEMM rate above the base's peak for
+// its dtype (the overlay's gemm_table would not read back).
 Result<Calibration> FitHardware(const KernelSamples& samples, const HardwareSpec& base,
                                 Clocks clocks);
 

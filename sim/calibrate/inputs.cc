@@ -132,10 +132,11 @@ Status ReadNsysKernelSummary(const std::string& text, const std::string& file, K
   return Status::Ok();
 }
 
-Status ReadGemmCsvSamples(const std::string& path, KernelSamples* out) {
+Status ReadGemmCsvSamples(const std::string& path, const std::map<DType, double>& peaks,
+                          KernelSamples* out) {
   const ConfigNode ref = ConfigNode::Scalar(path, KeyOrigin{SourceLoc{path, 0, 0}, ""});
   std::vector<GemmMeasurement> rows;
-  Status s = ReadGemmCsv(path, ref, "gemm csv", /*peaks=*/{}, &rows);
+  Status s = ReadGemmCsv(path, ref, "gemm csv", peaks, &rows);
   if (!s.ok()) return s;
   for (const GemmMeasurement& g : rows) {
     KernelSample k;
@@ -152,7 +153,11 @@ Status ReadGemmCsvSamples(const std::string& path, KernelSamples* out) {
   return Status::Ok();
 }
 
-Status ReadKernelFile(const std::string& path, KernelSamples* out) {
+namespace {
+
+// ReadKernelFile by the file's content.
+Status ReadKernelFileAs(const std::string& path, const std::map<DType, double>& peaks,
+                        KernelSamples* out) {
   Result<std::string> text = ReadTextFile(path);
   if (!text.ok()) return Status::Invalid(text.status().message(), SourceLoc{path, 0, 0});
   const size_t first = text->find_first_not_of(" \t\r\n");
@@ -164,13 +169,23 @@ Status ReadKernelFile(const std::string& path, KernelSamples* out) {
     return ReadNsysKernelSummary(*text, path, out);
   }
   if (head.find("tflops") != std::string::npos && head.find("dtype") != std::string::npos) {
-    return ReadGemmCsvSamples(path, out);
+    return ReadGemmCsvSamples(path, peaks, out);
   }
   const std::string line = text->substr(0, std::min(text->find('\n'), size_t{200}));
   return Status::Invalid(
       "calibrate input: not a PyTorch profiler trace (JSON), an nsys cuda_gpu_kern_sum CSV "
       "(a 'Total Time (ns)' column) or a GEMM CSV (dtype, m, n, k, tflops columns)",
       SourceLoc{path, 1, 1}, line);
+}
+
+}  // namespace
+
+Status ReadKernelFile(const std::string& path, KernelSamples* out,
+                      const std::map<DType, double>& peaks) {
+  const size_t before = out->samples.size();
+  Status s = ReadKernelFileAs(path, peaks, out);
+  for (size_t i = before; i < out->samples.size(); ++i) out->samples[i].file = path;
+  return s;
 }
 
 }  // namespace shardsim

@@ -39,6 +39,7 @@ struct KernelSample {
   bool backward = false;                   // kAttention, kNorm, kSoftmax: a backward kernel
   double bytes = 0.0;                      // memory-bound classes: HBM bytes read + written
   double instances = 1.0;                  // how many kernels `seconds` is the total of
+  std::string file;                        // the input it was read from (ReadKernelFile)
 };
 
 struct KernelSamples {
@@ -50,11 +51,15 @@ struct KernelSamples {
 
 // Reads one input by its content: a Chrome trace (JSON object with traceEvents, or a bare event
 // array), an nsys kernel summary (CSV with Name and Total Time (ns) columns), or a GEMM CSV (dtype,
-// m, n, k, tflops). Errors are located (file:line:col) and say what was expected.
-Status ReadKernelFile(const std::string& path, KernelSamples* out);
+// m, n, k, tflops). Errors are located (file:line:col) and say what was expected. `peaks`
+// (FLOP/s by dtype, the base hardware's peak_flops): a GEMM CSV row above its dtype's peak is an
+// error at its tflops field, as hardware.gemm_table's reader reports it.
+Status ReadKernelFile(const std::string& path, KernelSamples* out,
+                      const std::map<DType, double>& peaks = {});
 Status ReadKinetoTrace(const std::string& text, const std::string& file, KernelSamples* out);
 Status ReadNsysKernelSummary(const std::string& text, const std::string& file, KernelSamples* out);
-Status ReadGemmCsvSamples(const std::string& path, KernelSamples* out);
+Status ReadGemmCsvSamples(const std::string& path, const std::map<DType, double>& peaks,
+                          KernelSamples* out);
 // The class of a GPU kernel by its name (cuBLAS / CUTLASS / nvjet GEMMs, flash / cuDNN / fmha
 // attention, PyTorch's norm, softmax and elementwise kernels, NCCL); `backward` when the name
 // says so. False: none of them.

@@ -2,7 +2,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "sim/cli/commands.h"
 
@@ -18,6 +21,32 @@ int ReportStatus(const Status& s) {
   return s.code() == StatusCode::kInfeasible ? 1 : 2;
 }
 
+namespace {
+
+// Each folder of $SHARDSIM_LIBRARY (':'-separated; empty parts skipped, as LibraryDirs skips
+// them) exists as a folder.
+Status CheckLibraryEnvironment() {
+  const char* env = std::getenv("SHARDSIM_LIBRARY");
+  if (env == nullptr) return Status::Ok();
+  DiagnosticSink sink;
+  std::string_view rest(env);
+  while (!rest.empty()) {
+    const size_t colon = rest.find(':');
+    const std::string part(rest.substr(0, colon));
+    std::error_code ec;
+    if (!part.empty() && !std::filesystem::is_directory(part, ec)) {
+      sink.Add(SourceLoc{}, "SHARDSIM_LIBRARY: '" + part +
+                                "' is not a folder; expected folders holding models/, hardware/, "
+                                "topologies/ (':'-separated), or unset it (or pass --library)");
+    }
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return sink.ToStatus();
+}
+
+}  // namespace
+
 int RunCli(int argc, char** argv) {
   CLI::App app{
       "shardsim: simulate LLM training steps (step time, MFU, memory, bottlenecks) for any "
@@ -29,7 +58,8 @@ int RunCli(int argc, char** argv) {
   CliContext ctx;
   app.add_option("--library", ctx.library_dir,
                  "folder holding models/, hardware/, topologies/ (default: $SHARDSIM_LIBRARY, "
-                 "then the source tree)");
+                 "then the source tree)")
+      ->check(CLI::ExistingDirectory);
   AddBudgetCommand(app, ctx);
   AddCommCommand(app, ctx);
   AddSimulateCommand(app, ctx);
@@ -58,6 +88,18 @@ int RunCli(int argc, char** argv) {
       return 2;
     }
     break;
+  }
+  // $SHARDSIM_LIBRARY (where --library is not given): every folder it names must exist, as
+  // --library's must; a mistyped one was silently skipped for the source tree's library.
+  bool library_flag = false, help = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    library_flag = library_flag || word == "--library" || word.rfind("--library=", 0) == 0;
+    help = help || word == "-h" || word == "--help" || word == "--version";
+  }
+  if (!library_flag && !help) {
+    Status env = CheckLibraryEnvironment();
+    if (!env.ok()) return ReportStatus(env);
   }
   try {
     app.parse(argc, argv);

@@ -16,25 +16,58 @@
 namespace shardsim {
 namespace {
 
-// Writes `text` to `path` whole or not at all: a temporary file beside it, then a rename.
-Status WriteWhole(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out.good()) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return Status::Invalid("-o: cannot write '" + path + "'");
-    }
-  }
+// Writes `text` to `path`.
+Status WriteFile(const std::string& path, const std::string& shown, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out.good()) return Status::Invalid("-o: cannot write '" + shown + "'");
+  return Status::Ok();
+}
+
+// Writes the overlay (and its GEMM CSV, when `csv_text` is not empty) whole or not at all, and
+// only one the hardware reader accepts (as `simulate` will read it): both are written into a
+// temporary folder beside `output`, the overlay loaded from there, then both renamed into place.
+Status WriteOverlay(const std::filesystem::path& output, const std::string& yaml_text,
+                    const std::string& csv_name, const std::string& csv_text,
+                    const LoadOptions& load) {
+  namespace fs = std::filesystem;
+  const fs::path dir = output.parent_path();
+  const fs::path tmp = dir / ("." + output.filename().string() + ".tmp");
   std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Status::Invalid("-o: cannot write '" + path + "': " + ec.message());
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directory(tmp, ec) || ec) {
+    return Status::Invalid("-o: cannot write '" + output.string() + "'" +
+                           (ec ? ": " + ec.message() : std::string()));
   }
+  auto fail = [&](Status s) {
+    std::error_code e;
+    fs::remove_all(tmp, e);
+    return s;
+  };
+  if (!csv_text.empty()) {
+    Status w = WriteFile((tmp / csv_name).string(), (dir / csv_name).string(), csv_text);
+    if (!w.ok()) return fail(w);
+  }
+  const fs::path tmp_yaml = tmp / output.filename();
+  Status w = WriteFile(tmp_yaml.string(), output.string(), yaml_text);
+  if (!w.ok()) return fail(w);
+  Result<HardwareSpec> back = LoadHardware(tmp_yaml.string(), load);
+  if (!back.ok()) {
+    return fail(Status::Invalid("calibrate: the overlay would not read back (nothing written): " +
+                                back.status().ToString()));
+  }
+  if (!csv_text.empty()) {
+    fs::rename(tmp / csv_name, dir / csv_name, ec);
+    if (ec)
+      return fail(
+          Status::Invalid("-o: cannot write '" + (dir / csv_name).string() + "': " + ec.message()));
+  }
+  fs::rename(tmp_yaml, output, ec);
+  if (ec) {
+    return fail(Status::Invalid("-o: cannot write '" + output.string() + "': " + ec.message()));
+  }
+  fs::remove_all(tmp, ec);
   return Status::Ok();
 }
 
@@ -73,7 +106,8 @@ void AddCalibrateCommand(CLI::App& app, CliContext& ctx) {
     }
     KernelSamples samples;
     DiagnosticSink sink;
-    for (const std::string& in : args->inputs) sink.Merge(ReadKernelFile(in, &samples));
+    for (const std::string& in : args->inputs)
+      sink.Merge(ReadKernelFile(in, &samples, base->peak_flops));
     if (!sink.empty()) {
       ctx.exit_code = ReportStatus(sink.ToStatus());
       return;
@@ -91,14 +125,8 @@ void AddCalibrateCommand(CLI::App& app, CliContext& ctx) {
     const std::string base_ref = LooksLikePath(args->hardware)
                                      ? std::filesystem::absolute(args->hardware).string()
                                      : args->hardware;
-    if (!c->gemm_rows.empty()) {
-      Status w = WriteWhole(csv.string(), GemmCsv(*c));
-      if (!w.ok()) {
-        ctx.exit_code = ReportStatus(w);
-        return;
-      }
-    }
-    Status w = WriteWhole(args->output, OverlayYaml(*c, base_ref, csv_name, args->inputs));
+    Status w = WriteOverlay(out, OverlayYaml(*c, base_ref, csv_name, args->inputs), csv_name,
+                            c->gemm_rows.empty() ? std::string() : GemmCsv(*c), load);
     if (!w.ok()) {
       ctx.exit_code = ReportStatus(w);
       return;

@@ -188,6 +188,8 @@ void AddCheckClaimCommand(CLI::App& app, CliContext& ctx) {
     progress.Finish();
     if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
     std::fputs((args->json ? ClaimJson(*check) : ClaimReport(*check)).c_str(), stdout);
+    // The stated layout does not fit: the run as stated is infeasible (exit 1, as simulate).
+    if (check->runs_as_stated.has_value() && !*check->runs_as_stated) ctx.exit_code = 1;
   });
 }
 

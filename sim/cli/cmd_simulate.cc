@@ -2,6 +2,7 @@
 // one training step through the discrete-event engine.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -74,6 +75,18 @@ void AddSimulateCommand(CLI::App& app, CliContext& ctx) {
     if (args->explain) text += "\n" + ExplainStep(*sc, *r);
     if (args->explain && r->goodput) {
       text += "\n" + ExplainGoodput(*sc, *r->goodput, *r->time_to_train_ideal_s);
+    }
+    if (args->explain) {
+      // Where bare names (models/, hardware/, topologies/) were looked up, in order.
+      const LoadOptions load = ctx.load_options();
+      std::string dirs;
+      for (const std::string& d : LibraryDirs(load)) dirs += (dirs.empty() ? "" : ", ") + d;
+      text += "\nLibrary folders (" +
+              std::string(!load.library_dirs.empty() ? "--library"
+                          : std::getenv("SHARDSIM_LIBRARY") != nullptr
+                              ? "$SHARDSIM_LIBRARY, then the default"
+                              : "the default") +
+              "): " + dirs + "\n";
     }
     std::fputs(text.c_str(), stdout);
     // Ran, but infeasible: the layout does not fit in memory, or the run cannot finish

@@ -5,6 +5,7 @@
 #include "sim/base/units.h"
 #include "sim/memory/allocator.h"
 #include "sim/model/recompute.h"
+#include "sim/report/html_page.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
 
@@ -119,14 +120,26 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
          FormatCount(static_cast<double>(s.params)) + " params)\n";
   TextTable t({"", "bytes", "how"});
   t.SetLeftAligned({2});
-  const std::string shard = " / " + std::to_string(m.zero_shards);
   const int z = sc.parallel.zero_stage;
+  // bytes/param x the stage's parameters over the ZeRO group, as ZeroModelStates computes them
+  // (sim/memory/budget.cc): with routed experts, the dense and expert parameters each over their
+  // own group (dp x cp, and dp x cp / ep), so that the line reproduces its figure.
+  const int64_t dense_params = s.params - s.expert_params;
+  auto how = [&](double bytes_per_param, int digits, bool sharded) {
+    std::string text = FormatSig(bytes_per_param, digits) + " B/param";
+    if (!sharded) return text;
+    if (s.expert_params == 0) return text + " / " + std::to_string(m.zero_shards);
+    return text + " x (" + GroupedNumber(static_cast<double>(dense_params)) + " dense / " +
+           std::to_string(m.zero_shards) + " + " +
+           GroupedNumber(static_cast<double>(s.expert_params)) + " expert / " +
+           std::to_string(m.expert_zero_shards) + ")";
+  };
   t.AddRow({"weights", B(s.weights),
             m.fp32_sharded_params
                 ? std::string("no 16-bit shard: FSDP2's fp32 shards are the master (optimizer)")
-                : FormatSig(m.weight_bytes_per_param, 2) + " B/param" + (z >= 3 ? shard : "")});
+                : how(m.weight_bytes_per_param, 2, z >= 3)});
   t.AddRow({"gradients", B(s.gradients),
-            FormatSig(m.grad_bytes_per_param, 2) + " B/param" + (z >= 2 ? shard : "") +
+            how(m.grad_bytes_per_param, 2, z >= 2) +
                 (s.unsharded_grads.value() > 0 ? " + unsharded below" : "")});
   if (s.unsharded_grads.value() > 0) {
     t.AddRow({"  of which unsharded", B(s.unsharded_grads),
@@ -134,8 +147,7 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
                   " B/param until the last micro-batch (framework." + Name(sc.framework.grad_sync) +
                   ")"});
   }
-  t.AddRow({"optimizer state", B(s.optimizer),
-            FormatSig(m.optimizer_bytes_per_param, 3) + " B/param" + (z >= 1 ? shard : "")});
+  t.AddRow({"optimizer state", B(s.optimizer), how(m.optimizer_bytes_per_param, 3, z >= 1)});
   if (s.zero3_buffers.value() > 0)
     t.AddRow({"ZeRO-3 gathered weights", B(s.zero3_buffers), m.gathered_how});
   if (s.stream_pools.value() > 0)

@@ -50,6 +50,24 @@ SweepSpec SearchSpec(const ScenarioDocument& base, const Scenario& probe) {
 std::string Tok(double v) { return FormatSig(v, 4); }
 
 void Judge(ClaimCheck& c) {
+  // A stated layout that cannot run (it does not fit in memory): the claim cannot be run as
+  // stated, whatever the best layout reaches.
+  if (c.runs_as_stated.has_value() && !*c.runs_as_stated) {
+    c.verdict = Verdict::kImpossible;
+    c.reasons.push_back("the stated layout (" + c.layout_text + ") does not fit in memory on " +
+                        std::to_string(c.gpus) + " " + c.hardware + " (" + c.given->reason +
+                        "): the claim cannot be run as stated");
+    if (c.best) {
+      c.assumptions.push_back("a layout other than the stated one: the best layout found reaches " +
+                              Tok((*c.best)[Metric::kTokensPerSPerGpu]) +
+                              " tokens/s per GPU (check-claim without --layout judges the "
+                              "claim against it)");
+    } else {
+      c.assumptions.push_back("more memory per GPU than " + c.hardware +
+                              " has: no layout searched fits either");
+    }
+    return;
+  }
   // The actual throughput of the best layout lies in [best x low, best x high]: ±15%, or, from
   // the validation residuals, best / (1 + e_high) to best / (1 + e_low) (actual step time =
   // predicted x (1 + e)).
@@ -331,20 +349,6 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& given_base, const Claim& c
       3.0 * (f.fwd_layer_matmuls + f.fwd_head + f.fwd_mtp) + 3.0 * f.fwd_attention / 2.0;
   c.ceiling = c.peak_flops / c.min_flops_per_token;
 
-  SweepRunOptions run_options;
-  run_options.jobs = options.jobs;
-  run_options.progress = options.progress;
-  Result<SweepRun> run = RunSweep(*space, run_options, load);
-  if (!run.ok()) return run.status();
-  c.searched = run->shard_points;
-  c.feasible = run->summary.feasible();
-  c.best_columns = space->input_columns();
-  const std::vector<Row>& rows = run->summary.feasible_rows();
-  if (!rows.empty()) {
-    Result<std::vector<size_t>> order = Rank(rows, RankOptions{});
-    if (!order.ok()) return order.status();
-    c.best = rows[order->front()];
-  }
   if (options.simulate_given_layout || !options.layout.empty()) {
     SweepSpec own;
     own.file = base.path();
@@ -376,9 +380,50 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& given_base, const Claim& c
     Result<PointSpace> one = PointSpace::Enumerate(own, load);
     if (!one.ok()) return one.status();
     c.given = EvaluatePoint(*one, 0, load);
+    // A stated layout the run cannot use at all is bad input, not a layout to judge against:
+    // every reason the reader and validator give, then what would be valid.
+    if (!options.layout.empty() && c.given->status == PointStatus::kError) {
+      return Status::Internal("check-claim: simulating --layout " + options.layout_text +
+                              " failed: " + c.given->reason);
+    }
+    if (!options.layout.empty() && c.given->status == PointStatus::kInvalid) {
+      DiagnosticSink sink;
+      const std::string head = "--layout: " + options.layout_text + ": ";
+      Result<ScenarioDocument> doc = one->Document(0);
+      Result<Scenario> built = !one->Problem(0).empty() || !doc.ok()
+                                   ? Result<Scenario>(Status::Invalid(c.given->reason))
+                                   : doc->Build(load);
+      if (built.ok()) {
+        sink.Add(SourceLoc{}, head + c.given->reason);
+      } else {
+        for (const Diagnostic& d : built.status().diagnostics())
+          sink.Add(SourceLoc{}, head + d.message);
+      }
+      sink.Add(SourceLoc{}, "--layout: valid: a layout simulate accepts for " + c.model + " on " +
+                                std::to_string(c.gpus) +
+                                " GPUs (dp x tp x pp x cp = the GPUs, dp the rest where not "
+                                "stated; tp dividing the heads and tp x cp the sequence), or no "
+                                "--layout to judge against the best layout found");
+      return sink.ToStatus();
+    }
     c.given_label = options.layout.empty() ? "The scenario's own layout"
                                            : "The stated layout (" + options.layout_text + ")";
-    c.judged_against_given = !options.layout.empty() && Feasible(c.given->status);
+    c.judged_against_given = !options.layout.empty();
+    if (!options.layout.empty()) c.runs_as_stated = Feasible(c.given->status);
+  }
+  SweepRunOptions run_options;
+  run_options.jobs = options.jobs;
+  run_options.progress = options.progress;
+  Result<SweepRun> run = RunSweep(*space, run_options, load);
+  if (!run.ok()) return run.status();
+  c.searched = run->shard_points;
+  c.feasible = run->summary.feasible();
+  c.best_columns = space->input_columns();
+  const std::vector<Row>& rows = run->summary.feasible_rows();
+  if (!rows.empty()) {
+    Result<std::vector<size_t>> order = Rank(rows, RankOptions{});
+    if (!order.ok()) return order.status();
+    c.best = rows[order->front()];
   }
   Judge(c);
   return c;

@@ -9,6 +9,8 @@
 //     half of attention, nothing else, and
 //   * the best layout a sweep finds (every valid layout, micro-batch, recompute mode and ZeRO-1/3
 //     with TP inside a node) and its predicted throughput.
+// With a stated layout (--layout), the verdict is judged against it; one that does not fit is
+// impossible (the claim cannot be run as stated), an invalid one an error (exit 2).
 // Verdict: impossible (above the ceiling), implausible (above our best by more than the stated
 // uncertainty), plausible, or conservative (below our best by more than the uncertainty).
 #ifndef SHARDSIM_SWEEP_CLAIM_H_
@@ -88,8 +90,12 @@ struct ClaimCheck {
   // What `given` is ("The scenario's own layout", "The stated layout (tp=4, pp=4)").
   std::string given_label;
   std::string layout_text;  // --layout as written ("" without one)
-  // The verdict is judged against `given` (a stated layout that fits) rather than `best`.
+  // The verdict is judged against `given` (a stated layout) rather than `best`.
   bool judged_against_given = false;
+  // With --layout: whether the stated layout runs (fits in memory). False: the verdict is
+  // impossible, the claim cannot be run as stated (the CLI exits 1, as simulate of it would).
+  // A stated layout the run cannot use at all (invalid) is an error of CheckClaim instead.
+  std::optional<bool> runs_as_stated;
   // Sequence parallelism in the searched layouts (on where tp > 1): the scenario's
   // parallel.sequence_parallel, or on when it does not say (as NeMo and torchtitan default).
   bool sequence_parallel = false;
@@ -133,7 +139,8 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseLayoutOption(const
 
 // `base`: the scenario (model, hardware, topology, gpus, training); its layout is replaced by the
 // search. Errors: the claim cannot be converted (no peak for the precision), the base does not
-// read.
+// read, the stated layout (options.layout) is not one the run can use (each reason, prefixed
+// "--layout: TEXT: ", then what would be valid).
 Result<ClaimCheck> CheckClaim(const ScenarioDocument& base, const Claim& claim,
                               const ClaimOptions& options, const LoadOptions& load);
 

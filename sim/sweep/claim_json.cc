@@ -88,6 +88,8 @@ std::string ClaimJson(const ClaimCheck& c) {
             {"given", RowJson(c.given, no_columns)},
             {"verdict", Name(c.verdict)},
             {"judged_against", c.judged_against_given ? "given" : "best"},
+            // With --layout: false when the stated layout does not fit (verdict impossible).
+            {"runs_as_stated", c.runs_as_stated ? Json(*c.runs_as_stated) : Json(nullptr)},
             {"uncertainty", kStatedUncertainty},
             {"interval", interval},
             {"reasons", c.reasons},

@@ -282,5 +282,103 @@ TEST(Calibrate, UnreadableInputsAreLocatedErrors) {
   EXPECT_NE(r.out.find("cannot write"), std::string::npos) << r.out;
 }
 
+// A GEMM CSV rate above the base's peak is refused where it stands (file:line:col, exit 2), as
+// hardware.gemm_table's reader refuses it in the overlay, and nothing is written; so is a trace
+// whose GEMM beats the peak. Every overlay calibrate writes loads in simulate.
+TEST(Calibrate, RatesAbovePeakAreRefusedAndWrittenOverlaysSimulate) {
+  const std::string dir = TempDir("peak");
+  for (const char* rate : {"1200", "3000"}) {
+    testing::WriteFile(dir + "/g4.csv",
+                       std::string("dtype,m,n,k,tflops\nbf16,8192,8192,8192,") + rate + "\n");
+    const testing::CliRun r = testing::Shardsim(
+        "calibrate " + dir + "/g4.csv --hardware h100-sxm -o " + dir + "/g4-gpu.yaml");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(dir + "/g4.csv:2:21: error: tflops: " + rate +
+                         " is above the bf16 peak (peak_flops.bf16: 989.4 TFLOP/s)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("capped"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir + "/g4-gpu.yaml"));
+    EXPECT_FALSE(fs::exists(dir + "/g4-gpu-gemm.csv"));
+  }
+  // A trace (no line to point at): refused with the file and the shape.
+  HardwareSpec fast = H100();
+  fast.sustained_compute_fraction = 1.0;
+  fast.matmul_max_efficiency = 1.0;
+  fast.peak_flops[DType::kBf16] *= 1.5;
+  testing::WriteFile(dir + "/fast.json", SynthesizedTrace(fast));
+  KernelSamples samples;
+  ASSERT_TRUE(ReadKernelFile(dir + "/fast.json", &samples, H100().peak_flops).ok());
+  Result<Calibration> c = FitHardware(samples, H100(), Clocks::kProfiled);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().ToString().find(dir + "/fast.json: error: gemm bf16 8192x8192x8192"),
+            std::string::npos)
+      << c.status().ToString();
+  EXPECT_NE(c.status().ToString().find("is above the bf16 peak"), std::string::npos);
+  // Legal rates: the overlay is written and simulate reads it.
+  testing::WriteFile(dir + "/g5.csv",
+                     "dtype,m,n,k,tflops\nbf16,8192,8192,8192,700\nbf16,4096,4096,4096,600\n");
+  testing::WriteFile(dir + "/t.json", SynthesizedTrace(H100()));
+  for (const std::string& in : {dir + "/g5.csv", dir + "/t.json"}) {
+    for (const char* clocks : {"profiled", "burst"}) {
+      testing::CliRun r = testing::Shardsim("calibrate " + in + " --hardware h100-sxm --clocks " +
+                                            clocks + " -o " + dir + "/g5-gpu.yaml");
+      ASSERT_EQ(r.code, 0) << r.out;
+      EXPECT_FALSE(fs::exists(dir + "/.g5-gpu.yaml.tmp"));
+      const std::string scenario =
+          testing::ReadFile(std::string(SHARDSIM_SOURCE_DIR) + "/scenarios/quickstart.yaml");
+      const size_t at = scenario.find("hardware: h100-sxm");
+      ASSERT_NE(at, std::string::npos);
+      testing::WriteFile(dir + "/q.yaml",
+                         scenario.substr(0, at) + "hardware: " + dir + "/g5-gpu.yaml" +
+                             scenario.substr(at + sizeof("hardware: h100-sxm") - 1));
+      r = testing::Shardsim("simulate " + dir + "/q.yaml --json");
+      EXPECT_EQ(r.code, 0) << in << " " << clocks << "\n" << r.out;
+    }
+  }
+}
+
+// The report's base column means one thing on every row: the base's value of the key on the
+// footing of the fitted one (profiled clocks: x the base's sustained fraction), measured or not;
+// the header says so.
+TEST(Calibrate, BaseColumnIsTheBaseValueAtTheOverlaysClocks) {
+  const HardwareSpec h100 = H100();
+  const double s = h100.sustained_compute_fraction;
+  ASSERT_LT(s, 1.0);
+  const std::string dir = TempDir("basecol");
+  testing::WriteFile(dir + "/g.csv", "dtype,m,n,k,tflops\nbf16,8192,8192,8192,700\n");
+  KernelSamples samples;
+  ASSERT_TRUE(ReadKernelFile(dir + "/g.csv", &samples, h100.peak_flops).ok());
+  for (const Clocks clocks : {Clocks::kProfiled, Clocks::kBurst}) {
+    Result<Calibration> c = FitHardware(samples, h100, clocks);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    const double k = clocks == Clocks::kProfiled ? s : 1.0;
+    bool measured = false, unmeasured = false;
+    for (const ClassFit& f : c->fits) {
+      if (f.key == "matmul.max_efficiency") {
+        measured = true;
+        EXPECT_DOUBLE_EQ(f.base, h100.matmul_max_efficiency * k);
+      } else if (f.key == "matmul.max_efficiency_by_dtype.fp8") {
+        unmeasured = true;
+        EXPECT_DOUBLE_EQ(f.base, h100.matmul_max_efficiency_by_dtype.at(DType::kFp8) * k);
+        EXPECT_DOUBLE_EQ(f.fitted, f.base);  // not measured: priced as the base prices it
+      } else if (f.key == "attention.fwd_efficiency") {
+        EXPECT_DOUBLE_EQ(f.base, h100.attention_fwd_efficiency * k);
+        EXPECT_DOUBLE_EQ(f.fitted, f.base);
+      }
+    }
+    EXPECT_TRUE(measured);
+    EXPECT_EQ(unmeasured, clocks == Clocks::kProfiled);  // burst carries nothing over
+    const std::string report = CalibrationReport(*c);
+    EXPECT_NE(report.find(clocks == Clocks::kProfiled
+                              ? "base: the base's value of the key at the clocks the overlay "
+                                "assumes (compute keys x its sustained_compute_fraction 0.84"
+                              : "base: the base's value of the key (its "
+                                "sustained_compute_fraction is kept)"),
+              std::string::npos)
+        << report;
+  }
+}
+
 }  // namespace
 }  // namespace shardsim

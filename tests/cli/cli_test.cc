@@ -3,6 +3,7 @@
 // file:line:col, the trace file, and byte-identical output from run to run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/cli/run_cli.h"
 
@@ -211,6 +213,75 @@ TEST(Cli, LibraryBeforeOrAfterTheCommand) {
   EXPECT_EQ(before.out, after.out);
   const auto nowhere = Shardsim("budget " + Quickstart() + " --library /nonexistent");
   EXPECT_EQ(nowhere.code, 2);
+  EXPECT_EQ(nowhere.out.rfind("--library: Directory does not exist: /nonexistent\n", 0), 0u)
+      << nowhere.out;
+}
+
+// $SHARDSIM_LIBRARY naming no folder is an error as --library's is (it was skipped silently for
+// the default library); --library wins over it. --explain says which folders were used.
+TEST(Cli, LibraryEnvironmentFolderMustExist) {
+  const std::string bin = SHARDSIM_BINARY;
+  const auto env = testing::RunCommand("SHARDSIM_LIBRARY=/nonexistent:" + kSource + " " + bin +
+                                       " budget " + Quickstart() + " 2>&1");
+  EXPECT_EQ(env.code, 2);
+  EXPECT_EQ(env.out,
+            "error: SHARDSIM_LIBRARY: '/nonexistent' is not a folder; expected folders holding "
+            "models/, hardware/, topologies/ (':'-separated), or unset it (or pass --library)\n");
+  const auto flag = testing::RunCommand("SHARDSIM_LIBRARY=/nonexistent " + bin + " --library " +
+                                        kSource + " budget " + Quickstart() + " --json 2>&1");
+  EXPECT_EQ(flag.code, 0) << flag.out;
+  const auto good = testing::RunCommand("SHARDSIM_LIBRARY=" + kSource + " " + bin + " simulate " +
+                                        Quickstart() + " --explain 2>&1");
+  EXPECT_EQ(good.code, 0) << good.out;
+  const std::string tail = "\nLibrary folders ($SHARDSIM_LIBRARY, then the default): " + kSource;
+  EXPECT_NE(good.out.find(tail), std::string::npos) << good.out.substr(good.out.size() - 300);
+  const auto plain = Shardsim("--library " + kSource + " simulate " + Quickstart(), false);
+  EXPECT_EQ(plain.out.find("Library folders"), std::string::npos);  // the default text: as before
+  const auto expl =
+      Shardsim("--library " + kSource + " simulate " + Quickstart() + " --explain", false);
+  EXPECT_NE(expl.out.find("\nLibrary folders (--library): " + kSource + "\n"), std::string::npos);
+}
+
+// budget's "how" column reproduces its own figure: bytes/param x the parameters over the ZeRO
+// group, the dense and the routed-expert parameters each over their own group for MoE models.
+// It said "12.0 B/param / 16" for Mixtral's optimizer state (8.20 GiB), which is 1.31 GiB.
+TEST(BudgetCli, MemoryHowReproducesTheFigureForMoeModels) {
+  const std::string mixtral = kSource + "/scenarios/mixtral-8x7b-h100x64.yaml";
+  std::string z3 = testing::ReadFile(mixtral);
+  const size_t at = z3.find("zero_stage: 1");
+  ASSERT_NE(at, std::string::npos);
+  z3.replace(at, 13, "zero_stage: 3");
+  const std::vector<std::string> scenarios = {mixtral,
+                                              kSource + "/scenarios/deepseek-v3-h800x2048.yaml",
+                                              TempFile("shardsim_budget_mixtral_z3.yaml", z3)};
+  const std::regex line(
+      R"(\n  (weights|gradients|optimizer state) +([0-9.]+) (TiB|GiB|MiB|KiB) +([0-9.]+) B/param( / ([0-9]+)| x \(([0-9,]+) dense / ([0-9]+) \+ ([0-9,]+) expert / ([0-9]+)\))?)");
+  auto count = [](std::string v) {
+    v.erase(std::remove(v.begin(), v.end(), ','), v.end());
+    return std::stod(v);
+  };
+  int expert_lines = 0;
+  for (const std::string& sc : scenarios) {
+    const auto r = Shardsim("budget " + sc, false);
+    ASSERT_LE(r.code, 1) << sc << "\n" << r.out;  // 1: DeepSeek-V3's budget does not fit
+    int lines = 0;
+    for (std::sregex_iterator it(r.out.begin(), r.out.end(), line), end; it != end; ++it) {
+      const std::smatch& m = *it;
+      ++lines;
+      if (!m[7].matched) continue;  // unsharded (params x B/param) or dense (/ N: one group)
+      ++expert_lines;
+      const double unit = m[3] == "TiB"   ? 1099511627776.0
+                          : m[3] == "GiB" ? 1073741824.0
+                          : m[3] == "MiB" ? 1048576.0
+                                          : 1024.0;
+      const double shown = std::stod(m[2]) * unit;
+      const double recomputed =
+          std::stod(m[4]) * (count(m[7]) / std::stod(m[8]) + count(m[9]) / std::stod(m[10]));
+      EXPECT_NEAR(recomputed / shown, 1.0, 0.006) << sc << ": " << m[0];
+    }
+    EXPECT_EQ(lines, 3) << sc << "\n" << r.out;
+  }
+  EXPECT_EQ(expert_lines, 1 + 1 + 3);  // ZeRO-1: the optimizer; ZeRO-3: all three
 }
 
 }  // namespace

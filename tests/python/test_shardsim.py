@@ -210,6 +210,32 @@ def test_sweep_rows_equal_cli_files(tmp_path):
     assert best == sorted(best, key=lambda x: -x["tokens_per_s"])
 
 
+def test_sweep_report_equals_cli_table(tmp_path):
+    # The ranking text is the CLI's, tie marks ("~" within the stated uncertainty) and the tie
+    # line included: Python's had neither (module.cc did not set RankOptions.tie_fraction).
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(shardsim.to_yaml(dict(SMALL_SWEEP, base=QUICKSTART)))
+    _, out, _ = cli("sweep", str(spec), "-j", "2", "--progress", "none")
+    rows = shardsim.sweep(str(spec), jobs=2)
+    assert "~" in out  # the sweep has ties, so the comparison covers them
+    heading, table = out.split("\n", 1)  # "shardsim sweep: FILE, 8 points", then the table
+    assert heading.startswith("shardsim sweep: ")
+    assert rows.report == table
+
+
+def test_library_folder_must_exist(monkeypatch):
+    # As the CLI: $SHARDSIM_LIBRARY naming no folder is an error (it was skipped silently), with
+    # the CLI's message; library= wins over it and must exist too.
+    monkeypatch.setenv("SHARDSIM_LIBRARY", "/nonexistent")
+    code, _, err = cli("budget", QUICKSTART, check=False)
+    with pytest.raises(shardsim.Error) as e:
+        shardsim.budget(QUICKSTART)
+    assert code == 2 and str(e.value) + "\n" == err
+    assert shardsim.budget(QUICKSTART, library=ROOT)["params"]["total"] > 0
+    with pytest.raises(shardsim.Error, match="library: '/nonexistent' is not a folder"):
+        shardsim.budget(QUICKSTART, library="/nonexistent")
+
+
 def test_sweep_dict_shard_and_progress():
     seen = []
     whole = shardsim.sweep(SMALL_SWEEP, jobs=1)

@@ -59,6 +59,7 @@ TEST(ClaimJson, KeysAndValues) {
                                             "given",
                                             "verdict",
                                             "judged_against",
+                                            "runs_as_stated",
                                             "uncertainty",
                                             "interval",
                                             "reasons",
@@ -74,6 +75,7 @@ TEST(ClaimJson, KeysAndValues) {
   EXPECT_EQ(j["uncertainty"], kStatedUncertainty);
   EXPECT_TRUE(j["interval"].is_null());  // no residuals given: the fixed uncertainty
   EXPECT_EQ(j["judged_against"], "best");
+  EXPECT_TRUE(j["runs_as_stated"].is_null());  // no --layout
 }
 
 TEST(ClaimJson, CliSaysWhatItsTextSays) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -381,6 +382,47 @@ TEST(CheckClaimCli, StatedLayoutIsSimulatedAndJudged) {
       "--layout tp4 --progress none");
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.out.rfind("error: --layout: 'tp4' is not KEY=VALUE", 0), 0u) << bad.out;
+}
+
+// A stated layout the run cannot use is bad input (exit 2, every reason, then what is valid):
+// it was printed as "invalid" and the verdict judged against the best layout instead. One that
+// does not fit in memory is judged: the claim cannot be run as stated (impossible, exit 1); it
+// was "plausible" against the best layout.
+TEST(CheckClaimCli, StatedLayoutInvalidIsAnErrorAndOneThatDoesNotFitIsImpossible) {
+  const std::string claim =
+      "check-claim \"3000 tokens/s/GPU\" --model llama3-8b --hardware h100-sxm --gpus 8 "
+      "-j 2 --progress none ";
+  const sweep_test::CliRun bad = Shardsim(claim + "--layout tp=3");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_EQ(
+      bad.out.rfind("error: --layout: tp=3: gpus: 8 does not equal dp*tp*pp*cp = 2*3*1*1 = 6\n", 0),
+      0u)
+      << bad.out;
+  EXPECT_NE(bad.out.find("\nerror: --layout: valid: a layout simulate accepts for llama3-8b on 8 "
+                         "GPUs"),
+            std::string::npos)
+      << bad.out;
+  EXPECT_EQ(bad.out.find("Verdict"), std::string::npos) << bad.out;
+  const sweep_test::CliRun big = Shardsim(claim + "--layout tp=1,pp=1,zero=0 --json", false);
+  EXPECT_EQ(big.code, 1) << big.out;
+  const nlohmann::json j = nlohmann::json::parse(big.out);
+  EXPECT_EQ(j["verdict"], "impossible");
+  EXPECT_EQ(j["judged_against"], "given");
+  EXPECT_EQ(j["runs_as_stated"], false);
+  EXPECT_EQ(j["given"]["status"], "pruned");
+  ASSERT_EQ(j["reasons"].size(), 1u);
+  EXPECT_EQ(j["reasons"][0].get<std::string>().rfind(
+                "the stated layout (tp=1,pp=1,zero=0) does not fit in memory on 8 h100-sxm (", 0),
+            0u)
+      << j["reasons"][0];
+  const sweep_test::CliRun text = Shardsim(claim + "--layout tp=1,pp=1,zero=0");
+  EXPECT_EQ(text.code, 1);
+  EXPECT_NE(text.out.find("\nVerdict: impossible\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("the claim cannot be run as stated"), std::string::npos) << text.out;
+  // A stated layout that fits says so (without --layout the key is null: claim_json_test.cc).
+  const sweep_test::CliRun fits = Shardsim(claim + "--layout tp=2,pp=2,mb=1 --json", false);
+  ASSERT_EQ(fits.code, 0) << fits.out;
+  EXPECT_EQ(nlohmann::json::parse(fits.out)["runs_as_stated"], true);
 }
 
 // The cluster comes from the hardware file's default_topology (it was an if-chain over names).
