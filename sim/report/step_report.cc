@@ -58,7 +58,8 @@ void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
 
 std::string GradBucketText(const Scenario& sc, const GradBuckets& b) {
   std::string out = FormatBytes(Bytes(sc.parallel.dp_bucket_bytes)) + " asks for " +
-                    FormatCount(static_cast<double>(b.requested)) +
+                    (b.requested < 1000000 ? std::to_string(b.requested)
+                                           : FormatCount(static_cast<double>(b.requested))) +
                     (b.requested == 1 ? " bucket" : " buckets") + " of the largest chunk's " +
                     FormatBytes(b.grads) + " of gradients; simulated " +
                     std::to_string(b.simulated) + (b.simulated == 1 ? " bucket" : " buckets") +
