@@ -52,6 +52,11 @@ Status ValidateModel(const ModelSpec& model);
 // divides the heads, layers split over the pipeline, batch over dp, sequence over cp, ...), each
 // problem located at the offending key. Returns kInvalidInput with every problem found.
 Status ValidateScenario(const Scenario& scenario);
+// parallel.virtual_stages as the scenario runs it, for the outputs that echo it: the key under
+// the interleaved schedule, 2 under the V schedules (zb_v, dualpipe_v: two chunks per rank
+// whether the key says 2 or is left out), else 1 (DualPipe's two chunks are copies of a 1F1B
+// split of pp stages, not a finer split).
+int64_t SimulatedVirtualStages(const ParallelSpec& parallel);
 
 // A scenario parsed once and varied many times (sweeps): Set overrides any key by its dotted
 // path, Build resolves and validates. Library files read by Build are parsed once and shared by

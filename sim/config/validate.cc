@@ -125,6 +125,13 @@ Status ValidateModel(const ModelSpec& m) {
   return sink.ToStatus();
 }
 
+int64_t SimulatedVirtualStages(const ParallelSpec& p) {
+  if (p.schedule == PipelineSchedule::kInterleaved1F1B) return p.virtual_stages;
+  const bool v_shape =
+      p.schedule == PipelineSchedule::kZbV || p.schedule == PipelineSchedule::kDualPipeV;
+  return v_shape ? 2 : p.virtual_stages;
+}
+
 Status ValidateScenario(const Scenario& s) {
   DiagnosticSink sink;
   Checker c(s.origins, &sink);
@@ -233,16 +240,18 @@ Status ValidateScenario(const Scenario& s) {
                "attention)");
   }
   const bool interleaved = p.schedule == PipelineSchedule::kInterleaved1F1B;
-  const bool zb_v = p.schedule == PipelineSchedule::kZbV;
-  // ZB-V runs exactly two model chunks per rank (the zero-bubble runtime asserts
+  // ZB-V and DualPipeV run exactly two model chunks per rank (the zero-bubble runtime asserts
   // virtual_pipeline_model_parallel_size == 2 with --zero-bubble-v-schedule; PyTorch's
-  // ScheduleZBVZeroBubble exactly two stages per rank): virtual_stages may say 2 or be left out.
-  if (zb_v && p.virtual_stages != 1 && p.virtual_stages != 2) {
+  // ScheduleZBVZeroBubble and DualPipeV (deepseek-ai/DualPipe dualpipev.py) two stages per
+  // rank): virtual_stages may say 2 or be left out (1, the default), and either runs two.
+  const bool zb_v = p.schedule == PipelineSchedule::kZbV;
+  const bool v_shape = zb_v || p.schedule == PipelineSchedule::kDualPipeV;
+  if (v_shape && p.virtual_stages != 1 && p.virtual_stages != 2) {
     c.Fail("parallel.virtual_stages",
-           Str(p.virtual_stages) +
-               ": zb_v runs exactly two model chunks per rank (a V: stages r and 2*pp-1-r); "
+           Str(p.virtual_stages) + ": " + Name(p.schedule) +
+               " runs exactly two model chunks per rank (a V: stages r and 2*pp-1-r); "
                "use virtual_stages 2 or leave it out");
-  } else if (p.virtual_stages > 1 && !interleaved && !zb_v) {
+  } else if (p.virtual_stages > 1 && !interleaved && !v_shape) {
     c.Fail("parallel.virtual_stages", Str(p.virtual_stages) +
                                           " needs schedule interleaved_1f1b (schedule is " +
                                           Name(p.schedule) + ")");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <tuple>
@@ -18,6 +19,18 @@
 #include "sim/schedule/schedule.h"
 
 namespace shardsim {
+
+// Megatron-LM's DDP buckets the gradients in buckets of bucket_size (param_and_grad_buffer.py);
+// the simulation splits the last backward in at most kMaxGradBuckets pieces (step_program.h).
+GradBuckets BucketGradients(Bytes grads, double dp_bucket_bytes) {
+  GradBuckets b;
+  b.grads = grads;
+  const double n = std::ceil(grads.value() / std::max(1.0, dp_bucket_bytes));
+  // A double first: a 1-byte bucket of petabytes of gradients must not overflow the count.
+  b.requested = n >= 9e18 ? INT64_MAX : std::max<int64_t>(1, static_cast<int64_t>(n));
+  b.simulated = std::min(b.requested, kMaxGradBuckets);
+  return b;
+}
 
 const char* Name(TaskCategory c) {
   switch (c) {
@@ -277,10 +290,9 @@ Status Builder::BuildDevice(const Device& d) {
         const Bytes grads(static_cast<double>(w.dense_params) * grad_bytes);
         int64_t buckets = 1;
         if (reduce_here && sc_.parallel.overlap_grad_reduce) {
-          buckets = std::clamp<int64_t>(
-              static_cast<int64_t>(
-                  std::ceil(grads.value() / std::max(1.0, sc_.parallel.dp_bucket_bytes))),
-              1, kMaxGradBuckets);
+          const GradBuckets b = BucketGradients(grads, sc_.parallel.dp_bucket_bytes);
+          buckets = b.simulated;
+          if (b.grads.value() > prog_.grad_buckets.grads.value()) prog_.grad_buckets = b;
         }
         const bool weight_pass = it.phase == Phase::kWeight;
         const double per_piece = 1.0 / static_cast<double>(buckets);

@@ -32,9 +32,25 @@
 namespace shardsim {
 
 // The most pieces a chunk's last backward is split into, one per gradient bucket whose reduction
-// can start while the rest computes (parallel.overlap_grad_reduce; parallel.dp_bucket_bytes sets
-// how many below this). The sweep's step bound counts on it (sim/sweep/step_bound.cc).
+// can start while the rest computes (parallel.overlap_grad_reduce; parallel.dp_bucket_size sets
+// how many below this). The cap bounds the task count (README Speed, issue 17): a smaller
+// dp_bucket_size than grads/kMaxGradBuckets is simulated as kMaxGradBuckets buckets, said by
+// --explain and, when the scenario set dp_bucket_size, by a warning (GradBuckets). The sweep's
+// step bound counts on it (sim/sweep/step_bound.cc).
 inline constexpr int64_t kMaxGradBuckets = 16;
+
+// How a chunk's gradients are bucketed: the buckets parallel.dp_bucket_size asks for
+// (ceil(grads / dp_bucket_size)) and the ones simulated (at most kMaxGradBuckets).
+struct GradBuckets {
+  Bytes grads;            // the chunk's data-parallel gradients
+  int64_t requested = 0;  // ceil(grads / dp_bucket_size), at least 1
+  int64_t simulated = 0;  // min(requested, kMaxGradBuckets)
+  bool capped() const { return simulated < requested; }
+  Bytes simulated_size() const {
+    return simulated > 0 ? grads / static_cast<double>(simulated) : Bytes(0);
+  }
+};
+GradBuckets BucketGradients(Bytes grads, double dp_bucket_bytes);
 
 class OpCostModel;
 struct MemoryBudget;
@@ -127,6 +143,9 @@ struct StepProgram {
   std::vector<StepLink> links;       // the engine links of the step's network, in creation order
   std::vector<CommKind> comm_kinds;  // in the order first seen
   int64_t microbatches = 0;
+  // The bucketing of the chunk with the most gradients whose last backward releases them bucket
+  // by bucket (requested 0: none does, e.g. overlap_grad_reduce false or dp 1).
+  GradBuckets grad_buckets;
 };
 
 // After a run: sets each communication task's TaskInfo::link to the class of the link that

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/base/units.h"
+#include "sim/config/loader.h"
 #include "sim/hardware/op_cost.h"
 #include "sim/memory/allocator.h"
 #include "sim/model/op_graph.h"
@@ -74,6 +75,24 @@ void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
   }
 }
 
+std::string GradBucketText(const Scenario& sc, const GradBuckets& b) {
+  std::string out = FormatBytes(Bytes(sc.parallel.dp_bucket_bytes)) + " asks for " +
+                    (b.requested < 1000000 ? std::to_string(b.requested)
+                                           : FormatCount(static_cast<double>(b.requested))) +
+                    (b.requested == 1 ? " bucket" : " buckets") + " of the largest chunk's " +
+                    FormatBytes(b.grads) + " of gradients; simulated " +
+                    std::to_string(b.simulated) + (b.simulated == 1 ? " bucket" : " buckets") +
+                    " of " + FormatBytes(b.simulated_size());
+  if (b.capped()) {
+    out += " (at most " + std::to_string(kMaxGradBuckets) +
+           " per chunk, a cap that bounds the task count: the reduction after the last backward "
+           "waits for a bucket of " +
+           FormatBytes(b.simulated_size()) + ", not " +
+           FormatBytes(Bytes(sc.parallel.dp_bucket_bytes)) + ")";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string SimulateText(const Scenario& sc, const SimResult& r,
@@ -134,6 +153,12 @@ std::string SimulateText(const Scenario& sc, const SimResult& r,
   if (r.goodput && !r.goodput->feasible) {
     out += "  INFEASIBLE " + r.goodput->infeasible_reason + "\n";
   }
+  // A dp_bucket_size the scenario set but the simulation did not honour (kMaxGradBuckets).
+  const KeyOrigin bucket_key = sc.origins.Get("parallel.dp_bucket_size");
+  if (r.program && r.program->grad_buckets.capped() && bucket_key.loc.known()) {
+    out += "  warning: " + bucket_key.loc.ToString() + ": parallel.dp_bucket_size " +
+           GradBucketText(sc, r.program->grad_buckets) + "\n";
+  }
   out += "\nWhere the step goes (critical path of pipeline rank " +
          std::to_string(
              r.devices.empty() ? 0 : r.devices[static_cast<size_t>(r.reference_device)].coords.pp) +
@@ -177,7 +202,7 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
                  {"zero_stage", sc.parallel.zero_stage},
                  {"sequence_parallel", sc.parallel.sequence_parallel},
                  {"schedule", Name(sc.parallel.schedule)},
-                 {"virtual_stages", sc.parallel.virtual_stages},
+                 {"virtual_stages", SimulatedVirtualStages(sc.parallel)},
                  {"micro_batch", sc.training.micro_batch},
                  {"microbatches_per_step", r.program ? r.program->microbatches : 0},
                  {"recompute", Name(sc.training.recompute)}};
@@ -491,6 +516,10 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
            Sec(h.block_bwd) + "; " + std::to_string(h.rounds) + " rounds: exposed " +
            exposed(h.fwd, h.block_fwd) + " fwd, " + exposed(h.bwd, h.block_bwd) +
            " bwd per layer\n";
+  }
+  if (r.program && r.program->grad_buckets.requested > 0) {
+    out += "  gradient buckets (parallel.dp_bucket_size): " +
+           GradBucketText(sc, r.program->grad_buckets) + "\n";
   }
   // The network as the engine ran it: per kind of communication, its phases, links and bounds.
   if (r.program && r.run) out += "\n" + ExplainNetwork(*r.program, *r.run);

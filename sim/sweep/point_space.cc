@@ -6,6 +6,7 @@
 #include "sim/base/strings.h"
 #include "sim/config/config_node.h"
 #include "sim/config/library.h"
+#include "sim/config/loader.h"
 #include "sim/config/value_reader.h"
 #include "sim/goodput/goodput.h"
 #include "sim/sweep/rows.h"
@@ -245,7 +246,11 @@ std::vector<std::string> PointSpace::Inputs(int64_t i) const {
           combo_info_[static_cast<size_t>(p.combo)].layouts[static_cast<size_t>(p.layout)];
       for (int64_t v : {l.dp, l.tp, l.pp, l.cp}) out.push_back(std::to_string(v));
       out.emplace_back(Name(l.schedule));
-      out.push_back(std::to_string(l.virtual_stages));
+      // As simulated: 2 for the V schedules (SimulatedVirtualStages).
+      ParallelSpec shape;
+      shape.schedule = l.schedule;
+      shape.virtual_stages = l.virtual_stages;
+      out.push_back(std::to_string(SimulatedVirtualStages(shape)));
       out.push_back(std::to_string(l.ep));
     }
   }

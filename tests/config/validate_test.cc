@@ -244,6 +244,30 @@ TEST(ValidateTest, ZeroBubbleAndDualPipeLayouts) {
             "rank; an uneven first/last stage is not simulated with it");
   EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: dualpipe}")), "");
   EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: dualpipe_v}")), "");  // 8 layers = 2*2*2
+  // DualPipeV, the other V, takes what ZB-V takes: virtual_stages 2 or left out; DualPipe (two
+  // copies of a pp-stage split) only 1.
+  EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: dualpipe_v, virtual_stages: 2}")), "");
+  Result<Scenario> dv3 = Layout("2", "{pp: 2, schedule: dualpipe_v, virtual_stages: 3}");
+  EXPECT_EQ(First(dv3),
+            "parallel.virtual_stages: 3: dualpipe_v runs exactly two model chunks per rank (a V: "
+            "stages r and 2*pp-1-r); use virtual_stages 2 or leave it out");
+  EXPECT_TRUE(dv3.status().diagnostics().front().loc.known());
+  EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: dualpipe, virtual_stages: 2}")),
+            "parallel.virtual_stages: 2 needs schedule interleaved_1f1b (schedule is dualpipe)");
+  // Both V schedules run (and echo) two chunks, written or not.
+  for (const char* v : {"", ", virtual_stages: 2"}) {
+    for (const char* sched : {"zb_v", "dualpipe_v"}) {
+      Result<Scenario> s = Layout("2", std::string("{pp: 2, schedule: ") + sched + v + "}");
+      ASSERT_TRUE(s.ok()) << sched << v;
+      EXPECT_EQ(SimulatedVirtualStages(s->parallel), 2) << sched << v;
+      EXPECT_EQ(s->parallel.ChunksPerRank(), 2) << sched << v;
+    }
+  }
+  EXPECT_EQ(SimulatedVirtualStages(Layout("4", "{pp: 4, schedule: dualpipe}")->parallel), 1);
+  EXPECT_EQ(SimulatedVirtualStages(
+                Layout("2", "{pp: 2, schedule: interleaved_1f1b, virtual_stages: 2}")->parallel),
+            2);
+  EXPECT_EQ(SimulatedVirtualStages(Layout("2", "{pp: 2}")->parallel), 1);
   EXPECT_EQ(First(Layout("1", "{pp: 1, schedule: dualpipe}")),
             "parallel.schedule: dualpipe needs pp >= 2 (pp is 1)");
   EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: dualpipe}", "{seq_len: 4096, global_batch: 6}")),

@@ -340,7 +340,8 @@ TEST(CheckClaimCli, BestLayoutNamesTheSplitKeysInEffect) {
       "check-claim \"3000 tokens/s/GPU\" --scenario tests/sweep/data/split_keys_given.yaml "
       "--progress none -j 2");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("pp 4, cp 1, schedule zb_v"), std::string::npos) << r.out;
+  // virtual_stages as simulated: zb_v runs two chunks per rank.
+  EXPECT_NE(r.out.find("pp 4, cp 1, schedule zb_v, virtual_stages 2,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(", embedding counted as a layer of the pipeline split ("), std::string::npos)
       << r.out;
 }

@@ -232,8 +232,10 @@ TEST(LayoutSpace, AgreesWithValidateScenarioOnEveryCandidate) {
                                        PipelineSchedule::kZbH2, PipelineSchedule::kZbV,
                                        PipelineSchedule::kDualPipe, PipelineSchedule::kDualPipeV}) {
               for (int64_t v = 1; v <= s.model.num_layers + 2; ++v) {
-                // ZB-V takes virtual_stages 2 as well as 1, the same layout: searched as 1.
-                if (p == PipelineSchedule::kZbV && v != 1) continue;
+                // The V schedules (ZB-V, DualPipeV) take virtual_stages 2 as well as 1, the same
+                // layout: searched as 1.
+                if ((p == PipelineSchedule::kZbV || p == PipelineSchedule::kDualPipeV) && v != 1)
+                  continue;
                 for (int64_t ep = 1; ep <= gpus; ++ep) {
                   LayoutChoice l{dp, tp, pp, cp, p, v, ep};
                   s.parallel.account_for_embedding_in_pipeline_split = false;
