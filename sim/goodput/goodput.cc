@@ -60,36 +60,42 @@ double ExpectedMaxByIntegration(double n) {
   return sum * h / 3.0;
 }
 
+// The storage and restart figures EstimateGoodput resolved (the scenario's or the defaults).
+struct Resolved {
+  double rate = 0.0;          // unexpected interruptions per GPU-hour
+  double node_bw = 0.0;       // checkpoint write bandwidth per node, B/s
+  double aggregate_bw = 0.0;  // the file system's, B/s
+  double restart_time = 0.0;  // s, before the checkpoint is read back
+};
+
 // Why `g` (FeasibleGoodput false) cannot finish: the figures that decide it and where each came
 // from (the scenario's keys or the defaults).
-std::string InfeasibleReason(const Scenario& sc, const Goodput& g, double rate, double step_s) {
+std::string InfeasibleReason(const Scenario& sc, const Goodput& g, const Resolved& f,
+                             double step_s) {
   const ReliabilitySpec& rel = sc.reliability;
   const StorageSpec& st = sc.storage;
   const double mtbf = *g.job_mtbf_s;
   std::string o =
-      "goodput: the run cannot finish: the job MTBF, " + Sec(mtbf) + " = 1 / (" + FormatSci(rate) +
-      " unexpected interruptions per GPU-hour (" +
+      "goodput: the run cannot finish: the job MTBF, " + Sec(mtbf) + " = 1 / (" +
+      FormatSci(f.rate) + " unexpected interruptions per GPU-hour (" +
       (rel.interruptions_per_gpu_hour ? std::string("reliability.interruptions_per_gpu_hour")
                                       : std::string("default: Llama 3, arXiv 2407.21783 §3.3.4")) +
       ") x " + std::to_string(sc.gpus) + " GPUs), is ";
-  const double restart_time = Or(rel.restart_time, kDefaultRestartSeconds);
-  const double node_bw = Or(st.write_bandwidth_per_node, kDefaultNodeWriteBandwidth);
-  const double aggregate_bw = Or(st.aggregate_write_bandwidth, kDefaultAggregateWriteBandwidth);
-  const bool node_bound = g.checkpoint.per_node / node_bw >= g.checkpoint.total / aggregate_bw;
+  const bool node_bound = g.checkpoint.per_node / f.node_bw >= g.checkpoint.total / f.aggregate_bw;
   const std::string read =
       node_bound ? FormatBytes(Bytes(g.checkpoint.per_node)) + " per node at " +
-                       FormatRate(node_bw, "B/s") + " (" +
+                       FormatRate(f.node_bw, "B/s") + " (" +
                        (st.write_bandwidth_per_node ? "storage.write_bandwidth_per_node"
                                                     : "default node write bandwidth") +
                        ")"
                  : FormatBytes(Bytes(g.checkpoint.total)) + " at " +
-                       FormatRate(aggregate_bw, "B/s") + " (" +
+                       FormatRate(f.aggregate_bw, "B/s") + " (" +
                        (st.aggregate_write_bandwidth ? "storage.aggregate_write_bandwidth"
                                                      : "default aggregate write bandwidth") +
                        ")";
   if (mtbf <= g.restart_s) {
-    o += "not longer than a restart, " + Sec(g.restart_s) + " = restart time " + Sec(restart_time) +
-         " (" +
+    o += "not longer than a restart, " + Sec(g.restart_s) + " = restart time " +
+         Sec(f.restart_time) + " (" +
          (rel.restart_time ? std::string("reliability.restart_time")
                            : std::string("default, an assumption")) +
          ") + reading the checkpoint back " + Sec(g.checkpoint_write_s) + " (" + read +
@@ -193,7 +199,8 @@ Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory, 
       std::max(g.checkpoint.per_node / node_bw, g.checkpoint.total / aggregate_bw);
   g.checkpoint_blocking_s =
       rel.async_checkpoint ? g.checkpoint.per_gpu / host_bw : g.checkpoint_write_s;
-  g.restart_s = Or(rel.restart_time, kDefaultRestartSeconds) + g.checkpoint_write_s;
+  const double restart_time = Or(rel.restart_time, kDefaultRestartSeconds);
+  g.restart_s = restart_time + g.checkpoint_write_s;
   g.restart_source = rel.restart_time ? "reliability block" : "default: 10 min, an assumption";
   // An async checkpoint is durable only once its background write ends: an interruption during
   // that write loses the period before it as well, about one write more per interruption.
@@ -238,7 +245,9 @@ Result<Goodput> EstimateGoodput(const Scenario& sc, const MemoryBudget& memory, 
       !FeasibleGoodput(*g.job_mtbf_s, g.restart_s, step_time_s, g.checkpoint_blocking_s)) {
     g.feasible = false;
     g.fraction = 0.0;
-    g.infeasible_reason = InfeasibleReason(sc, g, rate, step_time_s);
+    g.effective_training_time = 0.0;  // as the fraction: no time trains
+    g.infeasible_reason =
+        InfeasibleReason(sc, g, Resolved{rate, node_bw, aggregate_bw, restart_time}, step_time_s);
   }
   g.lost_s_per_day = kSecondsPerDay * (1.0 - g.fraction);
   return g;

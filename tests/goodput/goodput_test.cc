@@ -219,6 +219,7 @@ TEST(Goodput, NeverFinishingIsInfeasible) {
   ASSERT_TRUE(r->goodput);
   EXPECT_FALSE(r->goodput->feasible);
   EXPECT_EQ(r->goodput->fraction, 0.0);
+  EXPECT_EQ(r->goodput->effective_training_time, 0.0);  // no time trains either
   EXPECT_FALSE(r->time_to_train_s);
   EXPECT_TRUE(r->time_to_train_ideal_s);
   const std::string& why = r->goodput->infeasible_reason;
