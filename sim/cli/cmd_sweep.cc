@@ -69,6 +69,8 @@ SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const
     p.tokens_per_s = value(r, Metric::kTokensPerS);
     p.tokens_per_s_per_gpu = value(r, Metric::kTokensPerSPerGpu);
     p.mfu = value(r, Metric::kMfu);
+    p.executed_fraction = value(r, Metric::kExecutedFractionOfPeak);
+    p.convention_over_executed = value(r, Metric::kFlopsConventionOverExecuted);
     p.peak_memory_bytes = value(r, Metric::kPeakMemory);
     p.capacity_bytes = value(r, Metric::kMemoryCapacity);
     if (r.has(Metric::kTimeToTrain)) p.time_to_train_s = r[Metric::kTimeToTrain];

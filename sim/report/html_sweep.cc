@@ -98,8 +98,8 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
   for (const std::string& k : r.input_keys) out += "<th>" + Esc(k) + "</th>";
   out +=
       "<th class=\"num\">GPUs</th><th class=\"num\">tokens/s</th><th class=\"num\">per GPU</th>"
-      "<th class=\"num\">MFU</th><th class=\"num\">step</th><th class=\"num\">peak memory</th>"
-      "<th class=\"num\">headroom</th>";
+      "<th class=\"num\">MFU</th><th class=\"num\">executed</th><th class=\"num\">step</th>"
+      "<th class=\"num\">peak memory</th><th class=\"num\">headroom</th>";
   if (ttt) {
     out +=
         "<th class=\"num\">time to train</th><th class=\"num\">ideal</th>"
@@ -128,6 +128,9 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
     out +=
         Td("tokens_per_s_per_gpu", p.tokens_per_s_per_gpu, GroupedNumber(p.tokens_per_s_per_gpu));
     out += Td("mfu", p.mfu, Percent(p.mfu));
+    out += p.executed_fraction > 0.0
+               ? Td("executed_fraction_of_peak", p.executed_fraction, Percent(p.executed_fraction))
+               : "<td></td>";
     out += Td("step_time_s", p.step_time_s, FormatSeconds(Seconds(p.step_time_s)));
     out += Td("peak_memory_bytes", p.peak_memory_bytes, FormatBytes(Bytes(p.peak_memory_bytes)));
     out += "<td class=\"num\">" + Esc(FormatBytes(Bytes(p.HeadroomBytes()))) + "</td>";
@@ -163,7 +166,26 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
     }
     out += "</tr>\n";
   }
-  return out + "</tbody></table></div>\n";
+  out += "</tbody></table></div>\n";
+  // As simulate's `flops:` note (sim/report/flops_note.h): an MFU counting work the kernels
+  // skip is not shown without the reason and the range of the factor over the rows above.
+  double low = 0.0, high = 0.0;
+  for (size_t i : top) {
+    const double f = r.points[i].convention_over_executed;
+    if (!(f > 1.0)) continue;
+    low = low > 0.0 ? std::min(low, f) : f;
+    high = std::max(high, f);
+  }
+  if (high > 1.0) {
+    out +=
+        "<p class=\"hint\" id=\"flops-note\">MFU counts causal attention as the full s x s "
+        "square (the published convention); the kernels ran its unmasked half: on the rows "
+        "above, HFU's FLOPs are " +
+        Esc(FormatSig(low, 3) + (high > low ? "x to " + FormatSig(high, 3) : "")) +
+        "x those executed. <em>executed</em> is the share of the dense peak the kernels ran, "
+        "which cannot pass the sustained peak.</p>\n";
+  }
+  return out;
 }
 
 // Distinct strings in order of first appearance, so that a column of n points carries each
@@ -196,7 +218,8 @@ Json Data(const SweepHtmlInput& r, const std::vector<size_t>& top, const std::ve
   std::vector<int64_t> gpus(n);
   std::vector<double> tps(n), tps_gpu(n), mfu(n), step(n);
   Json peak = Json::array(), cap = Json::array(), ttt = Json::array(), cost = Json::array();
-  bool any_ttt = false, any_cost = false;
+  Json executed = Json::array();
+  bool any_ttt = false, any_cost = false, any_executed = false;
   for (size_t i = 0; i < n; ++i) {
     const SweepHtmlPoint& p = r.points[i];
     gpus[i] = p.gpus;
@@ -210,6 +233,9 @@ Json Data(const SweepHtmlInput& r, const std::vector<size_t>& top, const std::ve
     cap.push_back(Round6(p.capacity_bytes));
     ttt.push_back(p.time_to_train_s ? Json(Round6(*p.time_to_train_s)) : Json(nullptr));
     cost.push_back(p.cost ? Json(Round6(*p.cost)) : Json(nullptr));
+    executed.push_back(p.executed_fraction > 0.0 ? Json(Round6(p.executed_fraction))
+                                                 : Json(nullptr));
+    any_executed = any_executed || p.executed_fraction > 0.0;
     any_ttt = any_ttt || p.time_to_train_s.has_value();
     any_cost = any_cost || p.cost.has_value();
     if (!p.feasible) reason[i] = reasons.Add(p.reason);
@@ -241,6 +267,7 @@ Json Data(const SweepHtmlInput& r, const std::vector<size_t>& top, const std::ve
             {"default_x", several_gpus ? "gpus" : "headroom"}};
   if (any_ttt) j["time_to_train_s"] = ttt;
   if (any_cost) j["cost"] = cost;
+  if (any_executed) j["executed_fraction_of_peak"] = executed;
   return j;
 }
 

@@ -10,10 +10,11 @@
 // From a sweep result row (sim/sweep/rows.h, Row): inputs = row.inputs; gpus = kGpus;
 // feasible = status ok; simulated = status ok or no_fit; reason = row.reason (e.g. "does not
 // fit: ..."); step_time_s, tokens_per_s, tokens_per_s_per_gpu, mfu = kStepTime, kTokensPerS,
-// kTokensPerSPerGpu, kMfu; peak_memory_bytes = kPeakMemory when known (pruned points may carry
-// the memory check's estimate); capacity_bytes = kMemoryCapacity; time_to_train_s =
-// kTimeToTrain; time_to_train_ideal_s = kTimeToTrainIdeal; goodput = kGoodput; cost from the price
-// per GPU-hour; bottleneck = row.bottleneck.
+// kTokensPerSPerGpu, kMfu; executed_fraction, convention_over_executed =
+// kExecutedFractionOfPeak, kFlopsConventionOverExecuted; peak_memory_bytes = kPeakMemory when known
+// (pruned points may carry the memory check's estimate); capacity_bytes = kMemoryCapacity;
+// time_to_train_s = kTimeToTrain; time_to_train_ideal_s = kTimeToTrainIdeal; goodput = kGoodput;
+// cost from the price per GPU-hour; bottleneck = row.bottleneck.
 #ifndef SHARDSIM_REPORT_HTML_SWEEP_H_
 #define SHARDSIM_REPORT_HTML_SWEEP_H_
 
@@ -36,6 +37,11 @@ struct SweepHtmlPoint {
   double tokens_per_s = 0.0;
   double tokens_per_s_per_gpu = 0.0;
   double mfu = 0.0;
+  // What the kernels executed over the dense peak (0..1), and HFU's FLOPs over those executed
+  // (above 1: the published conventions count work the kernels skip; sim/report/flops_note.h).
+  // 0: not known.
+  double executed_fraction = 0.0;
+  double convention_over_executed = 0.0;
   double peak_memory_bytes = 0.0;  // simulated peak, or the memory check's estimate; 0: unknown
   double capacity_bytes = 0.0;     // memory per GPU
   std::optional<double> time_to_train_s;        // as booked

@@ -8,6 +8,7 @@
 #include "sim/memory/allocator.h"
 #include "sim/model/op_graph.h"
 #include "sim/program/network_explain.h"
+#include "sim/report/flops_note.h"
 #include "sim/report/goodput_report.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
@@ -51,20 +52,13 @@ Json IntervalBasisJson(const PredictionInterval& p) {
 // The published conventions (model and hardware FLOPs) over what the kernels ran: above 1 when
 // they count causal attention as the full s x s square while the kernel skips the masked half.
 double ConventionOverExecuted(const SimResult& r) {
-  return r.flops.executed_per_step > 0.0 ? r.flops.hardware_per_step / r.flops.executed_per_step
-                                         : 0.0;
+  return shardsim::ConventionOverExecuted(r.flops.hardware_per_step, r.flops.executed_per_step);
 }
 
 // Printed whenever the conventions count work that was not executed (ConventionOverExecuted above
-// 1): so a utilization above 100% is never printed without it (the executed fraction cannot
-// exceed the sustained peak).
+// 1): so a utilization above 100% is never printed without it (sim/report/flops_note.h).
 std::string ConventionNote(const SimResult& r) {
-  const double f = ConventionOverExecuted(r);
-  if (!(f > 1.0)) return "";
-  return "MFU / HFU count causal attention as the full s x s square (the published convention); "
-         "the kernels ran its unmasked half: HFU's FLOPs are " +
-         FormatSig(f, 3) + "x those executed, " + Percent(r.executed_fraction) +
-         " of peak was executed";
+  return FlopsConventionNote(ConventionOverExecuted(r), r.executed_fraction);
 }
 
 void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {

@@ -19,6 +19,11 @@ Json RowJson(const std::optional<Row>& row, const std::vector<std::string>& colu
   return Json::parse(format.Format(*row));
 }
 
+Json RowNote(const std::optional<Row>& row) {
+  const std::string note = row ? FlopsNoteOf(*row) : "";
+  return note.empty() ? Json(nullptr) : Json(note);
+}
+
 }  // namespace
 
 const char* Name(ClaimKind k) {
@@ -93,7 +98,11 @@ std::string ClaimJson(const ClaimCheck& c) {
             {"uncertainty", kStatedUncertainty},
             {"interval", interval},
             {"reasons", c.reasons},
-            {"assumptions", c.assumptions}};
+            {"assumptions", c.assumptions},
+            // Added after the keys above: simulate's flops_convention_note for the best and the
+            // given row, null unless their MFU counts work the kernels did not execute.
+            {"best_flops_convention_note", RowNote(c.best)},
+            {"given_flops_convention_note", RowNote(c.given)}};
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

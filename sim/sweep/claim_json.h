@@ -21,7 +21,9 @@ const char* Name(ClaimKind k);  // "tokens_per_s", "tokens_per_s_per_gpu", "flop
 //   ceiling_tokens_per_s_per_gpu, min_flops_per_token, searched, feasible,
 //   best (the best layout's sweep row, keys as `sweep --jsonl`; null when none is feasible),
 //   best_columns, given (the scenario's own layout's row; null without one),
-//   verdict, uncertainty (fraction), reasons, assumptions.
+//   verdict, uncertainty (fraction), reasons, assumptions,
+//   best_flops_convention_note, given_flops_convention_note (simulate's flops_convention_note
+//   for those rows; null when their MFU counts no more than was executed, or without the row).
 std::string ClaimJson(const ClaimCheck& check);
 
 }  // namespace shardsim

@@ -48,11 +48,24 @@ std::string LayoutOf(const Row& r, const std::vector<std::string>& columns, cons
   return Join(parts);
 }
 
+// The row's figures, with what the kernels executed as simulate prints it.
 std::string Prediction(const Row& r) {
-  return FormatSig(r[Metric::kTokensPerSPerGpu], 4) + " tokens/s per GPU, " +
-         FormatSig(r[Metric::kTflopsPerGpu], 4) + " TFLOP/s per GPU (model FLOPs), MFU " +
-         Percent(r[Metric::kMfu]) + ", step " + FormatSeconds(Seconds(r[Metric::kStepTime])) +
-         ", peak memory " + FormatBytes(Bytes(r[Metric::kPeakMemory]));
+  std::string out = FormatSig(r[Metric::kTokensPerSPerGpu], 4) + " tokens/s per GPU, " +
+                    FormatSig(r[Metric::kTflopsPerGpu], 4) +
+                    " TFLOP/s per GPU (model FLOPs), MFU " + Percent(r[Metric::kMfu]);
+  if (r.has(Metric::kExecutedTflopsPerGpu) && r.has(Metric::kExecutedFractionOfPeak)) {
+    out += ", executed " + FormatSig(r[Metric::kExecutedTflopsPerGpu], 4) + " TFLOP/s per GPU (" +
+           Percent(r[Metric::kExecutedFractionOfPeak]) + " of peak)";
+  }
+  out += ", step " + FormatSeconds(Seconds(r[Metric::kStepTime])) + ", peak memory " +
+         FormatBytes(Bytes(r[Metric::kPeakMemory]));
+  return out;
+}
+
+// simulate's `flops:` note for the row, on a line of its own ("" when it needs none).
+std::string NoteLine(const Row& r) {
+  const std::string note = FlopsNoteOf(r);
+  return note.empty() ? "" : "  flops: " + note + "\n";
 }
 
 }  // namespace
@@ -83,7 +96,7 @@ std::string ClaimReport(const ClaimCheck& c) {
   if (c.best) {
     out += Prediction(*c.best) + "\n  " + LayoutOf(*c.best, c.best_columns, c) + " (" +
            std::to_string(c.feasible) + " feasible of " + std::to_string(c.searched) +
-           " points searched)\n";
+           " points searched)\n" + NoteLine(*c.best);
   } else {
     out += "none fits (" + std::to_string(c.searched) + " points searched)\n";
   }
@@ -92,6 +105,7 @@ std::string ClaimReport(const ClaimCheck& c) {
     out += Feasible(c.given->status) ? Prediction(*c.given)
                                      : std::string(Name(c.given->status)) + ": " + c.given->reason;
     out += "\n";
+    if (Feasible(c.given->status)) out += NoteLine(*c.given);
   }
   out += "\nVerdict: " + std::string(Name(c.verdict)) + "\n";
   for (const std::string& r : c.reasons) out += "  - " + r + "\n";

@@ -6,6 +6,7 @@
 #include "sim/hardware/op_cost.h"
 #include "sim/memory/budget.h"
 #include "sim/program/step_costs.h"
+#include "sim/report/flops_note.h"
 #include "sim/report/simulate.h"
 #include "sim/schedule/schedule.h"
 #include "sim/sweep/point_space.h"
@@ -70,6 +71,10 @@ void FillOutputs(const Scenario& sc, const SimResult& r, Row* row) {
   if (r.gpu_hours) (*row)[Metric::kGpuHours] = *r.gpu_hours;
   if (r.goodput) FillGoodput(*r.goodput, *r.time_to_train_ideal_s, row);
   (*row)[Metric::kSimulatedTasks] = static_cast<double>(r.tasks);
+  (*row)[Metric::kExecutedTflopsPerGpu] = r.executed_tflops_per_gpu;
+  (*row)[Metric::kExecutedFractionOfPeak] = r.executed_fraction;
+  (*row)[Metric::kFlopsConventionOverExecuted] =
+      ConventionOverExecuted(r.flops.hardware_per_step, r.flops.executed_per_step);
   if (!r.bottlenecks.empty()) {
     const Bottleneck& top = r.bottlenecks.front();
     row->bottleneck = top.collective.empty() ? top.kind : top.collective;

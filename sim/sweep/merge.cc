@@ -30,7 +30,8 @@ Status At(const std::string& path, int64_t line, const std::string& message) {
 // What is wrong with the outputs of `row` ("" when nothing): merge copies rows byte for byte and
 // ranks them, so a row edited by hand (tokens_per_s=1e300, a negative time) would rank first.
 // Every number must be finite and, but for the headroom (negative when it does not fit), not
-// negative; MFU and HFU lie in [0, 1] (the bubble fraction, bubble over work, may pass 1); and the
+// negative; executed_fraction_of_peak lies in [0, 1] and MFU and HFU in [0, max(1,
+// flops_convention_over_executed)] (the bubble fraction, bubble over work, may pass 1); and the
 // throughputs must be what the step gives: tokens_per_s = tokens_per_step / step_time_s and
 // tokens_per_s_per_gpu = tokens_per_s / gpus (to 1e-6, as sim/program computes them).
 std::string CheckRowValues(const Row& row) {
@@ -43,9 +44,20 @@ std::string CheckRowValues(const Row& row) {
       return std::string(ColumnName(m)) + " is negative (" + FormatNumber(v) + ")";
     }
   }
+  if (row.has(Metric::kExecutedFractionOfPeak) && row[Metric::kExecutedFractionOfPeak] > 1.0) {
+    return "executed_fraction_of_peak is above 1 (" +
+           FormatNumber(row[Metric::kExecutedFractionOfPeak]) + ")";
+  }
+  // MFU and HFU may pass 1 by as much as the conventions count beyond what was executed
+  // (flops_convention_over_executed; sim/report/flops_note.h), never more.
+  const double bound = row.has(Metric::kFlopsConventionOverExecuted)
+                           ? std::max(1.0, row[Metric::kFlopsConventionOverExecuted])
+                           : 1.0;
   for (Metric m : {Metric::kMfu, Metric::kHfu}) {
-    if (row.has(m) && row[m] > 1.0) {
-      return std::string(ColumnName(m)) + " is above 1 (" + FormatNumber(row[m]) + ")";
+    if (row.has(m) && row[m] > bound * (1.0 + 1e-12)) {
+      return std::string(ColumnName(m)) + " is above " + FormatNumber(bound) + " (" +
+             FormatNumber(row[m]) + ")" +
+             (bound > 1.0 ? ", its flops_convention_over_executed" : "");
     }
   }
   const auto near = [](double a, double b) {

@@ -6,6 +6,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "sim/report/flops_note.h"
+
 namespace shardsim {
 namespace {
 
@@ -51,7 +53,10 @@ constexpr const char* kMetricNames[kMetricCount] = {"gpus",
                                                     "lost_s_per_day",
                                                     "straggler_factor",
                                                     "simulated_tasks",
-                                                    "bottleneck_share"};
+                                                    "bottleneck_share",
+                                                    "executed_tflops_per_gpu",
+                                                    "executed_fraction_of_peak",
+                                                    "flops_convention_over_executed"};
 
 constexpr PointStatus kStatuses[] = {PointStatus::kOk,     PointStatus::kNoFit,
                                      PointStatus::kPruned, PointStatus::kInvalid,
@@ -256,10 +261,15 @@ RowFormat::RowFormat(RowFormatKind kind, std::vector<std::string> input_columns)
   for (size_t m = 0; m < kMetricCount; ++m) {
     const auto it = std::find(inputs_.begin(), inputs_.end(), kMetricNames[m]);
     metric_input_[m] = it == inputs_.end() ? -1 : static_cast<int>(it - inputs_.begin());
+  }
+  for (size_t m = 0; m < kFirstTrailingMetric; ++m) {
     if (metric_input_[m] < 0) names_.push_back(kMetricNames[m]);
   }
   names_.push_back("bottleneck");
   names_.push_back("reason");
+  for (size_t m = kFirstTrailingMetric; m < kMetricCount; ++m) {
+    if (metric_input_[m] < 0) names_.push_back(kMetricNames[m]);
+  }
 }
 
 std::string RowFormat::Header() const {
@@ -288,23 +298,32 @@ std::string RowFormat::Format(const Row& row) const {
   const std::string fits = simulated ? (row.status == PointStatus::kOk ? "true" : "false") : "";
   std::string out = Prefix(row.point, row.inputs);
   if (kind_ == RowFormatKind::kCsv) {
+    const auto metrics = [&](size_t from, size_t to) {
+      for (size_t m = from; m < to; ++m) {
+        if (metric_input_[m] >= 0) continue;
+        out += ",";
+        if (!std::isnan(row.metrics[m])) out += FormatNumber(row.metrics[m]);
+      }
+    };
     out += std::string(Name(row.status)) + "," + fits;
-    for (size_t m = 0; m < kMetricCount; ++m) {
-      if (metric_input_[m] >= 0) continue;
-      out += ",";
-      if (!std::isnan(row.metrics[m])) out += FormatNumber(row.metrics[m]);
-    }
-    return out + "," + CsvField(row.bottleneck) + "," + CsvField(row.reason) + "\n";
+    metrics(0, kFirstTrailingMetric);
+    out += "," + CsvField(row.bottleneck) + "," + CsvField(row.reason);
+    metrics(kFirstTrailingMetric, kMetricCount);
+    return out + "\n";
   }
+  const auto metrics = [&](size_t from, size_t to) {
+    for (size_t m = from; m < to; ++m) {
+      if (metric_input_[m] >= 0) continue;
+      out += ",\"" + std::string(kMetricNames[m]) +
+             "\":" + (std::isnan(row.metrics[m]) ? "null" : FormatNumber(row.metrics[m]));
+    }
+  };
   out +=
       "\"status\":" + JsonString(Name(row.status)) + ",\"fits\":" + (fits.empty() ? "null" : fits);
-  for (size_t m = 0; m < kMetricCount; ++m) {
-    if (metric_input_[m] >= 0) continue;
-    out += ",\"" + std::string(kMetricNames[m]) +
-           "\":" + (std::isnan(row.metrics[m]) ? "null" : FormatNumber(row.metrics[m]));
-  }
-  return out + ",\"bottleneck\":" + JsonString(row.bottleneck) +
-         ",\"reason\":" + JsonString(row.reason) + "}\n";
+  metrics(0, kFirstTrailingMetric);
+  out += ",\"bottleneck\":" + JsonString(row.bottleneck) + ",\"reason\":" + JsonString(row.reason);
+  metrics(kFirstTrailingMetric, kMetricCount);
+  return out + "}\n";
 }
 
 Result<Row> RowFormat::Parse(std::string_view line) const {
@@ -345,21 +364,28 @@ Result<Row> RowFormat::Parse(std::string_view line) const {
   }
   if (!known) return Status::Invalid("unknown status \"" + status + "\"");
   ++f;  // fits: follows from the status
-  for (size_t m = 0; m < kMetricCount; ++m) {
-    if (metric_input_[m] >= 0) {
-      // Held by an input column (a `gpus` axis): the same number, read back from there.
-      Result<double> v = NumberField(row.inputs[static_cast<size_t>(metric_input_[m])]);
-      if (v.ok() && *v > 0) row.metrics[m] = *v;
-      continue;
+  const auto metrics = [&](size_t from, size_t to) -> Status {
+    for (size_t m = from; m < to; ++m) {
+      if (metric_input_[m] >= 0) {
+        // Held by an input column (a `gpus` axis): the same number, read back from there.
+        Result<double> v = NumberField(row.inputs[static_cast<size_t>(metric_input_[m])]);
+        if (v.ok() && *v > 0) row.metrics[m] = *v;
+        continue;
+      }
+      const std::string& field = fields[f++];
+      if (field.empty()) continue;
+      Result<double> v = NumberField(field);
+      if (!v.ok()) {
+        return Status::Invalid(std::string(kMetricNames[m]) + ": " + v.status().message());
+      }
+      row.metrics[m] = *v;
     }
-    const std::string& field = fields[f++];
-    if (field.empty()) continue;
-    Result<double> v = NumberField(field);
-    if (!v.ok()) return Status::Invalid(std::string(kMetricNames[m]) + ": " + v.status().message());
-    row.metrics[m] = *v;
-  }
+    return Status::Ok();
+  };
+  if (Status s = metrics(0, kFirstTrailingMetric); !s.ok()) return s;
   row.bottleneck = fields[f++];
   row.reason = fields[f++];
+  if (Status s = metrics(kFirstTrailingMetric, kMetricCount); !s.ok()) return s;
   return row;
 }
 
@@ -379,6 +405,14 @@ std::optional<std::vector<std::string>> InputColumnsOf(std::string_view first_li
   const auto status = std::find(names.begin(), names.end(), "status");
   if (names.empty() || names.front() != "point" || status == names.end()) return std::nullopt;
   return std::vector<std::string>(names.begin() + 1, status);
+}
+
+std::string FlopsNoteOf(const Row& row) {
+  if (!row.has(Metric::kFlopsConventionOverExecuted) || !row.has(Metric::kExecutedFractionOfPeak)) {
+    return "";
+  }
+  return FlopsConventionNote(row[Metric::kFlopsConventionOverExecuted],
+                             row[Metric::kExecutedFractionOfPeak]);
 }
 
 std::string StatusReason(const Status& s) {

@@ -1,10 +1,11 @@
 // One result row per sweep point, as CSV or JSON Lines, and back.
 //
 // A row holds the point's index (its place in the unsharded enumeration), every input the sweep
-// varies, the outcome (ok, no_fit, pruned, invalid, error), every scalar output of `simulate`
+// varies, the outcome (ok, no_fit, pruned, invalid, error, ...), every scalar output of `simulate`
 // (docs/reference.md §4 keys, flattened: breakdown_s.tp_comm -> tp_comm_s, memory.breakdown.weights
-// -> weights_bytes), the largest bottleneck and, for infeasible points, the reason. Numbers are
-// written in their shortest round-trip form (std::to_chars), so a row formatted, parsed and
+// -> weights_bytes), the largest bottleneck and, for infeasible points, the reason; then the
+// metrics added since (kFirstTrailingMetric on), so that earlier columns keep their places. Numbers
+// are written in their shortest round-trip form (std::to_chars), so a row formatted, parsed and
 // formatted again is the same bytes, and equal results give equal files at any thread count.
 // A row never contains a line break: files are read back line by line (resume, merge).
 #ifndef SHARDSIM_SWEEP_ROWS_H_
@@ -80,9 +81,18 @@ enum class Metric {
   kStragglerFactor,
   kSimulatedTasks,
   kBottleneckShare,
+  // Written after `reason` (added after the columns above; a file's earlier columns keep their
+  // places): what the kernels executed (simulate's executed_tflops_per_gpu and
+  // executed_fraction_of_peak) and HFU's FLOPs over them (flops_convention_over_executed: above
+  // 1, an MFU or HFU counts work the kernels skip; sim/report/flops_note.h).
+  kExecutedTflopsPerGpu,
+  kExecutedFractionOfPeak,
+  kFlopsConventionOverExecuted,
   kCount
 };
 inline constexpr size_t kMetricCount = static_cast<size_t>(Metric::kCount);
+// The first metric written after `bottleneck` and `reason`.
+inline constexpr size_t kFirstTrailingMetric = static_cast<size_t>(Metric::kExecutedTflopsPerGpu);
 const char* ColumnName(Metric m);  // "tokens_per_s", "tp_comm_s", ...
 
 struct Row {
@@ -136,6 +146,10 @@ std::string FormatNumber(double v);
 // is not of this format.
 std::optional<std::vector<std::string>> InputColumnsOf(std::string_view first_line,
                                                        RowFormatKind kind);
+
+// The note simulate prints beside MFU / HFU (sim/report/flops_note.h) for a row: "" unless its
+// flops_convention_over_executed is above 1.
+std::string FlopsNoteOf(const Row& row);
 
 // The reason text of a failed status, for a row: its first diagnostic, and how many more.
 std::string StatusReason(const Status& s);

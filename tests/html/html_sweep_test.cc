@@ -172,3 +172,33 @@ TEST(SweepHtml, SmallRealSweepHasFeasibleAndInfeasiblePoints) {
 
 }  // namespace
 }  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// The top table's executed column, and the note under it with the range of HFU's FLOPs over
+// those executed on its rows: only where the convention counts more than ran.
+TEST(SweepHtml, ExecutedColumnAndConventionNote) {
+  SweepHtmlInput in;
+  in.title = "t";
+  in.input_keys = {"gpus"};
+  in.points = {Point(8, 100, 10), Point(16, 250, 20), Point(32, 240, 5)};
+  const double executed[] = {0.41, 0.38, 0.0};  // the last: not known (an old row)
+  const double factor[] = {1.25, 1.5, 0.0};
+  for (size_t i = 0; i < 3; ++i) {
+    in.points[i].executed_fraction = executed[i];
+    in.points[i].convention_over_executed = factor[i];
+  }
+  const std::string html = SweepHtml(in);
+  EXPECT_NE(html.find("<th class=\"num\">MFU</th><th class=\"num\">executed</th>"),
+            std::string::npos);
+  EXPECT_NE(html.find("data-key=\"executed_fraction_of_peak\" data-value=\"0.41\">41.0%"),
+            std::string::npos);
+  EXPECT_NE(html.find("on the rows above, HFU's FLOPs are 1.25x to 1.50x those executed."),
+            std::string::npos);
+  for (SweepHtmlPoint& p : in.points) p.convention_over_executed = 1.0;
+  EXPECT_EQ(SweepHtml(in).find("id=\"flops-note\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardsim

@@ -97,6 +97,49 @@ TEST(Rows, AGpusAxisIsOneColumn) {
   }
 }
 
+// The executed-FLOPs columns simulate prints beside MFU / HFU: after `reason`, so that every
+// column a file had before keeps its place; they round-trip like the others. A row whose
+// conventions count more than was executed carries simulate's note (FlopsNoteOf); one that
+// does not, none.
+TEST(Rows, ExecutedFlopsColumnsComeAfterTheReason) {
+  const RowFormat csv(RowFormatKind::kCsv, kColumns);
+  const std::string header = csv.Header();
+  EXPECT_NE(header.find(",bottleneck_share,bottleneck,reason,executed_tflops_per_gpu,"
+                        "executed_fraction_of_peak,flops_convention_over_executed\n"),
+            std::string::npos)
+      << header;
+  Row r = Sample();
+  r[Metric::kMfu] = 1.02;
+  r[Metric::kExecutedTflopsPerGpu] = 612.5;
+  r[Metric::kExecutedFractionOfPeak] = 0.619;
+  r[Metric::kFlopsConventionOverExecuted] = 1.75;
+  for (RowFormatKind kind : {RowFormatKind::kCsv, RowFormatKind::kJsonl}) {
+    const RowFormat f(kind, kColumns);
+    const std::string line = f.Format(r);
+    if (kind == RowFormatKind::kCsv) {
+      EXPECT_NE(line.find("line break\",612.5,0.619,1.75\n"), std::string::npos) << line;
+    } else {
+      EXPECT_NE(line.find("line break\",\"executed_tflops_per_gpu\":612.5,"
+                          "\"executed_fraction_of_peak\":0.619,"
+                          "\"flops_convention_over_executed\":1.75}\n"),
+                std::string::npos)
+          << line;
+    }
+    Result<Row> back = f.Parse(line.substr(0, line.size() - 1));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ((*back)[Metric::kExecutedFractionOfPeak], 0.619);
+    EXPECT_EQ((*back)[Metric::kFlopsConventionOverExecuted], 1.75);
+    EXPECT_EQ(f.Format(*back), line);
+  }
+  EXPECT_EQ(FlopsNoteOf(r),
+            "MFU / HFU count causal attention as the full s x s square (the published "
+            "convention); the kernels ran its unmasked half: HFU's FLOPs are 1.75x those "
+            "executed, 61.9% of peak was executed");
+  r[Metric::kFlopsConventionOverExecuted] = 1.0;
+  EXPECT_EQ(FlopsNoteOf(r), "");
+  EXPECT_EQ(FlopsNoteOf(Sample()), "");  // not simulated: nothing to explain
+}
+
 TEST(Rows, MalformedLinesAreErrors) {
   const RowFormat csv(RowFormatKind::kCsv, kColumns);
   EXPECT_FALSE(csv.Parse("1,2,3").ok());

@@ -51,6 +51,9 @@
     if (d.simulated[i]) {
       row('tokens/s', SS.grouped(d.tokens_per_s[i]) + ' (' + SS.grouped(d.tokens_per_s_per_gpu[i]) + ' per GPU)');
       row('MFU', SS.percent(d.mfu[i]));
+      if (d.executed_fraction_of_peak && d.executed_fraction_of_peak[i] !== null) {
+        row('executed', SS.percent(d.executed_fraction_of_peak[i]) + ' of peak');
+      }
       row('step time', SS.seconds(d.step_time_s[i]));
     }
     if (d.peak_bytes[i] !== null) {
