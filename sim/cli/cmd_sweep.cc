@@ -63,7 +63,7 @@ SweepHtmlInput HtmlInput(const std::string& spec, const PointSpace& space, const
     p.inputs = r.inputs;
     p.gpus = static_cast<int64_t>(value(r, Metric::kGpus));
     p.feasible = Feasible(r.status);
-    p.simulated = r.status == PointStatus::kOk || r.status == PointStatus::kNoFit;
+    p.simulated = Simulated(r.status);
     p.reason = r.reason;
     p.step_time_s = value(r, Metric::kStepTime);
     p.tokens_per_s = value(r, Metric::kTokensPerS);

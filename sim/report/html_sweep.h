@@ -8,9 +8,9 @@
 // report ranks the points and finds the fronts of its two charts itself (2-D: throughput vs GPUs,
 // throughput vs headroom; the sweep's own front is 3-D), so it needs nothing else of the sweep.
 // From a sweep result row (sim/sweep/rows.h, Row): inputs = row.inputs; gpus = kGpus;
-// feasible = status ok; simulated = status ok or no_fit; reason = row.reason (e.g. "does not
-// fit: ..."); step_time_s, tokens_per_s, tokens_per_s_per_gpu, mfu = kStepTime, kTokensPerS,
-// kTokensPerSPerGpu, kMfu; executed_fraction, convention_over_executed =
+// feasible = status ok; simulated = status ok, no_fit or cannot_finish (Simulated); reason =
+// row.reason (e.g. "does not fit: ..."); step_time_s, tokens_per_s, tokens_per_s_per_gpu, mfu =
+// kStepTime, kTokensPerS, kTokensPerSPerGpu, kMfu; executed_fraction, convention_over_executed =
 // kExecutedFractionOfPeak, kFlopsConventionOverExecuted; peak_memory_bytes = kPeakMemory when known
 // (pruned points may carry the memory check's estimate); capacity_bytes = kMemoryCapacity;
 // time_to_train_s = kTimeToTrain; time_to_train_ideal_s = kTimeToTrainIdeal; goodput = kGoodput;

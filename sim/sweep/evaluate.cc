@@ -196,13 +196,14 @@ Row EvaluatePoint(const PointSpace& space, int64_t point, const LoadOptions& opt
     row.reason = "simulation failed: " + StatusReason(r.status());
     return row;
   }
-  if (r->goodput && !r->goodput->feasible) {  // the run cannot finish (Goodput::feasible)
-    row.status = PointStatus::kError;
-    row.reason = r->goodput->infeasible_reason;
-    return row;
-  }
   FillOutputs(sc, *r, &row);
   row.status = r->fits ? PointStatus::kOk : PointStatus::kNoFit;
+  // Fits, but the run cannot finish (Goodput::feasible): simulate reports the step and exits 1;
+  // the row keeps the step's outputs and says why ("goodput: the run cannot finish: ...").
+  if (r->fits && r->goodput && !r->goodput->feasible) {
+    row.status = PointStatus::kCannotFinish;
+    row.reason = r->goodput->infeasible_reason;
+  }
   if (!r->fits) {
     const DeviceStats& d = r->devices[static_cast<size_t>(r->worst_device)];
     const StageMemory& s = r->memory.stages[static_cast<size_t>(d.coords.pp)];

@@ -365,7 +365,11 @@ std::string InfeasibleReport(const SweepSummary& s) {
           " points (pruned " + std::to_string(s.count(PointStatus::kPruned)) +
           ", simulated and not fitting " + std::to_string(s.count(PointStatus::kNoFit)) +
           ", invalid " + std::to_string(s.count(PointStatus::kInvalid)) + ", failed " +
-          std::to_string(s.count(PointStatus::kError)) + ")\n";
+          std::to_string(s.count(PointStatus::kError)) +
+          (s.count(PointStatus::kCannotFinish) > 0
+               ? ", cannot finish (goodput) " + std::to_string(s.count(PointStatus::kCannotFinish))
+               : std::string()) +
+          ")\n";
     TextTable t({"status", "reason", "points", "example"});
     t.SetLeftAligned({1, 3});
     for (const InfeasibleGroup& g : s.groups()) {

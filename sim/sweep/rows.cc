@@ -58,9 +58,9 @@ constexpr const char* kMetricNames[kMetricCount] = {"gpus",
                                                     "executed_fraction_of_peak",
                                                     "flops_convention_over_executed"};
 
-constexpr PointStatus kStatuses[] = {PointStatus::kOk,     PointStatus::kNoFit,
-                                     PointStatus::kPruned, PointStatus::kInvalid,
-                                     PointStatus::kError,  PointStatus::kOutranked};
+constexpr PointStatus kStatuses[] = {
+    PointStatus::kOk,    PointStatus::kNoFit,     PointStatus::kPruned,      PointStatus::kInvalid,
+    PointStatus::kError, PointStatus::kOutranked, PointStatus::kCannotFinish};
 
 // Line breaks would split a row over two lines; they never belong in a field.
 std::string OneLine(std::string s) {
@@ -230,11 +230,17 @@ const char* Name(PointStatus s) {
       return "error";
     case PointStatus::kOutranked:
       return "outranked";
+    case PointStatus::kCannotFinish:
+      return "cannot_finish";
   }
   return "error";
 }
 
 bool Feasible(PointStatus s) { return s == PointStatus::kOk; }
+
+bool Simulated(PointStatus s) {
+  return s == PointStatus::kOk || s == PointStatus::kNoFit || s == PointStatus::kCannotFinish;
+}
 
 const char* ColumnName(Metric m) { return kMetricNames[static_cast<size_t>(m)]; }
 
@@ -294,8 +300,9 @@ std::string RowFormat::Prefix(int64_t point, const std::vector<std::string>& inp
 }
 
 std::string RowFormat::Format(const Row& row) const {
-  const bool simulated = row.status == PointStatus::kOk || row.status == PointStatus::kNoFit;
-  const std::string fits = simulated ? (row.status == PointStatus::kOk ? "true" : "false") : "";
+  // A point that cannot finish fits (one that does not fit is no_fit first).
+  const std::string fits =
+      Simulated(row.status) ? (row.status == PointStatus::kNoFit ? "false" : "true") : "";
   std::string out = Prefix(row.point, row.inputs);
   if (kind_ == RowFormatKind::kCsv) {
     const auto metrics = [&](size_t from, size_t to) {

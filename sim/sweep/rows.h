@@ -1,7 +1,8 @@
 // One result row per sweep point, as CSV or JSON Lines, and back.
 //
 // A row holds the point's index (its place in the unsharded enumeration), every input the sweep
-// varies, the outcome (ok, no_fit, pruned, invalid, error, ...), every scalar output of `simulate`
+// varies, the outcome (ok, no_fit, pruned, invalid, error, outranked, cannot_finish), every
+// scalar output of `simulate`
 // (docs/reference.md §4 keys, flattened: breakdown_s.tp_comm -> tp_comm_s, memory.breakdown.weights
 // -> weights_bytes), the largest bottleneck and, for infeasible points, the reason; then the
 // metrics added since (kFirstTrailingMetric on), so that earlier columns keep their places. Numbers
@@ -31,10 +32,15 @@ enum class PointStatus {
   // not simulated (`sweep --prune-to-top K`): the bound of its ranking figure is worse than the
   // K-th best simulated point's, so it cannot enter the top K (sim/sweep/top_k.h)
   kOutranked,
+  // simulated and fits, but with training.tokens the run cannot finish (Goodput::feasible false,
+  // sim/goodput/goodput.h): simulate reports the step and exits 1. The row has the step's
+  // outputs (no booked time to train or GPU-hours; goodput 0) and the reason "goodput: ...".
+  kCannotFinish,
 };
-// "ok", "no_fit", "pruned", "invalid", "error", "outranked"
+// "ok", "no_fit", "pruned", "invalid", "error", "outranked", "cannot_finish"
 const char* Name(PointStatus s);
-bool Feasible(PointStatus s);  // kOk
+bool Feasible(PointStatus s);   // kOk: the only status ranked
+bool Simulated(PointStatus s);  // kOk, kNoFit, kCannotFinish: the row has the step's outputs
 
 // The numeric outputs, in column order.
 enum class Metric {
