@@ -54,6 +54,26 @@ void Judge(ClaimCheck& c) {
   // stated, whatever the best layout reaches.
   if (c.runs_as_stated.has_value() && !*c.runs_as_stated) {
     c.verdict = Verdict::kImpossible;
+    if (c.given->status == PointStatus::kCannotFinish) {
+      // It fits and its step is simulated, but the job fails faster than it restarts or saves
+      // its work (Goodput::feasible): simulate of it exits 1 the same way.
+      const Row& g = *c.given;
+      c.reasons.push_back("the stated layout (" + c.layout_text + ") runs a step of " +
+                          FormatSeconds(Seconds(g[Metric::kStepTime])) + " (" +
+                          Tok(g[Metric::kTokensPerSPerGpu]) + " tokens/s per GPU) on " +
+                          std::to_string(c.gpus) + " " + c.hardware +
+                          ", but the run of training.tokens cannot finish (" + g.reason +
+                          "): the claim cannot be run as stated");
+      c.assumptions.push_back(
+          "a job that fails less often, or restarts and checkpoints faster, than the figures "
+          "above: the scenario's reliability.* and storage.* keys (docs/goodput.md)");
+      if (c.best) {
+        c.assumptions.push_back(
+            "or a layout other than the stated one: the best layout found reaches " +
+            Tok((*c.best)[Metric::kTokensPerSPerGpu]) + " tokens/s per GPU and can finish");
+      }
+      return;
+    }
     c.reasons.push_back("the stated layout (" + c.layout_text + ") does not fit in memory on " +
                         std::to_string(c.gpus) + " " + c.hardware + " (" + c.given->reason +
                         "): the claim cannot be run as stated");
@@ -112,6 +132,19 @@ void Judge(ClaimCheck& c) {
           "the figure is per-step-inflated, aggregated over more GPUs than "
           "stated, or wrong");
     }
+    return;
+  }
+  if (!c.best && !c.judged_against_given && c.cannot_finish > 0) {
+    // Layouts fit, but none of them can finish the run of training.tokens (Goodput::feasible).
+    c.verdict = Verdict::kImplausible;
+    c.reasons.push_back("no layout of " + std::to_string(c.gpus) + " " + c.hardware +
+                        " among the " + std::to_string(c.searched) +
+                        " points searched can finish the run of training.tokens: " +
+                        std::to_string(c.cannot_finish) + " fit in memory and cannot finish (" +
+                        c.cannot_finish_reason + ")");
+    c.assumptions.push_back(
+        "a job that fails less often, or restarts and checkpoints faster, than the figures "
+        "above: the scenario's reliability.* and storage.* keys (docs/goodput.md)");
     return;
   }
   if (!c.best && !c.judged_against_given) {
@@ -418,6 +451,12 @@ Result<ClaimCheck> CheckClaim(const ScenarioDocument& given_base, const Claim& c
   if (!run.ok()) return run.status();
   c.searched = run->shard_points;
   c.feasible = run->summary.feasible();
+  c.cannot_finish = run->summary.count(PointStatus::kCannotFinish);
+  for (const InfeasibleGroup& g : run->summary.groups()) {
+    if (g.status == PointStatus::kCannotFinish && c.cannot_finish_reason.empty()) {
+      c.cannot_finish_reason = g.example_reason;
+    }
+  }
   c.best_columns = space->input_columns();
   const std::vector<Row>& rows = run->summary.feasible_rows();
   if (!rows.empty()) {

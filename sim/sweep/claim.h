@@ -9,8 +9,9 @@
 //     half of attention, nothing else, and
 //   * the best layout a sweep finds (every valid layout, micro-batch, recompute mode and ZeRO-1/3
 //     with TP inside a node) and its predicted throughput.
-// With a stated layout (--layout), the verdict is judged against it; one that does not fit is
-// impossible (the claim cannot be run as stated), an invalid one an error (exit 2).
+// With a stated layout (--layout), the verdict is judged against it; one that does not fit, or
+// whose run of training.tokens cannot finish (Goodput::feasible), is impossible (the claim cannot
+// be run as stated), an invalid one an error (exit 2).
 // Verdict: impossible (above the ceiling), implausible (above our best by more than the stated
 // uncertainty), plausible, or conservative (below our best by more than the uncertainty).
 #ifndef SHARDSIM_SWEEP_CLAIM_H_
@@ -84,6 +85,10 @@ struct ClaimCheck {
   double min_flops_per_token = 0;
   int64_t searched = 0;  // sweep points
   int64_t feasible = 0;
+  // Searched points that fit but whose run cannot finish (status cannot_finish: with
+  // training.tokens, Goodput::feasible false), and one of their reasons.
+  int64_t cannot_finish = 0;
+  std::string cannot_finish_reason;
   std::optional<Row> best;  // the best layout found
   std::vector<std::string> best_columns;
   std::optional<Row> given;  // the scenario's own layout, or the one --layout states
@@ -92,8 +97,9 @@ struct ClaimCheck {
   std::string layout_text;  // --layout as written ("" without one)
   // The verdict is judged against `given` (a stated layout) rather than `best`.
   bool judged_against_given = false;
-  // With --layout: whether the stated layout runs (fits in memory). False: the verdict is
-  // impossible, the claim cannot be run as stated (the CLI exits 1, as simulate of it would).
+  // With --layout: whether the stated layout runs (fits in memory, and with training.tokens its
+  // run can finish). False: the verdict is impossible, the claim cannot be run as stated (the
+  // CLI exits 1, as simulate of it would).
   // A stated layout the run cannot use at all (invalid) is an error of CheckClaim instead.
   std::optional<bool> runs_as_stated;
   // Sequence parallelism in the searched layouts (on where tp > 1): the scenario's

@@ -102,7 +102,9 @@ std::string ClaimJson(const ClaimCheck& c) {
             // Added after the keys above: simulate's flops_convention_note for the best and the
             // given row, null unless their MFU counts work the kernels did not execute.
             {"best_flops_convention_note", RowNote(c.best)},
-            {"given_flops_convention_note", RowNote(c.given)}};
+            {"given_flops_convention_note", RowNote(c.given)},
+            // Searched points that fit but whose run of training.tokens cannot finish.
+            {"cannot_finish", c.cannot_finish}};
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

@@ -23,7 +23,8 @@ const char* Name(ClaimKind k);  // "tokens_per_s", "tokens_per_s_per_gpu", "flop
 //   best_columns, given (the scenario's own layout's row; null without one),
 //   verdict, uncertainty (fraction), reasons, assumptions,
 //   best_flops_convention_note, given_flops_convention_note (simulate's flops_convention_note
-//   for those rows; null when their MFU counts no more than was executed, or without the row).
+//   for those rows; null when their MFU counts no more than was executed, or without the row),
+//   cannot_finish (searched points that fit but whose run of training.tokens cannot finish).
 std::string ClaimJson(const ClaimCheck& check);
 
 }  // namespace shardsim

@@ -97,6 +97,9 @@ std::string ClaimReport(const ClaimCheck& c) {
     out += Prediction(*c.best) + "\n  " + LayoutOf(*c.best, c.best_columns, c) + " (" +
            std::to_string(c.feasible) + " feasible of " + std::to_string(c.searched) +
            " points searched)\n" + NoteLine(*c.best);
+  } else if (c.cannot_finish > 0) {
+    out += "none can finish the run (" + std::to_string(c.searched) + " points searched, " +
+           std::to_string(c.cannot_finish) + " fit and cannot finish)\n";
   } else {
     out += "none fits (" + std::to_string(c.searched) + " points searched)\n";
   }
@@ -106,6 +109,10 @@ std::string ClaimReport(const ClaimCheck& c) {
                                      : std::string(Name(c.given->status)) + ": " + c.given->reason;
     out += "\n";
     if (Feasible(c.given->status)) out += NoteLine(*c.given);
+    // Simulated, but its run cannot finish: the step is still reported, as simulate reports it.
+    if (c.given->status == PointStatus::kCannotFinish) {
+      out += "  its step: " + Prediction(*c.given) + "\n" + NoteLine(*c.given);
+    }
   }
   out += "\nVerdict: " + std::string(Name(c.verdict)) + "\n";
   for (const std::string& r : c.reasons) out += "  - " + r + "\n";

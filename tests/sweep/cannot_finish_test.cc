@@ -101,6 +101,67 @@ TEST(CannotFinish, SweepRowsKeepTheStepAndAreNeverRanked) {
   EXPECT_EQ(none.out.find("  error "), std::string::npos) << none.out;
 }
 
+// check-claim of a scenario whose run cannot finish: with --layout it exited 2 with "internal
+// error: check-claim: simulating --layout ... failed"; now, as simulate: the stated layout's step
+// is reported, the verdict (impossible: the claim cannot be run as stated) says why, exit 1.
+// Without --layout, the search says no layout can finish the run (it said none fits in memory).
+TEST(CannotFinish, CheckClaimReportsTheStepAndWhy) {
+  TempDir dir;
+  WriteFile(dir / "c.yaml",
+            "name: claim-goodput\n"
+            "model: gpt3-125m\n"
+            "hardware: h100-sxm\n"
+            "topology: dgx-h100\n"
+            "gpus: 8\n"
+            "training: {seq_len: 2048, global_batch: 64, micro_batch: 1, precision: bf16, "
+            "tokens: 1e9}\n"
+            "parallel: {dp: 8, tp: 1, pp: 1}\n"
+            "reliability: {interruptions_per_gpu_hour: 10}\n");
+  const sweep_test::CliRun sim = Shardsim("simulate " + dir / "c.yaml" + " --json", false);
+  ASSERT_EQ(sim.code, 1) << sim.out;
+  const nlohmann::json s = nlohmann::json::parse(sim.out);
+  const std::string claim =
+      "check-claim \"40000 tokens/s/GPU\" --scenario " + dir / "c.yaml" + " --progress none -j 2";
+  const sweep_test::CliRun text = Shardsim(claim + " --layout tp=1,mb=1");
+  EXPECT_EQ(text.code, 1) << text.out;
+  EXPECT_EQ(text.out.find("internal"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("error:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\nThe stated layout (tp=1,mb=1): cannot_finish: goodput: the run "
+                          "cannot finish: the job MTBF, 45.0 s"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("\n  its step: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\nVerdict: impossible\n  - the stated layout (tp=1,mb=1) runs a step "
+                          "of 54.9 ms ("),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("but the run of training.tokens cannot finish (goodput: "),
+            std::string::npos);
+  EXPECT_EQ(text.out.find("does not fit in memory"), std::string::npos) << text.out;
+  const sweep_test::CliRun json = Shardsim(claim + " --layout tp=1,mb=1 --json", false);
+  EXPECT_EQ(json.code, 1) << json.out;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["verdict"], "impossible");
+  EXPECT_EQ(j["runs_as_stated"], false);
+  EXPECT_EQ(j["given"]["status"], "cannot_finish");
+  // The stated layout is the scenario's: the step simulate reports.
+  EXPECT_EQ(j["given"]["step_time_s"].get<double>(), s["step_time_s"].get<double>());
+  EXPECT_EQ(j["given"]["reason"], s["goodput"]["infeasible_reason"]);
+  EXPECT_TRUE(j["best"].is_null());
+  EXPECT_GT(j["cannot_finish"].get<int64_t>(), 0);
+  const sweep_test::CliRun search = Shardsim(claim);
+  EXPECT_EQ(search.code, 0) << search.out;
+  EXPECT_NE(search.out.find("Best layout found: none can finish the run ("), std::string::npos)
+      << search.out;
+  EXPECT_NE(search.out.find("\nVerdict: implausible\n  - no layout of 8 h100-sxm among the "),
+            std::string::npos)
+      << search.out;
+  EXPECT_NE(search.out.find(" points searched can finish the run of training.tokens: "),
+            std::string::npos)
+      << search.out;
+  EXPECT_EQ(search.out.find("fits the model in memory"), std::string::npos) << search.out;
+}
+
 // The status reads back (resume, merge) and its row says fits = true.
 TEST(CannotFinish, StatusRoundTrips) {
   Row r;

@@ -65,7 +65,8 @@ TEST(ClaimJson, KeysAndValues) {
                                             "reasons",
                                             "assumptions",
                                             "best_flops_convention_note",
-                                            "given_flops_convention_note"}));
+                                            "given_flops_convention_note",
+                                            "cannot_finish"}));
   EXPECT_EQ(j["claim"]["kind"], "time_to_train_s");
   EXPECT_EQ(j["claim"]["value"], 54 * 86400.0);
   EXPECT_EQ(j["claim"]["train_tokens"], 15e12);
