@@ -100,21 +100,36 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
     const GemmMeasurement& g = c.gemm_rows.back();
     const std::string bad = GemmRateProblem(g.dtype, g.flops_per_s, base.peak_flops);
     if (bad.empty()) continue;
-    std::string files;
-    for (const auto& [dtype, list] : gemms) {
-      for (const KernelSample* k : list) {
-        if (k->dtype == g.dtype && k->m * k->batch == g.m && k->n == g.n && k->k == g.k &&
-            files.find(k->file) == std::string::npos) {
-          files += (files.empty() ? "" : ", ") + k->file;
-        }
+    // Located at the first kernel of the shape that is itself above the peak (the median is, so
+    // at least one is): its file, line and column, and the event as the trace nests it.
+    std::vector<std::string> files;
+    const KernelSample* at = nullptr;
+    double at_rate = 0.0;
+    bool at_above = false;
+    for (const KernelSample* k : gemms[g.dtype]) {
+      if (k->m * k->batch != g.m || k->n != g.n || k->k != g.k) continue;
+      if (std::find(files.begin(), files.end(), k->file) == files.end()) files.push_back(k->file);
+      const double rate = 2.0 * static_cast<double>(k->m) * static_cast<double>(k->n) *
+                          static_cast<double>(k->k) * static_cast<double>(k->batch) / k->seconds;
+      const bool above = !GemmRateProblem(g.dtype, rate, base.peak_flops).empty();
+      if (at == nullptr || (above && !at_above)) {
+        at = k;
+        at_rate = rate;
+        at_above = above;
       }
     }
-    above_peak.Add(SourceLoc{files, 0, 0},
-                   "gemm " + std::string(Name(g.dtype)) + " " + std::to_string(g.m) + "x" +
+    std::string event;
+    if (at != nullptr && !at->where.empty()) {
+      event = at->where + " ran at " + FormatSig(at_rate / 1e12, 4) + " TFLOP/s: ";
+    }
+    std::string others;
+    if (files.size() > 1) others = "; the shape's kernels are in " + Join(files);
+    above_peak.Add(at != nullptr ? SourceLoc{at->file, at->line, at->col} : SourceLoc{},
+                   event + "gemm " + std::string(Name(g.dtype)) + " " + std::to_string(g.m) + "x" +
                        std::to_string(g.n) + "x" + std::to_string(g.k) + " (median of " +
                        std::to_string(r.size()) + " kernels): " + bad + "; base " + base.name +
-                       "'s peak_flops bound every measured GEMM",
-                   "");
+                       "'s peak_flops bound every measured GEMM" + others,
+                   at != nullptr ? at->source_line : "");
   }
   if (!above_peak.empty()) return above_peak.ToStatus();
   for (const auto& [dtype, list] : gemms) {

@@ -188,6 +188,59 @@ bool SampleOfOp(const std::string& name, const OpArgs& a, KernelSample* s) {
   return false;
 }
 
+// Where each element of the trace's event array starts in `text`, which nlohmann::json has
+// already parsed: the top-level array, or the array value of the top-level object's
+// "traceEvents" key. nlohmann keeps no positions of values, so they are found by one scan of the
+// text that follows its strings and nesting (linear in the file: a trace may hold millions of
+// events). JSON strings hold no raw line breaks, so every '\n' outside them ends a line.
+struct EventPlace {
+  int line = 1, col = 1;  // 1-based
+  size_t line_start = 0;  // byte offset of its line
+};
+std::vector<EventPlace> EventPlaces(const std::string& text, bool top_level_array) {
+  std::vector<EventPlace> out;
+  int depth = 0, events_depth = 0;  // events_depth: the events array's, once entered
+  bool expect = false;              // the next token at events_depth starts an element
+  std::string last_key;             // the last string read at depth 1 (the key of a '[' at 2)
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') continue;
+    if (events_depth > 0 && depth == events_depth && expect && c != ']') {
+      out.push_back(EventPlace{line, static_cast<int>(i - line_start) + 1, line_start});
+      expect = false;
+    }
+    if (c == '"') {
+      const size_t start = i + 1;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (depth == 1) last_key = text.substr(start, i - start);
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+      if (c == '[' && events_depth == 0 &&
+          (top_level_array ? depth == 1 : depth == 2 && last_key == "traceEvents")) {
+        events_depth = depth;
+        expect = true;
+      }
+    } else if (c == '}' || c == ']') {
+      if (events_depth > 0 && depth == events_depth) return out;
+      --depth;
+    } else if (c == ',' && events_depth > 0 && depth == events_depth) {
+      expect = true;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool ClassOfKernelName(const std::string& kernel, KernelClass* cls, bool* backward) {
@@ -246,11 +299,28 @@ Status ReadKinetoTrace(const std::string& text, const std::string& file, KernelS
         "trace: expected a Chrome trace, {\"traceEvents\": [...]} or an array of events",
         SourceLoc{file, 1, 1});
   }
+  // Each event's place in the file, for the errors of what is fitted from it (FitHardware).
+  const bool bare = events == &j;
+  const std::vector<EventPlace> places = EventPlaces(text, bare);
+  const auto event_name = [&](size_t index) {
+    return (bare ? "[" : "traceEvents[") + std::to_string(index) + "]";
+  };
+  const auto locate = [&](size_t index, const std::string& where, KernelSample* s) {
+    s->where = where;
+    if (index >= places.size()) return;
+    const EventPlace& p = places[index];
+    s->line = p.line;
+    s->col = p.col;
+    // The line under the message (as LocateByte keeps it: not when too long to print).
+    const size_t end = std::min(text.find('\n', p.line_start), text.size());
+    if (end - p.line_start <= 200) s->source_line = text.substr(p.line_start, end - p.line_start);
+  };
   struct CpuOp {
     int64_t tid = 0;
     double ts = 0.0, dur = 0.0;
     std::string name;
     const Json* ev = nullptr;
+    size_t index = 0;  // in the event array
   };
   std::vector<CpuOp> ops;
   std::unordered_map<int64_t, size_t> by_external_id;  // cpu_op index
@@ -258,9 +328,12 @@ Status ReadKinetoTrace(const std::string& text, const std::string& file, KernelS
     std::string name;
     double dur = 0.0;
     int64_t external_id = -1;
+    size_t index = 0;  // in the event array
   };
   std::vector<Kernel> kernels;
-  for (const Json& ev : *events) {
+  size_t index = 0;
+  for (auto it = events->begin(); it != events->end(); ++it, ++index) {
+    const Json& ev = *it;
     if (!ev.is_object() || !ev.contains("ph") || ev["ph"] != "X") continue;
     if (!ev.contains("name") || !ev["name"].is_string() || !ev.contains("dur") ||
         !ev["dur"].is_number()) {
@@ -275,7 +348,7 @@ Status ReadKinetoTrace(const std::string& text, const std::string& file, KernelS
       ext = ev["args"]["External id"].get<int64_t>();
     }
     if (cat == "kernel") {
-      kernels.push_back(Kernel{ev["name"], ev["dur"].get<double>(), ext});
+      kernels.push_back(Kernel{ev["name"], ev["dur"].get<double>(), ext, index});
       continue;
     }
     if (!cat.empty() && cat != "cpu_op" && cat != "operator") continue;
@@ -285,6 +358,7 @@ Status ReadKinetoTrace(const std::string& text, const std::string& file, KernelS
     op.dur = ev["dur"].get<double>();
     op.name = ev["name"];
     op.ev = &ev;
+    op.index = index;
     if (ext >= 0) by_external_id[ext] = ops.size();
     ops.push_back(std::move(op));
   }
@@ -303,10 +377,12 @@ Status ReadKinetoTrace(const std::string& text, const std::string& file, KernelS
       }
       KernelSample s;
       bool shaped = false;
+      const CpuOp* launched_by = nullptr;
       const auto it = by_external_id.find(kn.external_id);
       if (it != by_external_id.end()) {
-        const CpuOp& op = ops[it->second];
-        shaped = SampleOfOp(op.name, ArgsOf(*op.ev), &s) && s.cls == cls && s.has_shape;
+        launched_by = &ops[it->second];
+        shaped = SampleOfOp(launched_by->name, ArgsOf(*launched_by->ev), &s) && s.cls == cls &&
+                 s.has_shape;
       }
       if (!shaped) {
         s = KernelSample{};
@@ -315,6 +391,13 @@ Status ReadKinetoTrace(const std::string& text, const std::string& file, KernelS
         s.has_shape = false;
       }
       s.name = kn.name;
+      locate(
+          kn.index,
+          event_name(kn.index) + " (kernel " + kn.name +
+              (shaped ? ", shapes from " + event_name(launched_by->index) + " " + launched_by->name
+                      : std::string()) +
+              ")",
+          &s);
       const int64_t key_id = kn.external_id >= 0 && shaped ? kn.external_id : -(++orphan) - 1;
       KernelSample& slot = per_op.try_emplace({key_id, static_cast<int>(cls)}, s).first->second;
       slot.seconds += kn.dur * 1e-6;
@@ -343,6 +426,7 @@ Status ReadKinetoTrace(const std::string& text, const std::string& file, KernelS
       if (op.ts < open_until) continue;  // inside a classified op
       open_until = op.ts + op.dur;
       s.seconds = op.dur * 1e-6;
+      locate(op.index, event_name(op.index) + " (" + op.name + ")", &s);
       shapeless += s.has_shape ? 0 : 1;
       out->samples.push_back(std::move(s));
     }

@@ -40,6 +40,14 @@ struct KernelSample {
   double bytes = 0.0;                      // memory-bound classes: HBM bytes read + written
   double instances = 1.0;                  // how many kernels `seconds` is the total of
   std::string file;                        // the input it was read from (ReadKernelFile)
+  // Where in `file` it was read (a Kineto trace; line 0 elsewhere): the line and column of its
+  // event (the first kernel's on a GPU trace, the op's on a CPU trace), that line's text (empty
+  // when too long to print), and the event named as the trace nests it ("traceEvents[41]
+  // (kernel sm90_xmma_gemm_..., shapes from traceEvents[40] aten::mm)", "traceEvents[7]
+  // (aten::mm)"; "[7]" in a bare event array).
+  int line = 0, col = 0;
+  std::string source_line;
+  std::string where;
 };
 
 struct KernelSamples {

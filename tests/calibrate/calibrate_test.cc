@@ -301,17 +301,28 @@ TEST(Calibrate, RatesAbovePeakAreRefusedAndWrittenOverlaysSimulate) {
     EXPECT_FALSE(fs::exists(dir + "/g4-gpu.yaml"));
     EXPECT_FALSE(fs::exists(dir + "/g4-gpu-gemm.csv"));
   }
-  // A trace (no line to point at): refused with the file and the shape.
+  // A trace written on one line: refused at its kernel's event (line 1, the column of the
+  // event; the line is too long to print), with the shape. It named the file only.
   HardwareSpec fast = H100();
   fast.sustained_compute_fraction = 1.0;
   fast.matmul_max_efficiency = 1.0;
   fast.peak_flops[DType::kBf16] *= 1.5;
-  testing::WriteFile(dir + "/fast.json", SynthesizedTrace(fast));
+  const std::string trace = SynthesizedTrace(fast);
+  testing::WriteFile(dir + "/fast.json", trace);
   KernelSamples samples;
   ASSERT_TRUE(ReadKernelFile(dir + "/fast.json", &samples, H100().peak_flops).ok());
   Result<Calibration> c = FitHardware(samples, H100(), Clocks::kProfiled);
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().ToString().find(dir + "/fast.json: error: gemm bf16 8192x8192x8192"),
+  // The first GEMM's kernel is the trace's second event (traceEvents[1]).
+  const size_t events = trace.find("\"traceEvents\":[") + std::string("\"traceEvents\":[").size();
+  const size_t second = trace.find(",{", events) + 1;
+  EXPECT_NE(c.status().ToString().find(dir + "/fast.json:1:" + std::to_string(second + 1) +
+                                       ": error: traceEvents[1] (kernel "
+                                       "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64"
+                                       ", shapes from traceEvents[0] aten::mm) ran at "),
+            std::string::npos)
+      << c.status().ToString();
+  EXPECT_NE(c.status().ToString().find(" TFLOP/s: gemm bf16 8192x8192x8192 (median of 1 kernels)"),
             std::string::npos)
       << c.status().ToString();
   EXPECT_NE(c.status().ToString().find("is above the bf16 peak"), std::string::npos);
@@ -336,6 +347,63 @@ TEST(Calibrate, RatesAbovePeakAreRefusedAndWrittenOverlaysSimulate) {
       EXPECT_EQ(r.code, 0) << in << " " << clocks << "\n" << r.out;
     }
   }
+}
+
+// `calibrate` on a trace with a GEMM above the peak, from the CLI: the error is located at the
+// first kernel (GPU trace) or op (CPU trace) of that shape that is itself above the peak, as
+// file:line:col with the event's line and a caret, and names the event as the trace nests it
+// (traceEvents[i], or [i] in a bare event array) and the op whose shapes it took. It said
+// "fast.json: error: gemm bf16 ..." with no line or event.
+TEST(Calibrate, AbovePeakTraceRatesAreLocatedAtTheirEvent) {
+  const std::string dir = TempDir("located");
+  // 2 x 8192^3 FLOPs: 2000 us is 550 TFLOP/s, 500 us 2199 (above h100's 989.4), 400 us 2749.
+  const auto op = [](int id, int ts) {
+    return "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"tid\": 1, \"ts\": " +
+           std::to_string(ts) +
+           ", \"dur\": 5,\n   \"args\": {\"External id\": " + std::to_string(id) +
+           ", \"Input Dims\": [[8192, 8192], [8192, 8192]], \"Input type\": "
+           "[\"c10::BFloat16\", \"c10::BFloat16\"]}}";
+  };
+  const auto kernel = [](int id, int ts, int dur) {
+    return "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"nvjet_tst_128x256\", \"tid\": 7, "
+           "\"ts\": " +
+           std::to_string(ts) + ", \"dur\": " + std::to_string(dur) +
+           ", \"args\": {\"External id\": " + std::to_string(id) + "}}";
+  };
+  const std::string gpu = "{\"schemaVersion\": 1, \"traceEvents\": [\n" + op(1, 0) + ",\n" +
+                          kernel(1, 10, 2000) + ",\n" + op(2, 3000) + ",\n" + kernel(2, 3010, 500) +
+                          ",\n" + op(3, 4000) + ",\n" + kernel(3, 4010, 400) + "\n]}\n";
+  testing::WriteFile(dir + "/gpu.json", gpu);
+  const testing::CliRun r =
+      testing::Shardsim("calibrate " + dir + "/gpu.json --hardware h100-sxm -o " + dir + "/o.yaml");
+  EXPECT_EQ(r.code, 2) << r.out;
+  // Lines: 1 the header, 2-3 op 1, 4 kernel 1, 5-6 op 2, 7 kernel 2 (500 us, the first above).
+  EXPECT_NE(r.out.find(dir + "/gpu.json:7:3: error: traceEvents[3] (kernel nvjet_tst_128x256, "
+                             "shapes from traceEvents[2] aten::mm) ran at 2199 TFLOP/s: gemm bf16 "
+                             "8192x8192x8192 (median of 3 kernels): tflops: 2199.023255552 is "
+                             "above the bf16 peak (peak_flops.bf16: 989.4 TFLOP/s)"),
+            std::string::npos)
+      << r.out;
+  // The event's line under the message, and a caret under its column.
+  EXPECT_NE(r.out.find("\n    " + kernel(2, 3010, 500) + ",\n      ^\n"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/o.yaml"));
+  // A CPU trace (no kernels) in a bare event array: the op itself, [i].
+  const auto cpu_op = [](int ts, int dur) {
+    return "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"tid\": 1, \"ts\": " +
+           std::to_string(ts) + ", \"dur\": " + std::to_string(dur) +
+           ", \"args\": {\"Input Dims\": [[8192, 8192], [8192, 8192]], \"Input type\": "
+           "[\"c10::BFloat16\", \"c10::BFloat16\"]}}";
+  };
+  testing::WriteFile(dir + "/cpu.json",
+                     "[\n" + cpu_op(0, 2000) + ",\n" + cpu_op(5000, 300) + "\n]\n");
+  const testing::CliRun c =
+      testing::Shardsim("calibrate " + dir + "/cpu.json --hardware h100-sxm -o " + dir + "/o.yaml");
+  EXPECT_EQ(c.code, 2) << c.out;
+  EXPECT_NE(c.out.find(dir + "/cpu.json:3:3: error: [1] (aten::mm) ran at 3665 TFLOP/s: gemm "
+                             "bf16 8192x8192x8192 (median of 2 kernels): "),
+            std::string::npos)
+      << c.out;
 }
 
 // The report's base column means one thing on every row: the base's value of the key on the
