@@ -1,12 +1,16 @@
 #include "sim/cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "sim/base/strings.h"
 #include "sim/cli/commands.h"
 
 namespace shardsim {
@@ -45,6 +49,39 @@ Status CheckLibraryEnvironment() {
   return sink.ToStatus();
 }
 
+// For CLI11's "The following argument(s) were not expected": the first word of the command line
+// that looks like an option ("--jsn", "--top=3") and is none of the command's (or the app's),
+// with the closest of the command's options when one is close ("error: simulate: unknown
+// option '--jsn'; did you mean '--json'? (see shardsim simulate --help)"). "" when no word is
+// such an option (an extra positional argument): CLI11's own message then stands.
+std::string UnknownOptionMessage(const CLI::App& app, int argc, char** argv) {
+  const std::vector<CLI::App*> subs = app.get_subcommands();
+  if (subs.empty()) return "";
+  const CLI::App& sub = *subs.front();
+  std::vector<std::string> names;
+  for (const CLI::App* a : {&app, &sub}) {
+    for (const CLI::Option* o : a->get_options()) {
+      for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+      for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+    }
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.size() < 3 || arg.rfind("--", 0) != 0) continue;
+    const std::string word = arg.substr(0, arg.find('='));
+    if (std::find(names.begin(), names.end(), word) != names.end()) continue;
+    std::vector<std::string> long_names;
+    for (const std::string& n : names) {
+      if (n.rfind("--", 0) == 0) long_names.push_back(n);
+    }
+    const std::optional<std::string> close = ClosestMatch(word, long_names);
+    return "error: " + sub.get_name() + ": unknown option '" + word + "'" +
+           (close ? "; did you mean '" + *close + "'?" : std::string()) + " (see shardsim " +
+           sub.get_name() + " --help)";
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -76,15 +113,15 @@ int RunCli(int argc, char** argv) {
       continue;
     }
     if (word.empty() || word[0] == '-') continue;
-    std::string commands;
-    bool known = false;
-    for (const CLI::App* sub : app.get_subcommands({})) {
-      commands += (commands.empty() ? "" : ", ") + sub->get_name();
-      known = known || sub->get_name() == word;
-    }
-    if (!known) {
-      std::fprintf(stderr, "error: unknown command '%s'; the commands are %s (see --help)\n",
-                   word.c_str(), commands.c_str());
+    std::vector<std::string> commands;
+    for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+    if (std::find(commands.begin(), commands.end(), word) == commands.end()) {
+      // A typo gets "did you mean 'simulate'?" (ClosestMatch, as unknown keys get it).
+      const std::optional<std::string> close = ClosestMatch(word, commands);
+      std::fprintf(
+          stderr, "error: unknown command '%s'; %s %s (see --help)\n", word.c_str(),
+          close ? ("did you mean '" + *close + "'? The commands are").c_str() : "the commands are",
+          Join(commands).c_str());
       return 2;
     }
     break;
@@ -104,6 +141,12 @@ int RunCli(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      if (const std::string m = UnknownOptionMessage(app, argc, argv); !m.empty()) {
+        std::fprintf(stderr, "%s\n", m.c_str());
+        return 2;
+      }
+    }
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }

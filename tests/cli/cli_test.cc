@@ -178,14 +178,47 @@ TEST(SimulateCli, MissingFileExitsTwo) {
 }
 
 TEST(Cli, UnknownCommandExitsTwo) {
-  // It said only "A subcommand is required".
+  // It said only "A subcommand is required"; then the commands, without the one meant.
   const auto typo = Shardsim("simulat " + Quickstart());
   EXPECT_EQ(typo.code, 2);
   EXPECT_EQ(typo.out,
-            "error: unknown command 'simulat'; the commands are budget, comm, simulate, sweep, "
-            "merge, check-claim, calibrate (see --help)\n");
-  EXPECT_EQ(Shardsim("--library " + kSource + " bogus").code, 2);
+            "error: unknown command 'simulat'; did you mean 'simulate'? The commands are budget, "
+            "comm, simulate, sweep, merge, check-claim, calibrate (see --help)\n");
+  const auto claim = Shardsim("check-clam \"1200 tokens/s/GPU\"");
+  EXPECT_EQ(claim.code, 2);
+  EXPECT_EQ(claim.out.rfind("error: unknown command 'check-clam'; did you mean 'check-claim'? ", 0),
+            0u)
+      << claim.out;
+  // Nothing close: no suggestion.
+  const auto bogus = Shardsim("--library " + kSource + " bogus");
+  EXPECT_EQ(bogus.code, 2);
+  EXPECT_EQ(
+      bogus.out,
+      "error: unknown command 'bogus'; the commands are budget, comm, simulate, sweep, merge, "
+      "check-claim, calibrate (see --help)\n");
   EXPECT_EQ(Shardsim("").code, 2);
+}
+
+// An unknown option of a command: CLI11 said "The following argument was not expected: --jsn /
+// Run with --help for more information."; now the command, the option, the closest of its
+// options when one is close, exit 2. An extra positional argument keeps CLI11's message.
+TEST(Cli, UnknownOptionSuggestsTheClosest) {
+  const auto json = Shardsim("simulate " + Quickstart() + " --jsn");
+  EXPECT_EQ(json.code, 2);
+  EXPECT_EQ(json.out,
+            "error: simulate: unknown option '--jsn'; did you mean '--json'? (see shardsim "
+            "simulate --help)\n");
+  const auto rank = Shardsim("sweep tests/sweep/data/small.yaml --top=3 --rank-bi cost");
+  EXPECT_EQ(rank.code, 2);
+  EXPECT_EQ(rank.out,
+            "error: sweep: unknown option '--rank-bi'; did you mean '--rank-by'? (see shardsim "
+            "sweep --help)\n");
+  const auto far = Shardsim("budget " + Quickstart() + " --zzzzzzzz");
+  EXPECT_EQ(far.code, 2);
+  EXPECT_EQ(far.out, "error: budget: unknown option '--zzzzzzzz' (see shardsim budget --help)\n");
+  const auto extra = Shardsim("simulate " + Quickstart() + " other.yaml");
+  EXPECT_EQ(extra.code, 2);
+  EXPECT_NE(extra.out.find("not expected: other.yaml"), std::string::npos) << extra.out;
 }
 
 // There was no --version (CLI11 said a subcommand is required): it prints the project version.
