@@ -50,10 +50,22 @@ Result<ScannedFile> ScanResultFile(const std::string& path, const RowFormat& for
         out.torn = !text.empty();
         return out;
       }
+      // The header of an older shardsim: this one less the columns added at its end since.
+      const std::string want = header.substr(0, header.size() - 1);
+      const std::string first = text.substr(0, text.find('\n'));
+      if (!first.empty() && first.size() < want.size() &&
+          want.compare(0, first.size(), first) == 0 && want[first.size()] == ',') {
+        return LineError(path, 1,
+                         "the header lacks the columns added at the end of a row since it was "
+                         "written (" +
+                             Shorten(want.substr(first.size() + 1)) +
+                             "): it comes from an older shardsim; run the sweep again with "
+                             "--overwrite (or into another file)");
+      }
       return LineError(path, 1,
                        "the header differs from this sweep's columns; it holds the results of "
                        "another sweep (expected: " +
-                           Shorten(header.substr(0, header.size() - 1)) + ")");
+                           Shorten(want) + ")");
     }
     out.header_ok = true;
     pos = header.size();

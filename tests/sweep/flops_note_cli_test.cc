@@ -148,6 +148,35 @@ TEST(FlopsNoteCli, MergeBoundsMfuByTheConventionFactor) {
   }
 }
 
+// A result file of a shardsim without the new columns is not "another sweep": --resume says which
+// columns it lacks and what to do.
+TEST(FlopsNoteCli, ResumingAFileWithoutTheNewColumnsSaysSo) {
+  TempDir dir;
+  WriteFile(dir / "sweep.yaml",
+            std::string(kScenario) + "sweep:\n  training.recompute: [none, full]\n");
+  ASSERT_EQ(
+      Shardsim("sweep " + dir / "sweep.yaml" + " -o " + dir / "r.csv" + " --progress none", false)
+          .code,
+      0);
+  std::string old;
+  for (const std::string& line : Lines(ReadFile(dir / "r.csv"))) {
+    std::vector<std::string> f = Fields(line);
+    f.resize(f.size() - 3);
+    old += Joined(f) + "\n";
+  }
+  WriteFile(dir / "r.csv", old);
+  const sweep_test::CliRun r = Shardsim("sweep " + dir / "sweep.yaml" + " -o " + dir / "r.csv" +
+                                        " --resume --progress none");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir / "r.csv" +
+                       ":1:1: error: the header lacks the columns added at the end of a row since "
+                       "it was written (executed_tflops_per_gpu,executed_fraction_of_peak,"
+                       "flops_convention_over_executed): it comes from an older shardsim; run the "
+                       "sweep again with --overwrite"),
+            std::string::npos)
+      << r.out;
+}
+
 // check-claim: the best layout's line gives what it executed and the note, and --json returns
 // the row's figures with the note beside it (null where nothing needs explaining).
 TEST(FlopsNoteCli, CheckClaimShowsExecutedFlopsAndTheNote) {
