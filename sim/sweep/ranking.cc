@@ -335,6 +335,19 @@ Result<std::string> SweepReport(const SweepSummary& summary,
     }
     out += ")\n";
     out += table(top, true);
+    // An MFU above 100% is not printed without the reason (simulate's `flops:` note, here for the
+    // row of the table with the highest MFU; every row's figures are in the result file).
+    const Row* over = nullptr;
+    for (size_t i : top) {
+      const Row& r = rows[i];
+      if (r[Metric::kMfu] > 1.0 && (over == nullptr || r[Metric::kMfu] > (*over)[Metric::kMfu])) {
+        over = &r;
+      }
+    }
+    if (over != nullptr && !FlopsNoteOf(*over).empty()) {
+      out += "  flops: MFU above 100% (point " + std::to_string(over->point) +
+             "): " + FlopsNoteOf(*over) + "\n";
+    }
     // The front, fewest GPUs first, then best throughput.
     std::vector<size_t> f = front;
     std::stable_sort(f.begin(), f.end(), [&](size_t a, size_t b) {

@@ -214,3 +214,47 @@ TEST(SweepRanking, PricePerPointFromTheHardwareTheFlagWins) {
 
 }  // namespace
 }  // namespace shardsim
+
+namespace shardsim {
+namespace {
+
+// The text report's top table: an MFU above 100% comes with simulate's note (for the row with the
+// highest such MFU); below 100%, no note (the output of other sweeps is unchanged).
+TEST(SweepReport, MfuAbove100PercentIsExplained) {
+  SweepSummary s;
+  for (int64_t p = 0; p < 2; ++p) {
+    Row r;
+    r.point = p;
+    r.status = PointStatus::kOk;
+    r[Metric::kGpus] = 8;
+    r[Metric::kTokensPerS] = 1000.0 * static_cast<double>(p + 1);
+    r[Metric::kTokensPerSPerGpu] = 125.0 * static_cast<double>(p + 1);
+    r[Metric::kStepTime] = 1.0;
+    r[Metric::kPeakMemory] = 1e10;
+    r[Metric::kMemoryHeadroom] = 1e10;
+    r[Metric::kMfu] = p == 0 ? 1.04 : 0.9;
+    r[Metric::kExecutedFractionOfPeak] = p == 0 ? 0.61 : 0.55;
+    r[Metric::kFlopsConventionOverExecuted] = p == 0 ? 1.75 : 1.7;
+    s.Add(r);
+  }
+  Result<std::string> out = SweepReport(s, {}, RankOptions{});
+  ASSERT_TRUE(out.ok());
+  EXPECT_NE(out->find("\n  flops: MFU above 100% (point 0): MFU / HFU count causal attention as "
+                      "the full s x s square (the published convention); the kernels ran its "
+                      "unmasked half: HFU's FLOPs are 1.75x those executed, 61.0% of peak was "
+                      "executed\n"),
+            std::string::npos)
+      << *out;
+  SweepSummary below;
+  for (const Row& r : s.feasible_rows()) {
+    Row q = r;
+    q[Metric::kMfu] = 0.5;
+    below.Add(q);
+  }
+  Result<std::string> plain = SweepReport(below, {}, RankOptions{});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->find("flops:"), std::string::npos) << *plain;
+}
+
+}  // namespace
+}  // namespace shardsim
