@@ -5,32 +5,34 @@
 // before, on the same streams and links. The caller names that repetition as a map σ from each
 // task to its counterpart one period later. The run uses it in three steps.
 //
-// 1. Where the map preserves the graph (BuildPeriods, Preserves). σ preserves task t when t and
-//    σ(t) are the same work (kind, duration or latency, bytes, links, weights, cap, stream), have
-//    as many dependencies, σ maps t's successors in order onto σ(t)'s and t's stream successor
-//    onto σ(t)'s. depth(t) counts how many times σ can be applied from t with the graph preserved
-//    at each step.
-// 2. Whether the state repeats (TakeSnapshot, Repeats). Each time the next task of one chain
-//    of σ (the anchor, the chain preserved longest) starts, the loop, once the events of that
-//    time are done and the rates re-shared, compares the run state with the one at the previous
-//    anchor start: the pending events (task, time, kind, in pop order), every transferring flow's
-//    state (bytes left, rate, the bounding-link bookkeeping), which flows each link carries in
-//    which order, the pending dependency count of every touched task (started, or with a
-//    finished dependency, and not finished) and each stream's head. The state repeats when the
-//    current one is the previous one with every task replaced by its counterpart and every time
-//    shifted by the same Δ. Times enter the loop only as differences (a flow's progress since it
+// 1. Where the map preserves the graph (Preserves, Depth). σ preserves task t when t and σ(t)
+//    are the same work (kind, duration or latency, bytes, links, weights, cap, stream), have as
+//    many dependencies, σ maps t's successors in order onto σ(t)'s and t's stream successor onto
+//    σ(t)'s. depth(t) counts how many times σ can be applied from t with the graph preserved at
+//    each step; it is computed, chain by chain, only where a skip asks for it.
+// 2. Whether the state repeats (TakeSnapshot, Repeats). Each time the next task of the anchor's
+//    chain (the longest chain of σ) starts, the loop, once the events of that time are done and
+//    the rates re-shared, compares the run state with the last 8 snapshots, nearest first: the
+//    pending events (task, time, kind, in pop order), every transferring flow's state (bytes
+//    left, rate, the bounding-link bookkeeping), which flows each link carries in which order,
+//    the pending dependency count of every touched task (started, or with a finished
+//    dependency, and not finished) and each stream's head. The state repeats snapshot s, `span`
+//    anchor periods back, when it is s's with every task replaced by its σ^span and every time
+//    shifted by the same Δ (a steady state may repeat only over several periods: the cyclicity
+//    of a max-plus system). Times enter the loop only as differences (a flow's progress since it
 //    was settled, the delay to its end), the queue orders by (time, scheduling order), and the
 //    max-min solver is a pure function of its problem, so a repeated state evolves into the
-//    repetition of what followed the previous one, as long as σ preserves the graph at every
-//    task that takes part.
-// 3. Skipping (SkippablePeriods, Skip). The period just simulated (from the previous anchor
-//    start to this one) was logged: the tasks it started and finished, the bytes each flow end
-//    added to its links, the busy time each idle link added. The next k periods are σ^1 ... σ^k
-//    of it, where k is the least depth over everything that took part in it or is live now. Skip
-//    writes their tasks' times (shifted by iΔ), release causes and bounding links, adds their
-//    byte and busy increments in the same order (the same doubles summed in the same order as the
-//    simulation would), counts their events and reshares, and moves the state forward: every
-//    live task to its σ^k, every time by kΔ. The run then continues from there.
+//    repetition of what followed s, as long as σ preserves the graph at every task that takes
+//    part.
+// 3. Skipping (SkippablePeriods, Skip). What the run did since s was logged: the tasks it
+//    started and finished, the bytes each flow end added to its links, the busy time each idle
+//    link added. The next k stretches are σ^span ... σ^(k·span) of it, where k·span is at most
+//    the least depth over everything that took part in it or is live now. Skip writes their
+//    tasks' times (shifted by iΔ), release causes and bounding links, adds their byte and busy
+//    increments in the same order (the same doubles summed in the same order as the simulation
+//    would), counts their events and reshares, and moves the state forward: every live task to
+//    its σ^(k·span), every time by kΔ. The run then continues from there, until the anchor's
+//    chain ends or half its length of comparisons in a row find no repetition.
 //
 // The RunResult is the same, bit for bit, as without the map (tests/engine/periods_test.cc,
 // tests/program/periods_test.cc); a map that preserves nothing, or a state that never repeats,
