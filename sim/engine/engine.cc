@@ -235,6 +235,15 @@ std::string Engine::TaskName(TaskId t) const {
   return "task " + std::to_string(t.v);
 }
 
+void Engine::SetCounterparts(std::vector<int32_t> counterpart) {
+  if (!counterpart.empty() && counterpart.size() != tasks_.size()) {
+    Error("SetCounterparts: " + std::to_string(counterpart.size()) + " counterparts for " +
+          std::to_string(tasks_.size()) + " tasks");
+    return;
+  }
+  counterpart_ = std::move(counterpart);
+}
+
 Result<RunResult> Engine::Run() const {
   if (!errors_.empty()) {
     return errors_.ToStatus(StatusCode::kInternal);

@@ -92,6 +92,18 @@ class Engine {
     BadDependency(before, after);
   }
 
+  // Optional: the program's repetition, for Run() to advance over (sim/engine/periods.cc).
+  // `counterpart[t]` is the task that does t's work one period later (in a training step: the
+  // same pass or transfer a micro-batch, or a group of them, further on), or -1. Run() checks
+  // task by task where the map preserves the graph (the same kind, duration or bytes and path,
+  // stream and dependency count; successors and stream successor mapped onto the counterpart's)
+  // and, where the whole run state at one period's start is the previous one's mapped and
+  // shifted in time, fills in the periods that follow instead of simulating them: the RunResult
+  // is the same, bit for bit, as without the map. A map that is not one to one is recorded as
+  // an error (Run returns kInternal); any other wrong map only skips less.
+  void SetCounterparts(std::vector<int32_t> counterpart);
+  const std::vector<int32_t>& counterparts() const { return counterpart_; }
+
   // How error messages name tasks; by default "task 12".
   void SetTaskNamer(TaskNamer namer) { namer_ = std::move(namer); }
 
@@ -166,6 +178,8 @@ class Engine {
 
   // Dependencies in insertion order: (before, after).
   std::vector<std::pair<int32_t, int32_t>> edges_;
+  // SetCounterparts: per task, or empty.
+  std::vector<int32_t> counterpart_;
 
   // Resources (streams and links share one id space), indexed by ResourceId.
   std::vector<ResourceKind> resource_kind_;

@@ -112,6 +112,29 @@ class EventQueue {
     ++fifo_live_;
   }
   int64_t now() const { return now_; }
+  bool fifo_empty() const { return fifo_live_ == 0; }
+  EventKind kind_of(int32_t task) const { return kind_[static_cast<size_t>(task)]; }
+
+  // For the engine's periods (sim/engine/periods.cc), with the FIFO empty: the pending events in
+  // pop order, and their replacement by `events` (in pop order; their sequences are renumbered
+  // after every earlier one, in that order, so they pop in it) with the clock at `now`.
+  void Pending(std::vector<Slot>* out) const {
+    out->assign(heap_.begin(), heap_.end());
+    std::sort(out->begin(), out->end(), Before);
+  }
+  void Replace(const std::vector<Slot>& events, const std::vector<EventKind>& kinds, int64_t now) {
+    for (const Slot& e : heap_) pos_[static_cast<size_t>(e.task)] = kNone;
+    // Nothing stays pending (the FIFO is empty), so the numbering may restart where it would
+    // run out.
+    if (next_seq_ + events.size() >= kSeqLimit) next_seq_ = 0;
+    heap_.assign(events.data(), events.data() + events.size());  // a sorted array is a heap
+    for (size_t i = 0; i < heap_.size(); ++i) {
+      heap_[i].seq = static_cast<uint32_t>(next_seq_++);
+      pos_[static_cast<size_t>(heap_[i].task)] = static_cast<int32_t>(i);
+      kind_[static_cast<size_t>(heap_[i].task)] = kinds[i];
+    }
+    now_ = now;
+  }
   // For tests: the sequence number the next scheduling takes (to reach the renumbering).
   void SetNextSeqForTest(uint64_t seq) { next_seq_ = seq; }
 
@@ -245,7 +268,47 @@ class EventQueue {
 
   static constexpr uint64_t kSeqLimit = uint64_t{1} << 32;
 
-  std::vector<Slot> heap_;
+  // The heap's storage: a vector's growth by doubling, with the append inlined (the loop appends
+  // once per event; std::vector's push_back, with its reallocation inside, is not always).
+  class Slots {
+   public:
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    Slot& operator[](size_t i) { return data_[i]; }
+    const Slot& operator[](size_t i) const { return data_[i]; }
+    const Slot& front() const { return data_[0]; }
+    const Slot& back() const { return data_[n_ - 1]; }
+    Slot* begin() { return data_.get(); }
+    Slot* end() { return data_.get() + n_; }
+    const Slot* begin() const { return data_.get(); }
+    const Slot* end() const { return data_.get() + n_; }
+    void pop_back() { --n_; }
+    void clear() { n_ = 0; }
+    [[gnu::always_inline]] void push_back(const Slot& e) {
+      if (n_ == cap_) [[unlikely]] {
+        reserve(cap_ == 0 ? 16 : 2 * cap_);
+      }
+      data_[n_++] = e;
+    }
+    [[gnu::noinline]] void reserve(size_t cap) {
+      if (cap <= cap_) return;
+      auto grown = std::make_unique_for_overwrite<Slot[]>(cap);
+      std::copy(begin(), end(), grown.get());
+      data_ = std::move(grown);
+      cap_ = cap;
+    }
+    void assign(const Slot* first, const Slot* last) {
+      n_ = 0;
+      reserve(static_cast<size_t>(last - first));
+      std::copy(first, last, data_.get());
+      n_ = static_cast<size_t>(last - first);
+    }
+
+   private:
+    std::unique_ptr<Slot[]> data_;
+    size_t n_ = 0, cap_ = 0;
+  };
+  Slots heap_;
   std::vector<int32_t> pos_;           // per task: where its event is (see kNone, kInFifo)
   std::vector<Slot> fifo_;             // events due at now_, in scheduling order; task -1: a blank
   std::unique_ptr<EventKind[]> kind_;  // per task: the kind of its pending event

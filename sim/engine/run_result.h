@@ -63,6 +63,10 @@ struct RunStats {
   int64_t reshared_flows = 0;    // flows those recomputations touched, summed
   int64_t max_active_flows = 0;  // most flows transferring at once
   int64_t max_queue = 0;         // most events pending at once
+  // Engine::SetCounterparts: the periods the run filled in instead of simulating, and the tasks
+  // they held (events, reshares and reshared_flows above count those periods' too).
+  int64_t periods_skipped = 0;
+  int64_t tasks_skipped = 0;
 };
 
 class RunResult {

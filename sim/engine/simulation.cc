@@ -54,9 +54,12 @@ void Simulation::Build() {
   }
   stream_tasks_.resize(At(stream_begin_[num_resources]));
   head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
+  const bool positions = !e_.counterparts().empty();  // BuildPeriods reads them
+  if (positions) stream_pos_.resize(n);
   for (int32_t t = 0; t < n_; ++t) {
     const int32_t s = e_.tasks_[At(t)].stream;
     if (s >= 0) {
+      if (positions) stream_pos_[At(t)] = head_[At(s)];
       stream_tasks_[At(head_[At(s)]++)] = TaskId(t);
     }
   }
@@ -95,6 +98,7 @@ void Simulation::Build() {
   num_dirty_ = 0;
 
   queue_.Reset(n);
+  BuildPeriods();
 }
 
 [[gnu::always_inline]] inline bool Simulation::IsHead(int32_t task) const {
@@ -126,41 +130,56 @@ void Simulation::Build() {
   if (!Overflows(now, delay, task)) queue_.Push(task, now + delay, kind);
 }
 
+template <bool kTrack>
 [[gnu::always_inline]] inline void Simulation::Start(int32_t task, int64_t now, int32_t trigger,
                                                      Release why) {
   const size_t t = At(task);
   start_[t] = now;
   trigger_[t] = trigger;
   why_[t] = why;
+  if constexpr (kTrack) {
+    Touch(task);
+    log_start_.push_back(task);
+    if (task == anchor_) {  // a snapshot once this time's events are done (AtAnchor)
+      snapshot_due_ = true;
+      anchor_ = next_[t];
+    }
+  }
   const int64_t fixed = e_.tasks_[t].fixed_ps;
   if (e_.tasks_[t].kind == TaskKind::kDelay) {
     Push(now, fixed, EventKind::kTaskEnd, task);
   } else if (fixed > 0) {
     Push(now, fixed, EventKind::kLatencyEnd, task);
   } else {
-    ActivateFlow(e_.tasks_[t].flow, now);
+    ActivateFlow<kTrack>(e_.tasks_[t].flow, now);
   }
 }
 
+template <bool kTrack>
 [[gnu::always_inline]] inline void Simulation::Finish(int32_t task, int64_t now) {
   const size_t t = At(task);
   end_[t] = now;
   pending_[t] = kFinished;
   ++finished_;
+  if constexpr (kTrack) {
+    Untouch(task);
+    log_end_.push_back(task);
+  }
   const int32_t s = e_.tasks_[t].stream;
   if (s >= 0) {
     const int32_t pos = ++head_[At(s)];
     if (pos < stream_begin_[At(s) + 1]) {
       const int32_t next = stream_tasks_[At(pos)].v;
       if (pending_[At(next)] == 0) {
-        Start(next, now, task, Release::kStreamOrder);
+        Start<kTrack>(next, now, task, Release::kStreamOrder);
       }
     }
   }
   for (int32_t k = succ_begin_[t]; k < succ_begin_[t + 1]; ++k) {
     const int32_t next = succ_[At(k)];
+    if constexpr (kTrack) Touch(next);
     if (--pending_[At(next)] == 0 && IsHead(next)) {
-      Start(next, now, task, Release::kDependency);
+      Start<kTrack>(next, now, task, Release::kDependency);
     }
   }
 }
@@ -173,6 +192,7 @@ void Simulation::Build() {
   dirty_links_[At(num_dirty_++)] = link;
 }
 
+template <bool kTrack>
 [[gnu::always_inline]] inline void Simulation::ActivateFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   const int32_t task = e_.flows_[f].task;
@@ -212,6 +232,7 @@ void Simulation::Build() {
     auto& list = active_[At(link)];
     if (list.empty()) {
       busy_since_[At(link)] = now;
+      if constexpr (kTrack) ++busy_links_;
     }
     const int32_t slot = slot_begin_[f] + (k - begin);
     slot_pos_[At(slot)] = static_cast<int32_t>(list.size());
@@ -224,6 +245,7 @@ void Simulation::Build() {
   }
 }
 
+template <bool kTrack>
 [[gnu::always_inline]] inline void Simulation::EndFlow(int32_t flow, int64_t now) {
   const size_t f = At(flow);
   const int32_t path_begin = e_.flows_[f].path_begin;
@@ -235,11 +257,17 @@ void Simulation::Build() {
     list[At(pos)] = last;
     slot_pos_[At(last.slot)] = pos;
     list.pop_back();
-    bytes_[At(link)] += e_.flow_weight_[At(k)] * e_.flows_[f].bytes;
+    const double moved = e_.flow_weight_[At(k)] * e_.flows_[f].bytes;
+    bytes_[At(link)] += moved;
+    if constexpr (kTrack) log_bytes_.emplace_back(link, moved);
     if (list.empty()) {
       // Nothing left to re-share here (Reshare skips an idle link; a flow that starts on it
       // marks it again).
       busy_[At(link)] += now - busy_since_[At(link)];
+      if constexpr (kTrack) {
+        --busy_links_;
+        log_busy_.emplace_back(link, now - busy_since_[At(link)]);
+      }
     } else {
       MarkDirty(link);
     }
@@ -251,7 +279,7 @@ void Simulation::Build() {
   const int32_t task = e_.flows_[f].task;
   bound_[At(task)] = St(f).best_bound;  // the flow's part of the result; its state is free
   free_states_.push_back(state_of_[f]);
-  Finish(task, now);
+  Finish<kTrack>(task, now);
 }
 
 // Brings the flow's remaining bytes up to `now` at its old rate, then schedules its end at the
@@ -508,17 +536,10 @@ void Simulation::SolveMemo() {
   memo_.push_back(m);
 }
 
-Result<RunResult> Simulation::Run() {
-  Build();
-  for (int32_t t = 0; t < n_; ++t) {
-    if (pending_[At(t)] == 0 && IsHead(t)) {
-      Start(t, 0, -1, Release::kAtStart);
-    }
-  }
-  if (num_dirty_ > 0) {
-    Reshare(0);
-  }
-  while (!queue_.empty() && overflow_task_ < 0) {
+// The event loop; with kTrack, while periodic_ holds (AtAnchor may end it).
+template <bool kTrack>
+void Simulation::Loop() {
+  while (!queue_.empty() && overflow_task_ < 0 && (!kTrack || periodic_)) {
     const int64_t now = queue_.top_time();
     if (static_cast<int64_t>(queue_.size()) > stats_.max_queue) {
       stats_.max_queue = static_cast<int64_t>(queue_.size());
@@ -528,20 +549,48 @@ Result<RunResult> Simulation::Run() {
       ++stats_.events;
       switch (ev.kind) {
         case EventKind::kTaskEnd:
-          Finish(ev.task, now);
+          Finish<kTrack>(ev.task, now);
           break;
         case EventKind::kLatencyEnd:
-          ActivateFlow(e_.tasks_[At(ev.task)].flow, now);
+          ActivateFlow<kTrack>(e_.tasks_[At(ev.task)].flow, now);
           break;
         case EventKind::kFlowEnd:
-          EndFlow(e_.tasks_[At(ev.task)].flow, now);
+          EndFlow<kTrack>(e_.tasks_[At(ev.task)].flow, now);
           break;
       }
     } while (!queue_.empty() && queue_.top_time() == now);
     if (num_dirty_ > 0) {
       Reshare(now);
     }
+    if constexpr (kTrack) {
+      if (snapshot_due_) AtAnchor(now);
+    }
   }
+}
+
+Result<RunResult> Simulation::Run() {
+  Build();
+  if (bad_counterpart_ >= 0) {
+    const int32_t t = bad_counterpart_;
+    return Status::Internal("engine: SetCounterparts: task " + std::to_string(t) +
+                            "'s counterpart " + std::to_string(next_[At(t)]) +
+                            " is not a task, or is itself or another task's counterpart");
+  }
+  for (int32_t t = 0; t < n_; ++t) {
+    if (pending_[At(t)] == 0 && IsHead(t)) {
+      if (periodic_) {
+        Start<true>(t, 0, -1, Release::kAtStart);
+      } else {
+        Start<false>(t, 0, -1, Release::kAtStart);
+      }
+    }
+  }
+  if (num_dirty_ > 0) {
+    Reshare(0);
+  }
+  // Tracking the periods (periods.cc) until it stops, then the plain loop.
+  if (periodic_) Loop<true>();
+  Loop<false>();
   if (overflow_task_ >= 0) {
     // Not a bug of the engine: inputs off by orders of magnitude (a bandwidth of bytes per
     // second, a latency of years) make one step longer than the clock holds. Name the task and

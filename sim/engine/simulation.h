@@ -40,16 +40,54 @@ class Simulation {
   bool Overflows(int64_t now, int64_t delay, int32_t task);
   void Schedule(int64_t now, int64_t delay, EventKind kind, int32_t task);
   void Push(int64_t now, int64_t delay, EventKind kind, int32_t task);
+  // kTrack: also keep what periods.cc reads (the touched set, the logs, the anchor).
+  template <bool kTrack>
   void Start(int32_t task, int64_t now, int32_t trigger, Release why);
+  template <bool kTrack>
   void Finish(int32_t task, int64_t now);
+  template <bool kTrack>
   void ActivateFlow(int32_t flow, int64_t now);
+  template <bool kTrack>
   void EndFlow(int32_t flow, int64_t now);
+  template <bool kTrack>
+  void Loop();
   void MarkDirty(int32_t link);
   void Reshare(int64_t now);
   bool ShareAlone(int32_t flow, int64_t now);
   void SolveMemo();
   void SetRate(int32_t flow, double rate, int64_t now, int32_t bound);
   void Rebound(int32_t flow, int32_t bound, int64_t now);
+
+  // periods.cc (Engine::SetCounterparts)
+  void BuildPeriods();
+  bool Preserves(int32_t task, int32_t counterpart) const;
+  int32_t StreamNext(int32_t task) const;
+  void Touch(int32_t task) {
+    if (tpos_[At32(task)] < 0) {
+      tpos_[At32(task)] = static_cast<int32_t>(tset_.size());
+      tset_.push_back(task);
+    }
+  }
+  void Untouch(int32_t task) {
+    const int32_t pos = tpos_[At32(task)];
+    if (pos < 0) return;
+    const int32_t last = tset_.back();
+    tset_[At32(pos)] = last;
+    tpos_[At32(last)] = pos;
+    tset_.pop_back();
+    tpos_[At32(task)] = -1;
+  }
+  struct Snapshot;
+  void AtAnchor(int64_t now);
+  void TakeSnapshot(int64_t now);
+  bool Repeats(int64_t now, const Snapshot& s, int32_t span);
+  int32_t SkippablePeriods(const Snapshot& s, int32_t span);
+  int32_t Depth(int32_t task);
+  void Skip(int32_t times, int32_t span, const Snapshot& s, int64_t now);
+  int32_t Forward(int32_t task, int32_t steps) const {
+    for (int32_t i = 0; i < steps && task >= 0; ++i) task = next_[At32(task)];
+    return task;
+  }
 
   // simulation_result.cc
   Status Deadlock() const;
@@ -144,6 +182,64 @@ class Simulation {
 
   EventQueue queue_;
   RunStats stats_;
+
+  // Periods (periods.cc): empty unless the engine has counterparts.
+  bool periodic_ = false;
+  const int32_t* next_ = nullptr;     // Engine::counterparts()
+  std::vector<int32_t> prev_;         // the inverse map, -1 where none
+  std::vector<int32_t> depth_;        // preserving steps along the task's chain; -1: not known yet
+  std::vector<int32_t> chain_;        // Depth's scratch
+  std::vector<int32_t> indeg_;        // dependency counts
+  UninitVector<int32_t> stream_pos_;  // stream tasks: index in stream_tasks_
+  int32_t bad_counterpart_ = -1;      // a task whose counterpart breaks one to one
+  std::vector<int32_t> streams_;      // the stream resources
+  // The tasks started or with a finished dependency, not finished yet (Touch / Untouch).
+  std::vector<int32_t> tpos_;
+  std::vector<int32_t> tset_;
+  int32_t anchor_ = -1;  // the task whose start takes the next snapshot
+  int32_t misses_ = 0;   // comparisons in a row that found no repetition
+  int32_t max_misses_ = 0;
+  bool snapshot_due_ = false;
+  // The run state when a period began (TakeSnapshot), times relative to its `now`.
+  struct FlowSnap {
+    double remaining, rate, cur_bound_bytes, best_bound_bytes;
+    int64_t settled, bound_since;
+    int32_t cur_bound, best_bound;
+  };
+  // Where the logs stood (their sizes) when a snapshot was taken.
+  struct LogMark {
+    size_t start = 0, end = 0, bytes = 0, busy = 0;
+  };
+  struct Snapshot {
+    int64_t now = 0;
+    LogMark mark;
+    std::vector<EventQueue::Slot> events;
+    std::vector<EventKind> kinds;
+    std::vector<FlowSnap> flows;                       // per kFlowEnd event, in event order
+    std::vector<std::pair<int32_t, int32_t>> touched;  // (task, pending)
+    std::vector<int32_t> heads;                        // per streams_ entry: task, or -1
+    std::vector<int32_t> links;                        // links carrying flows
+    std::vector<int64_t> busy_since;                   // per links entry, relative
+    std::vector<int32_t> link_flows;                   // their flows' tasks, link by link
+    RunStats stats;
+    int32_t busy_links = 0;
+  };
+  // The last kMaxSpan snapshots, a ring: snaps_next_ is where the next goes.
+  static constexpr size_t kMaxSpan = 8;
+  std::vector<Snapshot> snaps_;
+  size_t snaps_next_ = 0;
+  int32_t snaps_count_ = 0;
+  const Snapshot& SnapshotAgo(int32_t j) const {  // 1: the last taken
+    return snaps_[(snaps_next_ + kMaxSpan - static_cast<size_t>(j)) % kMaxSpan];
+  }
+  std::vector<EventQueue::Slot> events_now_;  // scratch
+  std::vector<uint8_t> head_mapped_;          // per streams_ entry, set by Repeats
+  // What the run did since the oldest snapshot kept (Snapshot::mark), for Skip to repeat.
+  std::vector<int32_t> log_start_;
+  std::vector<int32_t> log_end_;
+  std::vector<std::pair<int32_t, double>> log_bytes_;
+  std::vector<std::pair<int32_t, int64_t>> log_busy_;
+  int32_t busy_links_ = 0;  // links with a flow transferring
 };
 
 }  // namespace shardsim

@@ -448,6 +448,13 @@ class Builder {
   std::map<int, std::vector<UnitShape>> units_;  // by layer kind
   Status LinkPipeline();
   Status Finish(const Device& d);
+  // Each task's counterpart one schedule period later (Engine::SetCounterparts), or -1; empty
+  // when no period is named (PeriodOf 0).
+  std::vector<int32_t> Counterparts() const;
+  // The schedule's period in micro-batches, when the step has kMinPeriods of them at least.
+  int64_t PeriodOf() const;
+  static constexpr int64_t kMinPeriods = 12;
+  int64_t period_ = 0;
   // Collective flows joined across replicas (every-rank mode): returns the task that completes
   // when all members of this collective instance have.
   // Identifies one collective across the ranks that run it (every-rank mode).
@@ -491,6 +498,16 @@ class Builder {
   }
   std::vector<TaskId> fwd_, bwd_, fwd_first_, bwd_first_;
   std::vector<TaskId> wgt_;  // split backward: the last task of each W (its gradients are done)
+  // The tasks each schedule item built, [Slot * kPhases + phase]: in BuildDevice (its pass and
+  // what came with it) and in LinkPipeline (the transfer after it), for Counterparts.
+  struct TaskRange {
+    int32_t begin = 0, end = 0;
+  };
+  static constexpr size_t kPhases = 4;  // Phase's values
+  size_t ItemSlot(const Key& k, Phase phase) const {
+    return Slot(k) * kPhases + static_cast<size_t>(phase);
+  }
+  std::vector<TaskRange> item_tasks_, send_tasks_;
   // DualPipe's paired chunks (ScheduleItem::paired), by the backward's slot: the first task of
   // the forward it runs with, which waits for the backward's input gradient as well.
   std::vector<TaskId> pair_fwd_;

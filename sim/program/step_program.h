@@ -160,6 +160,11 @@ struct ProgramOptions {
   // one). False builds every pass task by task: the oracle tests/program/replay_test.cc holds
   // the replayed program equal to.
   bool replay_passes = true;
+  // Name the step's repetition to the engine (Engine::SetCounterparts: each micro-batch's tasks
+  // are the counterparts of the same tasks one schedule period earlier), so that it advances
+  // exactly over the periods whose state repeats. False simulates every period: the oracle
+  // tests/program/periods_test.cc holds the result equal to, bit for bit.
+  bool periods = true;
 };
 
 // The task graph of the plan's step (sim/parallel/plan.h: its op graph, layer split, rules and

@@ -1,0 +1,117 @@
+// A step program that names its repetition to the engine (ProgramOptions::periods,
+// Builder::Counterparts) runs to the same result, bit for bit, as the same program simulated
+// period by period: every task's times, release cause and bounding link, every stream's and
+// link's busy time and bytes, the critical path and the run's counters. And the periods are
+// really skipped where the schedule repeats.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/config/loader.h"
+#include "sim/hardware/op_cost.h"
+#include "sim/memory/budget.h"
+#include "sim/parallel/plan.h"
+#include "sim/program/step_costs.h"
+#include "sim/program/step_program.h"
+#include "tests/engine/same_run.h"
+
+namespace shardsim {
+namespace {
+
+// Builds `path` with the overrides, runs it with its counterparts and without; returns the
+// periodic run's counters.
+RunStats ExpectPeriodsExact(const std::string& path,
+                            const std::vector<std::pair<std::string, std::string>>& set) {
+  Result<ScenarioDocument> doc = ScenarioDocument::Parse(path);
+  EXPECT_TRUE(doc.ok()) << doc.status().ToString();
+  if (!doc.ok()) return {};
+  for (const auto& [key, value] : set) EXPECT_TRUE(doc->Set(key, value).ok()) << key;
+  Result<Scenario> sc = doc->Build(LoadOptions{});
+  EXPECT_TRUE(sc.ok()) << sc.status().ToString();
+  if (!sc.ok()) return {};
+  Result<Plan> plan = MakePlan(*sc);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  const OpCostModel hw(sc->hardware);
+  Result<StepCosts> costs = PriceStep(*sc, *plan, hw);
+  EXPECT_TRUE(costs.ok()) << costs.status().ToString();
+  Result<MemoryBudget> memory =
+      EstimateMemory(*plan, sc->model, sc->training, sc->parallel, sc->hardware, sc->framework);
+  EXPECT_TRUE(memory.ok()) << memory.status().ToString();
+  Result<StepProgram> prog = BuildStepProgram(*sc, *plan, *costs, hw, *memory, ProgramOptions{});
+  EXPECT_TRUE(prog.ok()) << prog.status().ToString();
+  if (!prog.ok()) return {};
+  Engine& e = prog->engine;
+  EXPECT_FALSE(e.counterparts().empty()) << path << ": no period named";
+  Result<RunResult> periodic = e.Run();
+  const std::vector<int32_t> counterparts = e.counterparts();
+  e.SetCounterparts({});
+  Result<RunResult> full = e.Run();
+  EXPECT_TRUE(periodic.ok()) << periodic.status().ToString();
+  EXPECT_TRUE(full.ok()) << full.status().ToString();
+  if (!periodic.ok() || !full.ok()) return {};
+  ExpectSameRun(e, *full, *periodic);
+  EXPECT_EQ(full->stats().tasks_skipped, 0);
+  return periodic->stats();
+}
+
+TEST(Periods, InterleavedGroupsAreSkippedExactly) {
+  // GPT-3 175B, TP8 PP8 DP16, 2 chunks: 96 micro-batches in 12 groups of 8.
+  const RunStats s = ExpectPeriodsExact("scenarios/gpt3-175b-a100x1024.yaml", {});
+  EXPECT_GE(s.periods_skipped, 6);
+  EXPECT_GT(s.tasks_skipped, 3000);
+}
+
+TEST(Periods, OneFOneBMicroBatchesAreSkippedExactly) {
+  const RunStats s =
+      ExpectPeriodsExact("scenarios/gpt3-175b-a100x1024.yaml", {{"parallel.schedule", "1f1b"},
+                                                                {"parallel.virtual_stages", "1"},
+                                                                {"training.global_batch", "6144"}});
+  EXPECT_GT(s.periods_skipped, 300);  // of 384 micro-batches
+}
+
+TEST(Periods, GPipeAndTensorParallelFlowsOnSharedLinks) {
+  // TP 2 as flows on NVLink, shared with the pipeline's transfers: the max-min solver decides
+  // the rates, and they repeat too.
+  const std::vector<std::pair<std::string, std::string>> tp_flows = {
+      {"gpus", "64"},
+      {"parallel.tp", "2"},
+      {"parallel.pp", "16"},
+      {"parallel.schedule", "1f1b"},
+      {"parallel.virtual_stages", "1"},
+      {"training.global_batch", "256"}};
+  ExpectPeriodsExact("scenarios/gpt3-175b-a100x1024.yaml", tp_flows);
+  std::vector<std::pair<std::string, std::string>> gpipe = tp_flows;
+  gpipe.emplace_back("parallel.schedule", "gpipe");
+  gpipe.emplace_back("training.recompute", "full");
+  ExpectPeriodsExact("scenarios/gpt3-175b-a100x1024.yaml", gpipe);
+}
+
+TEST(Periods, ExpertsAndZero1OverlappedGathers) {
+  ExpectPeriodsExact("scenarios/mixtral-8x7b-h100x64.yaml", {{"parallel.schedule", "1f1b"},
+                                                             {"parallel.virtual_stages", "1"},
+                                                             {"training.global_batch", "1024"}});
+}
+
+TEST(Periods, TooFewPeriodsNameNone) {
+  // Mixtral 8x7B's 16 micro-batches in 4 groups: checking would cost more than it saves.
+  Result<ScenarioDocument> doc = ScenarioDocument::Parse("scenarios/mixtral-8x7b-h100x64.yaml");
+  ASSERT_TRUE(doc.ok());
+  Result<Scenario> sc = doc->Build(LoadOptions{});
+  ASSERT_TRUE(sc.ok());
+  Result<Plan> plan = MakePlan(*sc);
+  ASSERT_TRUE(plan.ok());
+  const OpCostModel hw(sc->hardware);
+  Result<StepCosts> costs = PriceStep(*sc, *plan, hw);
+  ASSERT_TRUE(costs.ok());
+  Result<MemoryBudget> memory =
+      EstimateMemory(*plan, sc->model, sc->training, sc->parallel, sc->hardware, sc->framework);
+  ASSERT_TRUE(memory.ok());
+  Result<StepProgram> prog = BuildStepProgram(*sc, *plan, *costs, hw, *memory, ProgramOptions{});
+  ASSERT_TRUE(prog.ok());
+  EXPECT_TRUE(prog->engine.counterparts().empty());
+}
+
+}  // namespace
+}  // namespace shardsim
