@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 namespace shardsim {
 namespace {
 
+using sweep_test::Lines;
 using sweep_test::ReadFile;
 using sweep_test::Shardsim;
 using sweep_test::TempDir;
@@ -31,13 +31,6 @@ const char* const kScenario =
     "training: {seq_len: 2048, global_batch: 32, micro_batch: 1, precision: bf16, recompute: "
     "none, tokens: 1e9}\n"
     "parallel: {dp: 4, tp: 2, pp: 2, zero_stage: 1}\n";
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 TEST(CannotFinish, SweepRowsKeepTheStepAndAreNeverRanked) {
   TempDir dir;

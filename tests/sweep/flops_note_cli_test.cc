@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 namespace shardsim {
 namespace {
 
+using sweep_test::Lines;
 using sweep_test::ReadFile;
 using sweep_test::Shardsim;
 using sweep_test::TempDir;
@@ -31,13 +31,6 @@ const char* const kScenario =
     "training: {seq_len: 2048, global_batch: 32, micro_batch: 1, precision: bf16, recompute: "
     "none}\n"
     "parallel: {dp: 4, tp: 2, pp: 2, zero_stage: 1}\n";
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 TEST(FlopsNoteCli, SweepCsvAndHtmlCarrySimulatesExecutedFigures) {
   TempDir dir;

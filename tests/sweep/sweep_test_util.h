@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "sim/config/loader.h"
 #include "tests/cli/run_cli.h"
@@ -45,6 +46,14 @@ using testing::WriteFile;
 inline CliRun Shardsim(const std::string& args, bool with_stderr = true) {
   Lib();
   return testing::Shardsim(args, with_stderr);
+}
+
+// The lines of `text`, without their ends.
+inline std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
 }
 
 }  // namespace shardsim::sweep_test
