@@ -515,8 +515,8 @@ Status Builder::Finish(const Device& d) {
 }
 
 // A task's counterpart is the task built in the same place of the same schedule item (pass, or
-// transfer after it) of the same device and chunk, one period of the schedule later: 1F1B and
-// GPipe repeat micro-batch by micro-batch, Megatron-LM's interleaved schedule in groups of pp
+// transfer after it) of the same device and chunk, one period of the schedule later: 1F1B
+// repeats micro-batch by micro-batch, Megatron-LM's interleaved schedule in groups of pp
 // micro-batches per chunk (schedules.py get_pp_rank_microbatches:
 // microbatch_group_size_per_vp_stage, pp by default; sim/schedule/schedule.h). Items are mapped
 // where they built as many tasks (item_tasks_, send_tasks_). The engine checks the map and uses
@@ -525,14 +525,14 @@ Status Builder::Finish(const Device& d) {
 //
 // Named only where it pays (PeriodOf: 0 elsewhere). Checking costs the engine about a tenth of
 // simulating a task, and a warm-up and a cool-down of a few periods never repeat; measured with
-// callgrind on `simulate` (README, Speed): 4 periods (Mixtral 8x7B, interleaved) +18%, 8 (Llama 3
-// 70B) +2%, 12 (GPT-3 175B) -7%, 96 (GPT-3 175B, 1F1B) -13%, 384 -23%. The zero-bubble and
-// DualPipe schedules' steady states did not repeat exactly in the shipped scenarios (their
-// deferred W passes), so they are not named.
+// callgrind on `simulate` (README, Speed): 4 periods (Mixtral 8x7B, interleaved) +17%, 8 (Llama 3
+// 70B) +3%, 12 (GPT-3 175B) -6%, 96 (GPT-3 175B, 1F1B) -10%, 384 -19%. GPipe has no steady
+// state (every forward's backward waits, so what is pending grows micro-batch by micro-batch;
+// named, GPT-3 1F1B's layout in GPipe cost 17% more), and the zero-bubble and DualPipe schedules'
+// did not repeat exactly in the shipped scenarios (their deferred W passes): not named.
 int64_t Builder::PeriodOf() const {
   int64_t period = 0;
   switch (shape_.schedule) {
-    case PipelineSchedule::kGpipe:
     case PipelineSchedule::k1F1B:
       period = 1;
       break;
