@@ -515,6 +515,20 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
     out += "  gradient buckets (parallel.dp_bucket_size): " +
            GradBucketText(sc, r.program->grad_buckets) + "\n";
   }
+  // How much of the step the engine simulated event by event, and how much it filled in from
+  // repeating periods (sim/engine/periods.cc): the figures are the same either way.
+  if (r.program && r.run) {
+    const RunStats& st = r.run->stats();
+    out += "  simulation (sim/engine): " + std::to_string(r.run->num_tasks()) + " tasks";
+    if (st.tasks_skipped > 0) {
+      out += ", " + std::to_string(st.tasks_skipped) + " of them filled in from " +
+             std::to_string(st.periods_skipped) +
+             " schedule periods that repeat an earlier one's whole run state exactly (the same "
+             "figures as simulating them; sim/engine/periods.cc)\n";
+    } else {
+      out += ", every one simulated\n";
+    }
+  }
   // The network as the engine ran it: per kind of communication, its phases, links and bounds.
   if (r.program && r.run) out += "\n" + ExplainNetwork(*r.program, *r.run);
   out += "\nPer-op costs (" + sc.hardware.name + ")\n";
