@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,32 +22,42 @@
 namespace shardsim {
 namespace {
 
-// Builds `path` with the overrides, runs it with its counterparts and without; returns the
-// periodic run's counters.
-RunStats ExpectPeriodsExact(const std::string& path,
-                            const std::vector<std::pair<std::string, std::string>>& set) {
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+// The step program of `path` with the overrides, or nothing (the failure recorded).
+std::optional<StepProgram> Program(const std::string& path, const Overrides& set,
+                                   const ProgramOptions& options = {}) {
   Result<ScenarioDocument> doc = ScenarioDocument::Parse(path);
   EXPECT_TRUE(doc.ok()) << doc.status().ToString();
-  if (!doc.ok()) return {};
+  if (!doc.ok()) return std::nullopt;
   for (const auto& [key, value] : set) EXPECT_TRUE(doc->Set(key, value).ok()) << key;
   Result<Scenario> sc = doc->Build(LoadOptions{});
   EXPECT_TRUE(sc.ok()) << sc.status().ToString();
-  if (!sc.ok()) return {};
+  if (!sc.ok()) return std::nullopt;
   Result<Plan> plan = MakePlan(*sc);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  if (!plan.ok()) return std::nullopt;
   const OpCostModel hw(sc->hardware);
   Result<StepCosts> costs = PriceStep(*sc, *plan, hw);
   EXPECT_TRUE(costs.ok()) << costs.status().ToString();
   Result<MemoryBudget> memory =
       EstimateMemory(*plan, sc->model, sc->training, sc->parallel, sc->hardware, sc->framework);
   EXPECT_TRUE(memory.ok()) << memory.status().ToString();
-  Result<StepProgram> prog = BuildStepProgram(*sc, *plan, *costs, hw, *memory, ProgramOptions{});
+  if (!costs.ok() || !memory.ok()) return std::nullopt;
+  Result<StepProgram> prog = BuildStepProgram(*sc, *plan, *costs, hw, *memory, options);
   EXPECT_TRUE(prog.ok()) << prog.status().ToString();
-  if (!prog.ok()) return {};
+  if (!prog.ok()) return std::nullopt;
+  return std::move(*prog);
+}
+
+// Builds `path` with the overrides, runs it with its counterparts and without; returns the
+// periodic run's counters.
+RunStats ExpectPeriodsExact(const std::string& path, const Overrides& set) {
+  std::optional<StepProgram> prog = Program(path, set);
+  if (!prog) return {};
   Engine& e = prog->engine;
   EXPECT_FALSE(e.counterparts().empty()) << path << ": no period named";
   Result<RunResult> periodic = e.Run();
-  const std::vector<int32_t> counterparts = e.counterparts();
   e.SetCounterparts({});
   Result<RunResult> full = e.Run();
   EXPECT_TRUE(periodic.ok()) << periodic.status().ToString();
@@ -94,24 +105,11 @@ TEST(Periods, ExpertsAndZero1OverlappedGathers) {
                                                              {"training.global_batch", "1024"}});
 }
 
-// The program of `path` with the overrides names no period.
-void ExpectNoPeriods(const std::string& path,
-                     const std::vector<std::pair<std::string, std::string>>& set) {
-  Result<ScenarioDocument> doc = ScenarioDocument::Parse(path);
-  ASSERT_TRUE(doc.ok());
-  for (const auto& [key, value] : set) ASSERT_TRUE(doc->Set(key, value).ok()) << key;
-  Result<Scenario> sc = doc->Build(LoadOptions{});
-  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
-  Result<Plan> plan = MakePlan(*sc);
-  ASSERT_TRUE(plan.ok());
-  const OpCostModel hw(sc->hardware);
-  Result<StepCosts> costs = PriceStep(*sc, *plan, hw);
-  ASSERT_TRUE(costs.ok());
-  Result<MemoryBudget> memory =
-      EstimateMemory(*plan, sc->model, sc->training, sc->parallel, sc->hardware, sc->framework);
-  ASSERT_TRUE(memory.ok());
-  Result<StepProgram> prog = BuildStepProgram(*sc, *plan, *costs, hw, *memory, ProgramOptions{});
-  ASSERT_TRUE(prog.ok());
+// The program of `path` with the overrides (and options) names no period.
+void ExpectNoPeriods(const std::string& path, const Overrides& set,
+                     const ProgramOptions& options = {}) {
+  std::optional<StepProgram> prog = Program(path, set, options);
+  ASSERT_TRUE(prog.has_value()) << path;
   EXPECT_TRUE(prog->engine.counterparts().empty()) << path;
 }
 
@@ -124,23 +122,9 @@ TEST(Periods, NamedOnlyWhereTheyPay) {
   ExpectNoPeriods("scenarios/gpt3-175b-a100x1024.yaml",
                   {{"parallel.schedule", "zb_h1"}, {"parallel.virtual_stages", "1"}});
   // Off by option: the oracle.
-  Result<ScenarioDocument> doc = ScenarioDocument::Parse("scenarios/gpt3-175b-a100x1024.yaml");
-  ASSERT_TRUE(doc.ok());
-  Result<Scenario> sc = doc->Build(LoadOptions{});
-  ASSERT_TRUE(sc.ok());
-  Result<Plan> plan = MakePlan(*sc);
-  ASSERT_TRUE(plan.ok());
-  const OpCostModel hw(sc->hardware);
-  Result<StepCosts> costs = PriceStep(*sc, *plan, hw);
-  ASSERT_TRUE(costs.ok());
-  Result<MemoryBudget> memory =
-      EstimateMemory(*plan, sc->model, sc->training, sc->parallel, sc->hardware, sc->framework);
-  ASSERT_TRUE(memory.ok());
   ProgramOptions off;
   off.periods = false;
-  Result<StepProgram> prog = BuildStepProgram(*sc, *plan, *costs, hw, *memory, off);
-  ASSERT_TRUE(prog.ok());
-  EXPECT_TRUE(prog->engine.counterparts().empty());
+  ExpectNoPeriods("scenarios/gpt3-175b-a100x1024.yaml", {}, off);
 }
 
 }  // namespace

@@ -91,17 +91,21 @@ std::string Joined(const std::vector<std::string>& f) {
   return out;
 }
 
+// Writes dir/sweep.yaml (the scenario in both recompute modes) and sweeps it into dir/r.csv.
+bool SweepBothModes(const TempDir& dir) {
+  WriteFile(dir / "sweep.yaml",
+            std::string(kScenario) + "sweep:\n  training.recompute: [none, full]\n");
+  return Shardsim("sweep " + dir / "sweep.yaml" + " -o " + dir / "r.csv" + " --progress none",
+                  false)
+             .code == 0;
+}
+
 // merge refused any MFU or HFU above 1, so the file of a sweep whose MFU convention passes 100%
 // could not be merged; it now bounds them by flops_convention_over_executed, and the executed
 // fraction by 1.
 TEST(FlopsNoteCli, MergeBoundsMfuByTheConventionFactor) {
   TempDir dir;
-  WriteFile(dir / "sweep.yaml",
-            std::string(kScenario) + "sweep:\n  training.recompute: [none, full]\n");
-  ASSERT_EQ(
-      Shardsim("sweep " + dir / "sweep.yaml" + " -o " + dir / "r.csv" + " --progress none", false)
-          .code,
-      0);
+  ASSERT_TRUE(SweepBothModes(dir));
   const std::vector<std::string> lines = Lines(ReadFile(dir / "r.csv"));
   ASSERT_EQ(lines.size(), 3u);
   const std::vector<std::string> head = Fields(lines[0]);
@@ -145,12 +149,7 @@ TEST(FlopsNoteCli, MergeBoundsMfuByTheConventionFactor) {
 // columns it lacks and what to do.
 TEST(FlopsNoteCli, ResumingAFileWithoutTheNewColumnsSaysSo) {
   TempDir dir;
-  WriteFile(dir / "sweep.yaml",
-            std::string(kScenario) + "sweep:\n  training.recompute: [none, full]\n");
-  ASSERT_EQ(
-      Shardsim("sweep " + dir / "sweep.yaml" + " -o " + dir / "r.csv" + " --progress none", false)
-          .code,
-      0);
+  ASSERT_TRUE(SweepBothModes(dir));
   std::string old;
   for (const std::string& line : Lines(ReadFile(dir / "r.csv"))) {
     std::vector<std::string> f = Fields(line);
