@@ -140,13 +140,6 @@ int32_t Simulation::Depth(int32_t task) {
   return depth_[At(task)];
 }
 
-inline int32_t Simulation::StreamNext(int32_t task) const {
-  const int32_t s = e_.tasks_[At(task)].stream;
-  if (s < 0) return -1;
-  const int32_t pos = stream_pos_[At(task)] + 1;
-  return pos < stream_begin_[At(s) + 1] ? stream_tasks_[At(pos)].v : -1;
-}
-
 [[gnu::always_inline]] inline bool Simulation::Preserves(int32_t t, int32_t u) const {
   const Engine::Task& a = e_.tasks_[At(t)];
   const Engine::Task& b = e_.tasks_[At(u)];
@@ -175,7 +168,7 @@ inline int32_t Simulation::StreamNext(int32_t task) const {
     if (next_[At(succ_[At(st + k)])] != succ_[At(su + k)]) return false;
   }
   if (a.stream < 0) return true;
-  const int32_t nt = StreamNext(t), nu = StreamNext(u);
+  const int32_t nt = snext_[At(t)], nu = snext_[At(u)];
   return nt < 0 ? nu < 0 : nu >= 0 && next_[At(nt)] == nu;
 }
 

@@ -64,6 +64,15 @@ void Simulation::Build() {
     }
   }
   head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
+  if (positions) {  // each stream task's successor on its stream, -1 for the last
+    snext_.resize(n);
+    for (size_t r = 0; r < num_resources; ++r) {
+      for (int32_t k = stream_begin_[r]; k < stream_begin_[r + 1]; ++k) {
+        snext_[At(stream_tasks_[At(k)].v)] =
+            k + 1 < stream_begin_[r + 1] ? stream_tasks_[At(k + 1)].v : -1;
+      }
+    }
+  }
 
   // No fill: Start and Finish write these (a task's times are read only once it has finished).
   start_.resize(n);

@@ -61,7 +61,6 @@ class Simulation {
   // periods.cc (Engine::SetCounterparts)
   void BuildPeriods();
   bool Preserves(int32_t task, int32_t counterpart) const;
-  int32_t StreamNext(int32_t task) const;
   void Touch(int32_t task) {
     if (tpos_[At32(task)] < 0) {
       tpos_[At32(task)] = static_cast<int32_t>(tset_.size());
@@ -191,6 +190,7 @@ class Simulation {
   std::vector<int32_t> chain_;        // Depth's scratch
   std::vector<int32_t> indeg_;        // dependency counts
   UninitVector<int32_t> stream_pos_;  // stream tasks: index in stream_tasks_
+  UninitVector<int32_t> snext_;       // stream tasks: the next task on the stream, or -1
   int32_t bad_counterpart_ = -1;      // a task whose counterpart breaks one to one
   std::vector<int32_t> streams_;      // the stream resources
   // The tasks started or with a finished dependency, not finished yet (Touch / Untouch).
