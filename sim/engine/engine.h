@@ -97,10 +97,11 @@ class Engine {
   // same pass or transfer a micro-batch, or a group of them, further on), or -1. Run() checks
   // task by task where the map preserves the graph (the same kind, duration or bytes and path,
   // stream and dependency count; successors and stream successor mapped onto the counterpart's)
-  // and, where the whole run state at one period's start is the previous one's mapped and
-  // shifted in time, fills in the periods that follow instead of simulating them: the RunResult
-  // is the same, bit for bit, as without the map. A map that is not one to one is recorded as
-  // an error (Run returns kInternal); any other wrong map only skips less.
+  // and, where the whole run state at one period's start is that of one of the last 8 mapped
+  // (by the map applied as many times as periods lie between) and shifted in time, fills in the
+  // repetitions that follow instead of simulating them: the RunResult is the same, bit for bit,
+  // as without the map. A map of the wrong size, or not one to one, makes Run return kInternal;
+  // any other wrong map only skips less.
   void SetCounterparts(std::vector<int32_t> counterpart);
   const std::vector<int32_t>& counterparts() const { return counterpart_; }
 
