@@ -318,6 +318,7 @@ void ReadParallel(MapReader& r, int64_t gpus, bool have_gpus, ParallelSpec* par,
   p.Bool("sequence_parallel", &par->sequence_parallel);
   p.Enum("schedule", &par->schedule, kSchedules);
   p.PositiveInt("virtual_stages", &par->virtual_stages);
+  p.NonNegativeInt("microbatch_group_size_per_vp_stage", &par->microbatch_group_size_per_vp_stage);
   ReadOrder(p, par);
   p.NonNegativeInt("first_stage_layers", &par->first_stage_layers);
   p.NonNegativeInt("last_stage_layers", &par->last_stage_layers);

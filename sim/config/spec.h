@@ -413,6 +413,10 @@ struct ParallelSpec {
   bool sequence_parallel = false;  // parallel.sequence_parallel
   PipelineSchedule schedule = PipelineSchedule::k1F1B;  // parallel.schedule
   int64_t virtual_stages = 1;                           // parallel.virtual_stages
+  // parallel.microbatch_group_size_per_vp_stage (interleaved_1f1b only): Megatron-Core's option
+  // of that name, the micro-batches a rank runs on one model chunk before moving to the next; 0
+  // (written or left out) is pp, its default.
+  int64_t microbatch_group_size_per_vp_stage = 0;
   // parallel.order: placement of ranks on GPUs, innermost dimension first.
   std::vector<std::string> order = {"tp", "cp", "dp", "pp"};
   int64_t first_stage_layers = 0;  // parallel.first_stage_layers: 0 = even split

@@ -263,9 +263,37 @@ Status ValidateScenario(const Scenario& s) {
   if (interleaved && p.pp < 2) {
     c.Fail("parallel.schedule", "interleaved_1f1b needs pp >= 2 (pp is " + Str(p.pp) + ")");
   }
-  // Megatron-LM's interleaved schedule takes micro-batches in groups of pp per model chunk.
-  if (interleaved && p.pp >= 2 && per_step > 0 && s.training.global_batch % per_step == 0 &&
-      (s.training.global_batch / per_step) % p.pp != 0) {
+  // Megatron-LM's interleaved schedule takes micro-batches in groups of N per model chunk, N =
+  // microbatch_group_size_per_vp_stage (pp by default), and refuses N outside [pp, m] and a last
+  // group shorter than pp (forward_backward_pipelining_with_interleaving: "dependency bubbles").
+  const int64_t group = p.microbatch_group_size_per_vp_stage;
+  if (group > 0 && !interleaved) {
+    c.Fail("parallel.microbatch_group_size_per_vp_stage",
+           Str(group) + " needs schedule interleaved_1f1b (schedule is " + Name(p.schedule) + ")");
+  }
+  const int64_t steps = per_step > 0 && s.training.global_batch % per_step == 0
+                            ? s.training.global_batch / per_step
+                            : 0;  // the micro-batches per step (0: refused above)
+  if (interleaved && group > 0 && p.pp >= 2 && steps > 0) {
+    const std::string range = "Megatron-LM's interleaved schedule takes pp (" + Str(p.pp) +
+                              ") <= it <= the micro-batches per step (global_batch / "
+                              "(dp*micro_batch) = " +
+                              Str(steps) + ")";
+    if (group < p.pp) {
+      c.Fail("parallel.microbatch_group_size_per_vp_stage", Str(group) + " is below pp; " + range);
+    } else if (group > steps) {
+      c.Fail("parallel.microbatch_group_size_per_vp_stage",
+             Str(group) + " is above the micro-batches per step; " + range);
+    } else if (steps % group != 0 && steps % group < p.pp) {
+      c.Fail("parallel.microbatch_group_size_per_vp_stage",
+             Str(group) + " leaves " + Str(steps % group) + " of the " + Str(steps) +
+                 " micro-batches per step for the last group, fewer than pp (" + Str(p.pp) +
+                 "): Megatron-LM refuses it (dependency bubbles); use a group that divides " +
+                 Str(steps) + " or leaves at least pp over");
+    }
+  }
+  if (interleaved && group <= 0 && p.pp >= 2 && per_step > 0 &&
+      s.training.global_batch % per_step == 0 && (s.training.global_batch / per_step) % p.pp != 0) {
     c.Fail("parallel.schedule",
            "interleaved_1f1b needs the micro-batches per step (global_batch / (dp*micro_batch) = " +
                Str(s.training.global_batch / per_step) + ") to be a multiple of pp (" + Str(p.pp) +

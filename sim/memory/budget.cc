@@ -23,13 +23,14 @@ double RoundUp(double bytes, double unit) { return std::ceil(bytes / unit) * uni
 }  // namespace
 
 double InFlightMicrobatches(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
-                            int64_t microbatches, int64_t stage) {
+                            int64_t microbatches, int64_t stage, int64_t microbatch_group) {
   // The schedule's warm-up forwards (Megatron-LM's counts, sim/schedule: GPipe all of them,
-  // 1F1B pp - stage - 1, interleaved (pp - stage - 1)·2 + (v - 1)·pp chunks, or all when m = pp)
-  // plus the one forward the steady state runs before its first backward, in micro-batches.
+  // 1F1B pp - stage - 1, interleaved (pp - stage - 1)·2 + (v - 1)·N chunks, N the micro-batch
+  // group (pp by default), or all when m = pp) plus the one forward the steady state runs before
+  // its first backward, in micro-batches.
   const int64_t v =
       schedule == PipelineSchedule::kInterleaved1F1B ? std::max<int64_t>(1, virtual_stages) : 1;
-  const ScheduleShape shape{schedule, pp, v, microbatches};
+  const ScheduleShape shape{schedule, pp, v, microbatches, microbatch_group};
   const int64_t chunks = std::min(WarmupCount(shape, stage) + 1, microbatches * v);
   return static_cast<double>(chunks) / static_cast<double>(v);
 }
@@ -469,8 +470,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
   const int64_t sp_shards = plan.rules.sp_shards;
   std::shared_ptr<const OrderCache::Orders> split_orders;
   if (split) {
-    const ScheduleShape shape{parallel.schedule, parallel.pp, parallel.ChunksPerRank(),
-                              microbatches};
+    const ScheduleShape shape = ShapeOf(parallel, microbatches);
     if (order_cache != nullptr) {
       Result<std::shared_ptr<const OrderCache::Orders>> orders = order_cache->Get(shape);
       if (!orders.ok()) return orders.status();
@@ -622,8 +622,9 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
         }
       }
     }
-    s.in_flight = InFlightMicrobatches(parallel.schedule, parallel.pp, parallel.virtual_stages,
-                                       microbatches, rank.rank);
+    s.in_flight =
+        InFlightMicrobatches(parallel.schedule, parallel.pp, parallel.virtual_stages, microbatches,
+                             rank.rank, parallel.microbatch_group_size_per_vp_stage);
     s.activations_per_microbatch = layer_acts + edge_acts;
     s.activations = s.activations_per_microbatch * s.in_flight;
     if (split) {
@@ -657,8 +658,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       // different bytes are walked over the run order.
       chunk_bytes.front() += embedding_acts.value();
       chunk_bytes.back() += (edge_acts - embedding_acts).value();
-      const ScheduleShape shape{parallel.schedule, parallel.pp, parallel.virtual_stages,
-                                microbatches};
+      const ScheduleShape shape = ShapeOf(parallel, microbatches);
       const bool uniform = std::all_of(chunk_bytes.begin(), chunk_bytes.end(),
                                        [&](double c) { return c == chunk_bytes.front(); });
       std::optional<Bytes> peak;  // uniform chunks: the closed form above holds

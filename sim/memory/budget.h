@@ -106,10 +106,11 @@ struct MemoryBudget {
 };
 
 // Micro-batches whose activations stage `stage` (0-based) of `pp` holds at its peak under the
-// schedule, with `microbatches` per step and `virtual_stages` chunks per rank. In units of the
-// stage's full set of layers (an interleaved chunk counts 1/v).
+// schedule, with `microbatches` per step and `virtual_stages` chunks per rank (and, interleaved,
+// `microbatch_group` micro-batches per chunk group: 0 is pp). In units of the stage's full set
+// of layers (an interleaved chunk counts 1/v).
 double InFlightMicrobatches(PipelineSchedule schedule, int64_t pp, int64_t virtual_stages,
-                            int64_t microbatches, int64_t stage);
+                            int64_t microbatches, int64_t stage, int64_t microbatch_group = 0);
 
 // Model-state bytes per device for Ψ parameters sharded over `shards` ranks at `zero_stage`
 // (weights, gradients, optimizer), with the per-parameter byte counts given.

@@ -516,12 +516,12 @@ Status Builder::Finish(const Device& d) {
 
 // A task's counterpart is the task built in the same place of the same schedule item (pass, or
 // transfer after it) of the same device and chunk, one period of the schedule later: 1F1B
-// repeats micro-batch by micro-batch, Megatron-LM's interleaved schedule in groups of pp
-// micro-batches per chunk (schedules.py get_pp_rank_microbatches:
-// microbatch_group_size_per_vp_stage, pp by default; sim/schedule/schedule.h). Items are mapped
-// where they built as many tasks (item_tasks_, send_tasks_). The engine checks the map and uses
-// it only where it preserves the graph (Engine::SetCounterparts), so a task that does not repeat
-// (the last backward's gradient buckets, the optimizer) only ends a chain.
+// repeats micro-batch by micro-batch, Megatron-LM's interleaved schedule in groups of N
+// micro-batches per chunk (schedules.py get_schedule_table: N = microbatch_group_size_per_vp_stage,
+// pp by default; sim/schedule/schedule.h; a last group shorter than N only ends the chains). Items
+// are mapped where they built as many tasks (item_tasks_, send_tasks_). The engine checks the map
+// and uses it only where it preserves the graph (Engine::SetCounterparts), so a task that does not
+// repeat (the last backward's gradient buckets, the optimizer) only ends a chain.
 //
 // Named only where it pays (PeriodOf: 0 elsewhere). Checking costs the engine about a tenth of
 // simulating a task, and a warm-up and a cool-down of a few periods never repeat; measured with
@@ -537,7 +537,7 @@ int64_t Builder::PeriodOf() const {
       period = 1;
       break;
     case PipelineSchedule::kInterleaved1F1B:
-      period = shape_.pp;
+      period = MicrobatchGroup(shape_);
       break;
     default:
       return 0;
@@ -568,7 +568,7 @@ std::vector<int32_t> Builder::Counterparts() const {
 Result<StepProgram> Builder::Build() {
   const ParallelSpec& par = sc_.parallel;
   prog_.microbatches = plan_.rules.microbatches;
-  shape_ = ScheduleShape{par.schedule, par.pp, par.ChunksPerRank(), prog_.microbatches};
+  shape_ = ShapeOf(par, prog_.microbatches);
   if (opt_.every_rank) {
     // The scenario's own bound (sim/config/validate.cc) counts the representative pipeline;
     // every rank simulates dp*cp of them.

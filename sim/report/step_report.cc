@@ -200,6 +200,12 @@ std::string SimulateJson(const Scenario& sc, const SimResult& r,
                  {"micro_batch", sc.training.micro_batch},
                  {"microbatches_per_step", r.program ? r.program->microbatches : 0},
                  {"recompute", Name(sc.training.recompute)}};
+  // Written only when set (interleaved_1f1b; left out, the group is pp).
+  if (sc.parallel.schedule == PipelineSchedule::kInterleaved1F1B &&
+      sc.parallel.microbatch_group_size_per_vp_stage > 0) {
+    j["layout"]["microbatch_group_size_per_vp_stage"] =
+        sc.parallel.microbatch_group_size_per_vp_stage;
+  }
   j["step_time_s"] = r.step_time.value();
   j["tokens_per_s"] = r.tokens_per_s;
   j["tokens_per_s_per_gpu"] = r.tokens_per_s_per_gpu;

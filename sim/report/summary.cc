@@ -14,8 +14,13 @@ std::string LayoutSummary(const Scenario& sc) {
   // The plan's rule (SP splits over the TP group: none at tp 1).
   if (DeriveRules(sc.model, sc.training, p).sequence_parallel) s += ", SP";
   s += ", " + std::string(Name(p.schedule));
-  if (p.schedule == PipelineSchedule::kInterleaved1F1B)
+  if (p.schedule == PipelineSchedule::kInterleaved1F1B) {
     s += " v" + std::to_string(p.virtual_stages);
+    if (p.microbatch_group_size_per_vp_stage > 0) {
+      s += " (" + std::to_string(p.microbatch_group_size_per_vp_stage) +
+           " micro-batches per chunk group)";
+    }
+  }
   return s;
 }
 

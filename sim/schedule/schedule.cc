@@ -13,16 +13,26 @@ int64_t Chunks(const ScheduleShape& s) {
                                                           : 1;
 }
 
-// Interleaved: the k-th chunk-forward of a rank works on chunk (k mod p·v) / p of micro-batch
-// (k / p·v)·p + k mod p; backwards walk the chunks in reverse (Megatron-LM
-// get_model_chunk_id / get_microbatch_id_in_model_chunk).
-ScheduleItem InterleavedItem(int64_t k, int64_t pp, int64_t v, bool forward) {
-  const int64_t group = k % (pp * v);
-  int64_t chunk = group / pp;
+// Interleaved: Megatron-LM's schedule table (get_schedule_table): micro-batches in groups of N
+// (MicrobatchGroup), the last group holding what is left (N when N divides m); within a group,
+// chunk by chunk, the group's micro-batches in order. The k-th chunk-forward of a rank is entry k,
+// the k-th backward entry k with the chunks walked in reverse (get_model_chunk_id; a chunk's
+// backwards pop its inputs first in, first out).
+ScheduleItem InterleavedItem(int64_t k, int64_t m, int64_t v, int64_t n, bool forward) {
+  const int64_t last_start = ((m - 1) / n) * n;  // the last group's first micro-batch
+  const int64_t start = std::min(k / (n * v) * n, last_start);
+  const int64_t size = start == last_start ? m - last_start : n;
+  const int64_t within = k - start * v;
+  int64_t chunk = within / size;
   if (!forward) chunk = v - 1 - chunk;
-  const int64_t mb = (k / (pp * v)) * pp + k % pp;
+  const int64_t mb = start + within % size;
   return ScheduleItem{forward ? Phase::kForward : Phase::kBackward, static_cast<int32_t>(chunk),
                       static_cast<int32_t>(mb)};
+}
+
+// The group size as it decides an order: the interleaved schedule's only (0 elsewhere).
+int64_t Group(const ScheduleShape& s) {
+  return s.schedule == PipelineSchedule::kInterleaved1F1B ? MicrobatchGroup(s) : 0;
 }
 
 ScheduleItem Item(Phase p, int64_t chunk, int64_t mb) {
@@ -300,6 +310,15 @@ StageHop NextHop(const ScheduleShape& s, int64_t r, int32_t chunk, bool forward)
   }
 }
 
+ScheduleShape ShapeOf(const ParallelSpec& parallel, int64_t microbatches) {
+  return ScheduleShape{parallel.schedule, parallel.pp, parallel.ChunksPerRank(), microbatches,
+                       parallel.microbatch_group_size_per_vp_stage};
+}
+
+int64_t MicrobatchGroup(const ScheduleShape& s) {
+  return s.microbatch_group > 0 ? s.microbatch_group : s.pp;
+}
+
 bool SplitsBackward(PipelineSchedule schedule) {
   switch (schedule) {
     case PipelineSchedule::kGpipe:
@@ -330,7 +349,7 @@ int64_t WarmupCount(const ScheduleShape& s, int64_t rank) {
       return std::min(p - rank - 1, m);
     case PipelineSchedule::kInterleaved1F1B:
       if (m == p) return total;  // Megatron: all warm-up when m == p
-      return std::min((p - rank - 1) * 2 + (v - 1) * p, total);
+      return std::min((p - rank - 1) * 2 + (v - 1) * MicrobatchGroup(s), total);
     // The zero-bubble and DualPipe schedules: the forwards before the first B (or backward) of
     // the order, in closed form (tests/schedule/schedule_test.cc holds each equal to the count
     // over the built order on a grid of pp, m and every rank).
@@ -416,20 +435,31 @@ Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& s, int64_t 
     }
     return order;
   }
-  if (s.microbatches % s.pp != 0) {
+  const int64_t n = MicrobatchGroup(s);
+  if (s.microbatch_group <= 0 && s.microbatches % s.pp != 0) {
     return Status::Invalid("interleaved 1F1B needs micro-batches per step (" +
                            std::to_string(s.microbatches) + ") divisible by pp (" +
                            std::to_string(s.pp) + ")");
   }
+  // Megatron-LM's checks (forward_backward_pipelining_with_interleaving): N in [pp, m], and a last
+  // group of at least pp micro-batches (a shorter one would leave dependency bubbles).
+  if (n < s.pp || n > s.microbatches || (s.microbatches % n != 0 && s.microbatches % n < s.pp)) {
+    return Status::Invalid(
+        "interleaved 1F1B with " + std::to_string(n) + " micro-batches per chunk group needs pp (" +
+        std::to_string(s.pp) + ") <= it <= the micro-batches per step (" +
+        std::to_string(s.microbatches) + "), which it divides or leaves at least pp over");
+  }
   const int64_t total = s.microbatches * v;
   const int64_t warmup = WarmupCount(s, rank);
   const int64_t remaining = total - warmup;
-  for (int64_t k = 0; k < warmup; ++k) order.push_back(InterleavedItem(k, s.pp, v, true));
+  for (int64_t k = 0; k < warmup; ++k)
+    order.push_back(InterleavedItem(k, s.microbatches, v, n, true));
   for (int64_t k = 0; k < remaining; ++k) {
-    order.push_back(InterleavedItem(warmup + k, s.pp, v, true));
-    order.push_back(InterleavedItem(k, s.pp, v, false));
+    order.push_back(InterleavedItem(warmup + k, s.microbatches, v, n, true));
+    order.push_back(InterleavedItem(k, s.microbatches, v, n, false));
   }
-  for (int64_t k = remaining; k < total; ++k) order.push_back(InterleavedItem(k, s.pp, v, false));
+  for (int64_t k = remaining; k < total; ++k)
+    order.push_back(InterleavedItem(k, s.microbatches, v, n, false));
   return order;
 }
 
@@ -448,7 +478,7 @@ Result<std::vector<std::vector<ScheduleItem>>> PipelineOrders(const ScheduleShap
 
 Result<std::shared_ptr<const OrderCache::Orders>> OrderCache::Get(const ScheduleShape& s) {
   // Chunks(s): the virtual stages count only under the interleaved schedule.
-  const Key key{s.schedule, s.pp, Chunks(s), s.microbatches};
+  const Key key{s.schedule, s.pp, Chunks(s), s.microbatches, Group(s)};
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = orders_.find(key);
@@ -468,7 +498,7 @@ Result<std::shared_ptr<const OrderCache::Orders>> OrderCache::Get(const Schedule
 
 Result<std::shared_ptr<const std::vector<ScheduleItem>>> OrderCache::GetRank(const ScheduleShape& s,
                                                                              int64_t rank) {
-  const RankKey key{s.schedule, s.pp, Chunks(s), s.microbatches, rank};
+  const RankKey key{s.schedule, s.pp, Chunks(s), s.microbatches, Group(s), rank};
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = rank_orders_.find(key);

@@ -3,8 +3,9 @@
 // (megatron/core/pipeline_parallel/schedules.py): GPipe (all forwards, then all backwards),
 // 1F1B (forward_backward_pipelining_without_interleaving: p − r − 1 warm-up forwards, then one
 // forward / one backward, then the cool-down backwards) and interleaved 1F1B
-// (forward_backward_pipelining_with_interleaving: (p − r − 1)·2 + (v − 1)·p warm-up chunk
-// forwards, micro-batches taken in groups of p per chunk; Narayanan 2021 §2.2) — and the
+// (forward_backward_pipelining_with_interleaving: (p − r − 1)·2 + (v − 1)·N warm-up chunk
+// forwards, micro-batches taken in groups of N per chunk, N = microbatch_group_size_per_vp_stage,
+// p by default; Narayanan 2021 §2.2, Llama 3 §3.3.2's tunable N) — and the
 // zero-bubble schedules of Qi et al. 2024 (arXiv 2401.10241), which split each backward into
 // B (the input gradient, which the previous stage waits for) and W (the weight gradient, which
 // nothing downstream waits for and which can be deferred into what would be bubble):
@@ -70,11 +71,20 @@ struct ScheduleShape {
   int64_t pp = 1;
   int64_t virtual_stages = 1;  // chunks per rank (interleaved only; 1 otherwise)
   int64_t microbatches = 1;
+  // Interleaved only: Megatron-Core's microbatch_group_size_per_vp_stage, the micro-batches a
+  // rank runs on one chunk before the next (get_schedule_table); 0 means pp, its default.
+  int64_t microbatch_group = 0;
 };
 
-// The run order of `rank` (0..pp-1): 2·m·v items, 3·m·v when the backward is split. Fails if
-// the interleaved schedule's micro-batches are not a multiple of pp (Megatron-LM requires it),
-// or for a V-shaped schedule with pp < 2.
+// The shape `parallel` runs with `microbatches` per step.
+ScheduleShape ShapeOf(const ParallelSpec& parallel, int64_t microbatches);
+// The interleaved schedule's micro-batch group (ScheduleShape::microbatch_group, pp when 0).
+int64_t MicrobatchGroup(const ScheduleShape& shape);
+
+// The run order of `rank` (0..pp-1): 2·m·v items, 3·m·v when the backward is split. Fails where
+// Megatron-LM refuses the interleaved schedule (micro-batches not a multiple of pp; with a group
+// size N set: N outside [pp, m], or m mod N neither 0 nor at least pp), or for a V-shaped
+// schedule with pp < 2.
 Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& shape, int64_t rank);
 // The run orders of every rank, [rank]: what PipelineOrder gives each, built once (ZB-H2's
 // scheduler places every rank's passes together).
@@ -97,8 +107,8 @@ class OrderCache {
                                                                    int64_t rank);
 
  private:
-  using Key = std::tuple<PipelineSchedule, int64_t, int64_t, int64_t>;
-  using RankKey = std::tuple<PipelineSchedule, int64_t, int64_t, int64_t, int64_t>;
+  using Key = std::tuple<PipelineSchedule, int64_t, int64_t, int64_t, int64_t>;
+  using RankKey = std::tuple<PipelineSchedule, int64_t, int64_t, int64_t, int64_t, int64_t>;
   std::mutex mu_;
   std::map<Key, std::shared_ptr<const Orders>> orders_;
   std::map<RankKey, std::shared_ptr<const std::vector<ScheduleItem>>> rank_orders_;

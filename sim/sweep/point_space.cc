@@ -189,6 +189,8 @@ Status PointSpace::Expand(int64_t c, const LoadOptions& options, FileCache* cach
                            gpus_node->loc(), gpus_node->origin().source_line);
   }
   combo.gpus = *gpus;
+  combo.sets_group =
+      FindPath(resolved->tree, "parallel.microbatch_group_size_per_vp_stage") != nullptr;
   // The GPU count is the enumeration's, not the probe's (whose layout must stay permissive).
   std::vector<Assignment> probe_assigns;
   for (const Assignment& a : assigns) {
@@ -274,6 +276,11 @@ Result<ScenarioDocument> PointSpace::Document(int64_t i) const {
     sets.push_back({"parallel.ep", std::to_string(l.ep)});
     sets.push_back({"parallel.first_stage_layers", "0"});
     sets.push_back({"parallel.last_stage_layers", "0"});
+    // Megatron-LM reads the micro-batch group only in the interleaved schedule (ApplyLayout).
+    if (combo_info_[static_cast<size_t>(p.combo)].sets_group &&
+        l.schedule != PipelineSchedule::kInterleaved1F1B) {
+      sets.push_back({"parallel.microbatch_group_size_per_vp_stage", "0"});
+    }
     if (l.edges_in_split) {
       sets.push_back({"parallel.account_for_embedding_in_pipeline_split", "true"});
       sets.push_back({"parallel.account_for_loss_in_pipeline_split", "true"});

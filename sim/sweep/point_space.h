@@ -58,6 +58,7 @@ class PointSpace {
     int64_t gpus = 0;
     std::string problem;
     std::vector<LayoutChoice> layouts;
+    bool sets_group = false;  // the scenario writes parallel.microbatch_group_size_per_vp_stage
   };
   struct Point {
     int64_t combo = 0;

@@ -206,6 +206,9 @@ Result<ScenarioDocument> ProbeDocument(const ScenarioDocument& base,
       {"training.micro_batch", "1"},
       {"gpus", std::to_string(dp * tp * pp * cp)},
   };
+  // The interleaved schedule's micro-batch group belongs to its pp and micro-batches: the default
+  // (0: pp) unless checked.
+  permissive.push_back({"parallel.microbatch_group_size_per_vp_stage", "0"});
   // An uneven pipeline split belongs to its pp: kept when pp is checked, else made even.
   if (!Assigned(as, "parallel.pp")) {
     permissive.push_back({"parallel.first_stage_layers", "0"});

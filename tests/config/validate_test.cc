@@ -213,6 +213,37 @@ TEST(ValidateTest, VirtualStagesOnlyWithInterleaving) {
   EXPECT_EQ(First(Layout("2", "{pp: 2, schedule: interleaved_1f1b, virtual_stages: 2}")), "");
 }
 
+// Megatron-LM's microbatch_group_size_per_vp_stage (N): interleaved only, pp <= N <= m, and a
+// last group of 0 or at least pp micro-batches; with it, m need not be a multiple of pp.
+TEST(ValidateTest, MicrobatchGroupAsMegatronTakesIt) {
+  const std::string ten = "{seq_len: 4096, global_batch: 10}";  // 10 micro-batches per step
+  const std::string il = "{pp: 4, schedule: interleaved_1f1b, virtual_stages: 2, ";
+  EXPECT_EQ(First(Layout("4", il + "microbatch_group_size_per_vp_stage: 6}", ten)), "");
+  EXPECT_EQ(First(Layout("4", il + "microbatch_group_size_per_vp_stage: 5}", ten)), "");
+  EXPECT_EQ(First(Layout("4", il + "microbatch_group_size_per_vp_stage: 10}", ten)), "");
+  EXPECT_EQ(First(Layout("4", il + "microbatch_group_size_per_vp_stage: 3}", ten)),
+            "parallel.microbatch_group_size_per_vp_stage: 3 is below pp; Megatron-LM's "
+            "interleaved schedule takes pp (4) <= it <= the micro-batches per step (global_batch "
+            "/ (dp*micro_batch) = 10)");
+  EXPECT_EQ(First(Layout("4", il + "microbatch_group_size_per_vp_stage: 11}", ten)),
+            "parallel.microbatch_group_size_per_vp_stage: 11 is above the micro-batches per step; "
+            "Megatron-LM's interleaved schedule takes pp (4) <= it <= the micro-batches per step "
+            "(global_batch / (dp*micro_batch) = 10)");
+  Result<Scenario> seven = Layout("4", il + "microbatch_group_size_per_vp_stage: 7}", ten);
+  EXPECT_EQ(First(seven),
+            "parallel.microbatch_group_size_per_vp_stage: 7 leaves 3 of the 10 micro-batches per "
+            "step for the last group, fewer than pp (4): Megatron-LM refuses it (dependency "
+            "bubbles); use a group that divides 10 or leaves at least pp over");
+  EXPECT_TRUE(seven.status().diagnostics().front().loc.known());
+  // Left out, the group is pp, and 10 is not a multiple of it.
+  EXPECT_EQ(First(Layout("4", "{pp: 4, schedule: interleaved_1f1b, virtual_stages: 2}", ten)),
+            "parallel.schedule: interleaved_1f1b needs the micro-batches per step (global_batch / "
+            "(dp*micro_batch) = 10) to be a multiple of pp (4)");
+  EXPECT_EQ(First(Layout("4", "{pp: 4, microbatch_group_size_per_vp_stage: 4}", ten)),
+            "parallel.microbatch_group_size_per_vp_stage: 4 needs schedule interleaved_1f1b "
+            "(schedule is 1f1b)");
+}
+
 // The layouts the zero-bubble and DualPipe runtimes refuse (deepseek-ai/DualPipe asserts an
 // even rank count and at least 2*pp micro-batches, an even number for DualPipe), each located.
 TEST(ValidateTest, ZeroBubbleAndDualPipeLayouts) {

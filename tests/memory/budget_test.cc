@@ -85,6 +85,17 @@ TEST(InFlight, SchedulesHoldTheRightMicrobatches) {
       const double pd = static_cast<double>(p), vd = static_cast<double>(v);
       EXPECT_DOUBLE_EQ(InFlightMicrobatches(PipelineSchedule::kInterleaved1F1B, p, v, 64, 0),
                        pd * (1.0 + (pd - 1.0) / (pd * vd)));
+      // Groups of N micro-batches per chunk (Megatron's microbatch_group_size_per_vp_stage):
+      // rank r warms up (p - r - 1)·2 + (v - 1)·N chunk-forwards, and holds one more.
+      for (int64_t n : {p, 2 * p, int64_t{32}}) {
+        for (int64_t r : {int64_t{0}, p - 1}) {
+          const double warm =
+              2.0 * static_cast<double>(p - r - 1) + (vd - 1.0) * static_cast<double>(n);
+          EXPECT_DOUBLE_EQ(InFlightMicrobatches(PipelineSchedule::kInterleaved1F1B, p, v, 64, r, n),
+                           std::min(warm + 1.0, 64.0 * vd) / vd)
+              << p << " " << v << " " << n << " " << r;
+        }
+      }
     }
   }
 }

@@ -78,6 +78,18 @@ TEST(Periods, InterleavedGroupsAreSkippedExactly) {
   EXPECT_GT(s.tasks_skipped, 3000);
 }
 
+TEST(Periods, TunedInterleavedGroupsAreSkippedExactly) {
+  // 192 micro-batches in groups of 16 (Megatron's microbatch_group_size_per_vp_stage), and in
+  // groups of 13 whose last holds 10: it does not repeat the others, and ends the chains.
+  for (const char* group : {"16", "13"}) {
+    const RunStats s = ExpectPeriodsExact("scenarios/gpt3-175b-a100x1024.yaml",
+                                          {{"training.global_batch", "3072"},
+                                           {"parallel.microbatch_group_size_per_vp_stage", group}});
+    EXPECT_GE(s.periods_skipped, 5) << group;
+    EXPECT_GT(s.tasks_skipped, 3000) << group;
+  }
+}
+
 TEST(Periods, OneFOneBMicroBatchesAreSkippedExactly) {
   const RunStats s =
       ExpectPeriodsExact("scenarios/gpt3-175b-a100x1024.yaml", {{"parallel.schedule", "1f1b"},

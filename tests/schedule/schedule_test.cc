@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 namespace shardsim {
 namespace {
@@ -290,6 +292,105 @@ TEST(PipelineOrder, EveryPassExactlyOnce) {
       }
     }
   }
+}
+
+// Megatron-Core's tunable group (microbatch_group_size_per_vp_stage, N): its own example in
+// schedules.py (PP2 N3 M5 VP2: micro-batches 0 1 2 0 1 2 3 4 3 4 on chunks 0 0 0 1 1 1 0 0 1 1),
+// with get_pp_rank_microbatches' warm-up (pp - r - 1)·2 + (v - 1)·N: 5 on rank 0, 3 on rank 1.
+TEST(PipelineOrder, InterleavedGroupsMatchMegatronsTable) {
+  const ScheduleShape s{PipelineSchedule::kInterleaved1F1B, 2, 2, 5, 3};
+  EXPECT_EQ(WarmupCount(s, 0), 5);
+  EXPECT_EQ(WarmupCount(s, 1), 3);
+  EXPECT_EQ(Render(*PipelineOrder(s, 0)),
+            "F0 F1 F2 F0.1 F1.1 F2.1 B0.1 F3 B1.1 F4 B2.1 F3.1 B0 F4.1 B1 B2 B3.1 B4.1 B3 B4");
+  EXPECT_EQ(Render(*PipelineOrder(s, 1)),
+            "F0 F1 F2 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3 B0 F4 B1 F3.1 B2 F4.1 B3.1 B4.1 B3 B4");
+}
+
+// Whether every rank's order runs to its end when a pass waits for its inputs: a chunk-forward
+// for the previous stage's (stage c·p + r of the interleaved pipeline), a backward for the next
+// stage's backward (the last stage: its own forward). Rounds of "run each rank's next pass if it
+// can" until nothing moves.
+bool RunsToTheEnd(const std::vector<std::vector<ScheduleItem>>& orders, int64_t p, int64_t v) {
+  std::set<std::tuple<bool, int64_t, int64_t>> done;  // (forward, stage, micro-batch)
+  std::vector<size_t> next(orders.size(), 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (size_t r = 0; r < orders.size(); ++r) {
+      if (next[r] == orders[r].size()) continue;
+      const ScheduleItem& it = orders[r][next[r]];
+      const int64_t stage = it.chunk * p + static_cast<int64_t>(r);
+      const bool forward = it.phase == Phase::kForward;
+      const bool ready = forward ? stage == 0 || done.count({true, stage - 1, it.microbatch}) == 1
+                         : stage == p * v - 1 ? done.count({true, stage, it.microbatch}) == 1
+                                              : done.count({false, stage + 1, it.microbatch}) == 1;
+      if (!ready) continue;
+      done.insert({forward, stage, it.microbatch});
+      ++next[r];
+      moved = true;
+    }
+  }
+  for (size_t r = 0; r < orders.size(); ++r) {
+    if (next[r] != orders[r].size()) return false;
+  }
+  return true;
+}
+
+// Every group Megatron-LM accepts (pp <= N <= m, m mod N zero or at least pp) gives orders that
+// run every pass once and to the end; N = pp is the default's order exactly.
+TEST(PipelineOrder, InterleavedGroupsRunEveryPassOnceAndToTheEnd) {
+  int64_t shapes = 0;
+  for (int64_t p : {2, 3, 4}) {
+    for (int64_t v : {2, 3}) {
+      for (int64_t m = p; m <= 13; ++m) {
+        for (int64_t n = p; n <= m; ++n) {
+          if (m % n != 0 && m % n < p) continue;
+          const ScheduleShape s{PipelineSchedule::kInterleaved1F1B, p, v, m, n};
+          Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(s);
+          ASSERT_TRUE(orders.ok()) << orders.status().message();
+          for (const std::vector<ScheduleItem>& o : *orders) {
+            const PassCount c = CountPasses(o, /*frees_at_weight=*/false);
+            EXPECT_EQ(c.forwards, static_cast<size_t>(m * v));
+            EXPECT_EQ(c.backwards, c.forwards);
+          }
+          EXPECT_TRUE(RunsToTheEnd(*orders, p, v))
+              << "p " << p << " v " << v << " m " << m << " N " << n;
+          if (n == p) {
+            const ScheduleShape plain{PipelineSchedule::kInterleaved1F1B, p, v, m};
+            EXPECT_EQ(*PipelineOrders(plain), *orders);
+          }
+          ++shapes;
+        }
+      }
+    }
+  }
+  EXPECT_GT(shapes, 100);
+  // The check stalls where a pass comes before what it waits for: the last stage's first
+  // backward moved ahead of its forward.
+  Result<std::vector<std::vector<ScheduleItem>>> orders =
+      PipelineOrders(ScheduleShape{PipelineSchedule::kInterleaved1F1B, 2, 2, 4});
+  ASSERT_TRUE(orders.ok());
+  std::vector<ScheduleItem>& last = (*orders)[1];
+  const auto b = std::find_if(last.begin(), last.end(),
+                              [](const ScheduleItem& it) { return it.phase == Phase::kBackward; });
+  std::rotate(last.begin(), b, b + 1);
+  EXPECT_FALSE(RunsToTheEnd(*orders, 2, 2));
+}
+
+TEST(PipelineOrder, InterleavedGroupsOutsideMegatronsRangeAreRefused) {
+  // Below pp, above m, and a last group shorter than pp (10 = 7 + 3 with pp 4).
+  for (int64_t n : {3, 11, 7}) {
+    const ScheduleShape s{PipelineSchedule::kInterleaved1F1B, 4, 2, 10, n};
+    Result<std::vector<ScheduleItem>> order = PipelineOrder(s, 0);
+    ASSERT_FALSE(order.ok()) << n;
+    EXPECT_EQ(order.status().message(),
+              "interleaved 1F1B with " + std::to_string(n) +
+                  " micro-batches per chunk group needs pp (4) <= it <= the micro-batches per "
+                  "step (10), which it divides or leaves at least pp over");
+  }
+  // 10 = 6 + 4: the last group holds pp.
+  EXPECT_TRUE(
+      PipelineOrder(ScheduleShape{PipelineSchedule::kInterleaved1F1B, 4, 2, 10, 6}, 0).ok());
 }
 
 TEST(PipelineOrder, InterleavedNeedsMicrobatchesDivisibleByPp) {

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "tests/sweep/sweep_test_util.h"
 
 namespace shardsim {
@@ -62,6 +65,48 @@ TEST(PointSpace, AutoLayoutsThenMicroBatchesInnermost) {
             (std::vector<std::string>{"none", "16", "1", "1", "1", "1f1b", "1", "1", "2"}));
   EXPECT_EQ(s->Inputs(2).front(), "full");
   EXPECT_EQ(s->Gpus(0), 16);
+}
+
+// A base that sets Megatron-LM's micro-batch group: the interleaved layouts keep it (each
+// validated against its own pp and micro-batches), the other schedules drop it, as Megatron-LM
+// reads it only in the interleaved schedule.
+TEST(PointSpace, AutoLayoutsKeepTheMicrobatchGroupWhereInterleaved) {
+  std::string head = kHead;
+  head.replace(head.find("parallel: {tp: 2, pp: 2}"), 24,
+               "parallel: {microbatch_group_size_per_vp_stage: 4}");
+  const LoadOptions lib = sweep_test::Lib();
+  Result<SweepSpec> spec =
+      ParseSweepSpec(head + "sweep:\n  parallel: {auto: true, tp: [1], cp: [1]}\n",
+                     "tests/sweep/data/inline.yaml", lib);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  Result<PointSpace> s = PointSpace::Enumerate(*spec, lib);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  int kept = 0, refused = 0, dropped = 0;
+  for (int64_t i = 0; i < s->size(); ++i) {
+    const std::vector<std::string> in = s->Inputs(i);  // dp tp pp cp schedule v ep
+    ASSERT_EQ(in.size(), 7u);
+    const int64_t pp = std::stoll(in[2]);
+    Result<Scenario> sc = s->Document(i)->Build(lib);
+    if (in[4] != "interleaved_1f1b") {
+      ASSERT_TRUE(sc.ok()) << in[4] << " pp " << pp << ": " << sc.status().ToString();
+      EXPECT_EQ(sc->parallel.microbatch_group_size_per_vp_stage, 0);
+      ++dropped;
+    } else if (pp <= 4) {  // 32 / (16 / pp) = 2·pp micro-batches: 4 fits pp 2 and 4
+      ASSERT_TRUE(sc.ok()) << "pp " << pp << ": " << sc.status().ToString();
+      EXPECT_EQ(sc->parallel.microbatch_group_size_per_vp_stage, 4);
+      ++kept;
+    } else {
+      ASSERT_FALSE(sc.ok()) << "pp " << pp;
+      EXPECT_EQ(sc.status().diagnostics().front().message.find(
+                    "parallel.microbatch_group_size_per_vp_stage: 4 is below pp"),
+                0u)
+          << sc.status().ToString();
+      ++refused;
+    }
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(dropped, 0);
 }
 
 TEST(PointSpace, CombinationWithoutValidLayoutIsOneInfeasiblePoint) {
