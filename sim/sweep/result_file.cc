@@ -98,7 +98,12 @@ Result<ScannedFile> ScanResultFile(const std::string& path, const RowFormat& for
                            "); it holds the results of another sweep");
     }
     Result<Row> row = format.Parse(line);
-    if (!row.ok()) return LineError(path, line_no, "malformed row: " + row.status().message());
+    if (!row.ok()) {
+      // A row of an older shardsim (RowFormat::Parse says so) is not malformed.
+      const std::string& m = row.status().message();
+      const bool older = m.rfind("the row lacks the fields added", 0) == 0;
+      return LineError(path, line_no, older ? m : "malformed row: " + m);
+    }
     out.rows.push_back(std::move(*row));
     pos = nl + 1;
     out.ends.push_back(pos);

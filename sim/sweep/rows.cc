@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "sim/base/strings.h"
 #include "sim/report/flops_note.h"
 
 namespace shardsim {
@@ -349,6 +351,17 @@ Result<Row> RowFormat::Parse(std::string_view line) const {
                                "\", expected \"" + names_[i] + "\"");
       }
       fields.push_back(!is_string[i] && kv[i].second == "null" ? "" : kv[i].second);
+    }
+    // Every key in order but the last few: the columns added at the end of a row since.
+    if (kv.size() < names_.size() && !kv.empty()) {
+      std::vector<std::string> missing(names_.begin() + static_cast<std::ptrdiff_t>(kv.size()),
+                                       names_.end());
+      return Status::Invalid(
+          "the row lacks the fields added at the end of a row since it was "
+          "written (" +
+          Join(missing, ", ") +
+          "): it comes from an older shardsim; run the sweep again with "
+          "--overwrite (or into another file)");
     }
   }
   if (fields.size() != names_.size()) {

@@ -169,6 +169,32 @@ TEST(FlopsNoteCli, ResumingAFileWithoutTheNewColumnsSaysSo) {
       << r.out;
 }
 
+// The same for JSON Lines, which has no header: a row with every key in order but the new ones.
+TEST(FlopsNoteCli, ResumingJsonLinesWithoutTheNewFieldsSaysSo) {
+  TempDir dir;
+  WriteFile(dir / "sweep.yaml",
+            std::string(kScenario) + "sweep:\n  training.recompute: [none, full]\n");
+  const std::string run = "sweep " + dir / "sweep.yaml" + " -o " + dir / "r.csv" + " --jsonl " +
+                          dir / "r.jsonl" + " --progress none";
+  ASSERT_EQ(Shardsim(run, false).code, 0);
+  std::string old;
+  for (const std::string& line : Lines(ReadFile(dir / "r.jsonl"))) {
+    const size_t cut = line.find(",\"executed_tflops_per_gpu\":");
+    ASSERT_NE(cut, std::string::npos) << line;
+    old += line.substr(0, cut) + "}\n";
+  }
+  WriteFile(dir / "r.jsonl", old);
+  const sweep_test::CliRun r = Shardsim(run + " --resume");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir / "r.jsonl" +
+                       ":1:1: error: the row lacks the fields added at the end of a row since it "
+                       "was written (executed_tflops_per_gpu, executed_fraction_of_peak, "
+                       "flops_convention_over_executed): it comes from an older shardsim; run the "
+                       "sweep again with --overwrite"),
+            std::string::npos)
+      << r.out;
+}
+
 // check-claim: the best layout's line gives what it executed and the note, and --json returns
 // the row's figures with the note beside it (null where nothing needs explaining).
 TEST(FlopsNoteCli, CheckClaimShowsExecutedFlopsAndTheNote) {
