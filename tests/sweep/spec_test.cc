@@ -126,6 +126,17 @@ TEST(SweepSpec, LayoutDependentCombinationsAreNotSpecErrors) {
   EXPECT_TRUE(s.ok()) << s.status().ToString();
 }
 
+TEST(SweepSpec, MicrobatchGroupValuesAreCheckedPointByPoint) {
+  // Megatron-LM's micro-batch group depends on the point's schedule, pp and micro-batches (here
+  // 1f1b, which takes none: every point is invalid, with the reason); its type is the value's.
+  Result<SweepSpec> s = Parse("sweep:\n  parallel.microbatch_group_size_per_vp_stage: [4, 8]\n");
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  Result<SweepSpec> bad = Parse("sweep:\n  parallel.microbatch_group_size_per_vp_stage: [4, -1]\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().diagnostics().front().message,
+            "parallel.microbatch_group_size_per_vp_stage: must not be negative, got -1");
+}
+
 TEST(SweepSpec, EveryBadAxisReportedAtOnceInFileOrder) {
   const LoadOptions lib = Lib();
   Result<SweepSpec> s = LoadSweepSpec("tests/sweep/data/bad.yaml", lib);
