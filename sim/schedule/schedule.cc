@@ -452,14 +452,16 @@ Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& s, int64_t 
   const int64_t total = s.microbatches * v;
   const int64_t warmup = WarmupCount(s, rank);
   const int64_t remaining = total - warmup;
-  for (int64_t k = 0; k < warmup; ++k)
+  for (int64_t k = 0; k < warmup; ++k) {
     order.push_back(InterleavedItem(k, s.microbatches, v, n, true));
+  }
   for (int64_t k = 0; k < remaining; ++k) {
     order.push_back(InterleavedItem(warmup + k, s.microbatches, v, n, true));
     order.push_back(InterleavedItem(k, s.microbatches, v, n, false));
   }
-  for (int64_t k = remaining; k < total; ++k)
+  for (int64_t k = remaining; k < total; ++k) {
     order.push_back(InterleavedItem(k, s.microbatches, v, n, false));
+  }
   return order;
 }
 

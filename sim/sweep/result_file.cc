@@ -101,7 +101,7 @@ Result<ScannedFile> ScanResultFile(const std::string& path, const RowFormat& for
     if (!row.ok()) {
       // A row of an older shardsim (RowFormat::Parse says so) is not malformed.
       const std::string& m = row.status().message();
-      const bool older = m.rfind("the row lacks the fields added", 0) == 0;
+      const bool older = m.rfind(kOlderRowMessage, 0) == 0;
       return LineError(path, line_no, older ? m : "malformed row: " + m);
     }
     out.rows.push_back(std::move(*row));

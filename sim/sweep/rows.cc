@@ -356,12 +356,9 @@ Result<Row> RowFormat::Parse(std::string_view line) const {
     if (kv.size() < names_.size() && !kv.empty()) {
       std::vector<std::string> missing(names_.begin() + static_cast<std::ptrdiff_t>(kv.size()),
                                        names_.end());
-      return Status::Invalid(
-          "the row lacks the fields added at the end of a row since it was "
-          "written (" +
-          Join(missing, ", ") +
-          "): it comes from an older shardsim; run the sweep again with "
-          "--overwrite (or into another file)");
+      return Status::Invalid(std::string(kOlderRowMessage) + " (" + Join(missing, ", ") +
+                             "): it comes from an older shardsim; run the sweep again with "
+                             "--overwrite (or into another file)");
     }
   }
   if (fields.size() != names_.size()) {

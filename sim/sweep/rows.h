@@ -117,6 +117,10 @@ struct Row {
 };
 
 enum class RowFormatKind { kCsv, kJsonl };
+// How RowFormat::Parse's message starts for a JSON Lines row of an older shardsim: every key in
+// order but the ones added at the end of a row since.
+inline constexpr std::string_view kOlderRowMessage =
+    "the row lacks the fields added at the end of a row since it was written";
 // The format a result file's name promises: .csv, or .jsonl / .json / .ndjson; none otherwise.
 std::optional<RowFormatKind> FormatOfName(const std::string& path);
 
