@@ -296,6 +296,8 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseLayoutOption(
       {{"cp"}, "parallel.cp"},
       {{"ep"}, "parallel.ep"},
       {{"vp", "virtual_stages"}, "parallel.virtual_stages"},
+      {{"mbg", "microbatch_group_size_per_vp_stage"},
+       "parallel.microbatch_group_size_per_vp_stage"},
       {{"schedule"}, "parallel.schedule"},
       {{"zero", "zero_stage"}, "parallel.zero_stage"},
       {{"sp", "sequence_parallel"}, "parallel.sequence_parallel"},
@@ -303,7 +305,7 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseLayoutOption(
       {{"recompute"}, "training.recompute"},
   };
   const std::string accepted =
-      "dp, tp, pp, cp, ep, vp, schedule, zero, sp, mb, recompute (e.g. "
+      "dp, tp, pp, cp, ep, vp, mbg, schedule, zero, sp, mb, recompute (e.g. "
       "\"tp=4,pp=4,vp=5,mb=1\")";
   std::vector<std::pair<std::string, std::string>> out;
   bool schedule_given = false, interleave = false;

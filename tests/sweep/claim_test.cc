@@ -190,8 +190,16 @@ TEST(Claim, LayoutOption) {
       {"parallel.schedule", "interleaved_1f1b"}};
   EXPECT_EQ(*l, want);
   EXPECT_EQ(ParseLayoutOption("tp=4,tq=2").status().message(),
-            "--layout: 'tq=2' is not KEY=VALUE with KEY one of dp, tp, pp, cp, ep, vp, schedule, "
-            "zero, sp, mb, recompute (e.g. \"tp=4,pp=4,vp=5,mb=1\")");
+            "--layout: 'tq=2' is not KEY=VALUE with KEY one of dp, tp, pp, cp, ep, vp, mbg, "
+            "schedule, zero, sp, mb, recompute (e.g. \"tp=4,pp=4,vp=5,mb=1\")");
+  // Megatron's micro-batch group, by its short name or its own.
+  for (const char* key : {"mbg", "microbatch_group_size_per_vp_stage"}) {
+    Result<std::vector<std::pair<std::string, std::string>>> g =
+        ParseLayoutOption("pp=8,vp=2," + std::string(key) + "=16");
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ((*g)[2], (std::pair<std::string, std::string>{
+                           "parallel.microbatch_group_size_per_vp_stage", "16"}));
+  }
   EXPECT_EQ(ParseLayoutOption("tp=4,tp=8").status().message(), "--layout: tp is given twice");
 }
 
