@@ -278,7 +278,10 @@ Result<std::string> SweepReport(const SweepSummary& summary,
     auto table = [&](const std::vector<size_t>& which, bool ranked) {
       std::vector<std::string> head = {ranked ? "#" : "", "point"};
       for (const std::string& c : columns) head.push_back(ShortName(c));
-      for (const char* h : {"tokens/s", "tok/s/GPU", "MFU", "step", "peak mem", "headroom"}) {
+      // "executed": the fraction of peak the kernels ran (the CSV's executed_fraction_of_peak),
+      // beside MFU's convention (sim/report/flops_note.h).
+      for (const char* h :
+           {"tokens/s", "tok/s/GPU", "MFU", "executed", "step", "peak mem", "headroom"}) {
         head.push_back(h);
       }
       if (train) {
@@ -300,6 +303,9 @@ Result<std::string> SweepReport(const SweepSummary& summary,
         cells.push_back(FormatSig(r[Metric::kTokensPerS], 4));
         cells.push_back(FormatSig(r[Metric::kTokensPerSPerGpu], 4));
         cells.push_back(Percent(r[Metric::kMfu]));
+        cells.push_back(r.has(Metric::kExecutedFractionOfPeak)
+                            ? Percent(r[Metric::kExecutedFractionOfPeak])
+                            : "-");
         cells.push_back(TimeOrDash(r, Metric::kStepTime));
         cells.push_back(FormatBytes(Bytes(r[Metric::kPeakMemory])));
         cells.push_back(FormatBytes(Bytes(r[Metric::kMemoryHeadroom])));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/summary.h"
 #include "sim/sweep/rows.h"
 #include "tests/sweep/sweep_test_util.h"
 
@@ -65,6 +66,12 @@ TEST(FlopsNoteCli, SweepCsvAndHtmlCarrySimulatesExecutedFigures) {
       (*none)[Metric::kHfu],
       (*none)[Metric::kExecutedFractionOfPeak] * (*none)[Metric::kFlopsConventionOverExecuted],
       1e-12);
+  // The text's top table: the executed fraction beside MFU, as the CSV holds it.
+  EXPECT_NE(sw.out.find("    MFU  executed    step"), std::string::npos) << sw.out;
+  EXPECT_NE(sw.out.find(Percent((*none)[Metric::kMfu]) + "     " +
+                        Percent((*none)[Metric::kExecutedFractionOfPeak])),
+            std::string::npos)
+      << sw.out;
   const std::string html = ReadFile(dir / "r.html");
   EXPECT_NE(html.find("<th class=\"num\">MFU</th><th class=\"num\">executed</th>"),
             std::string::npos);
