@@ -1,5 +1,7 @@
 #include "sim/report/budget_report.h"
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "sim/base/units.h"
@@ -8,6 +10,7 @@
 #include "sim/report/html_page.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
+#include "sim/schedule/schedule.h"
 
 namespace shardsim {
 
@@ -111,6 +114,37 @@ void AddFlops(const Scenario& sc, const BudgetReport& r, std::string& out) {
          (g.mtp != 0 ? ", MTP +" + Percent(g.mtp / six) : "") + "\n";
 }
 
+// Where a stage's in-flight count comes from under the schedules that do not split the backward:
+// the warm-up forwards its order runs before its first backward (sim/schedule: Megatron-LM's
+// counts), and the one the steady state adds. Empty without a pipeline, or for the split
+// schedules, whose count also holds the W passes' inputs.
+std::string InFlightHow(const Scenario& sc, const StageMemory& st) {
+  const ParallelSpec& p = sc.parallel;
+  const int64_t per_step = p.dp * sc.training.micro_batch;
+  if (p.pp < 2 || SplitsBackward(p.schedule) || per_step <= 0) return "";
+  const int64_t m = sc.training.global_batch / per_step;
+  if (p.schedule == PipelineSchedule::kGpipe) return " (gpipe: every forward before a backward)";
+  const ScheduleShape shape = ShapeOf(p, m);
+  const bool interleaved = p.schedule == PipelineSchedule::kInterleaved1F1B;
+  const int64_t v = interleaved ? p.virtual_stages : 1;
+  const int64_t warmup = WarmupCount(shape, st.stage);
+  const std::string passes = interleaved ? "chunk-forwards" : "forwards";
+  std::string s = " (" + std::string(Name(p.schedule)) + ": ";
+  s += warmup >= m * v
+           ? "all " + std::to_string(m * v) + " " + passes + " before a backward"
+           : std::to_string(warmup) + " warm-up " + passes + " on this stage, then one more";
+  if (interleaved) {
+    s += "; " + std::to_string(MicrobatchGroup(shape)) + " micro-batches per chunk group";
+    // Chunks that save different bytes (the embedding on the first, the head on the last): the
+    // count is the stage's peak over one micro-batch's bytes, walked over the order.
+    const double chunks = static_cast<double>(std::min(warmup + 1, m * v));
+    if (std::abs(chunks / static_cast<double>(v) - st.in_flight) > 1e-9) {
+      s += "; its chunks save different bytes, so the count is its peak over one micro-batch's";
+    }
+  }
+  return s + ")";
+}
+
 void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
   const MemoryBudget& m = r.memory;
   const StageMemory& s = m.worst_stage();
@@ -155,7 +189,7 @@ void AddMemory(const Scenario& sc, const BudgetReport& r, std::string& out) {
               "all-gather / reduce-scatter streams' cached segments (reserved, not allocated)"});
   t.AddRow({"activations", B(s.activations),
             B(s.activations_per_microbatch) + " per micro-batch x " + FormatSig(s.in_flight, 3) +
-                " in flight"});
+                " in flight" + InFlightHow(sc, s)});
   if (s.recompute_buffer.value() > 0)
     t.AddRow({"recompute buffer", B(s.recompute_buffer), "one layer rebuilt in backward"});
   if (s.loss_buffers.value() > 0)

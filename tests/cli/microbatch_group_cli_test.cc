@@ -1,12 +1,13 @@
 // Megatron-LM's microbatch_group_size_per_vp_stage as a user writes it on an interleaved
 // scenario: --json and the text echo it when set (and only then); a larger group runs more
 // warm-up forwards ((v - 1)·N), so the first stage holds more activations; the default is pp's
-// group exactly.
+// group exactly; budget says where its in-flight count comes from.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "tests/cli/run_cli.h"
 
@@ -53,6 +54,20 @@ TEST(MicrobatchGroupCli, EchoedWhenSetAndTheDefaultIsPp) {
   EXPECT_NE(text.out.find("interleaved_1f1b v2 (16 micro-batches per chunk group)"),
             std::string::npos)
       << text.out;
+}
+
+// budget says where its in-flight count comes from: stage 0 warms up with (pp - 1)·2 + (v - 1)·N
+// chunk-forwards, 14 + 8 by default and 14 + 16 with N = 16; its first chunk also holds the
+// embedding, so the count is the stage's peak over one micro-batch's bytes.
+TEST(MicrobatchGroupCli, BudgetSaysWhereTheInFlightCountComesFrom) {
+  for (const auto& [group, warmup] : {std::pair<std::string, int>{"", 22}, {"16", 30}}) {
+    const testing::CliRun r = Shardsim(Lib() + "budget " + Write(group), false);
+    EXPECT_EQ(r.code, 0) << r.out;
+    const std::string want = "in flight (interleaved_1f1b: " + std::to_string(warmup) +
+                             " warm-up chunk-forwards on this stage, then one more; " +
+                             (group.empty() ? "8" : group) + " micro-batches per chunk group";
+    EXPECT_NE(r.out.find(want + "; its chunks save different bytes"), std::string::npos) << r.out;
+  }
 }
 
 TEST(MicrobatchGroupCli, OutOfMegatronsRangeIsALocatedError) {
