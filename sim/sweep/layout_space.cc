@@ -42,12 +42,10 @@ void ApplyLayout(const LayoutChoice& l, Scenario* s) {
   s->parallel.cp = l.cp;
   s->parallel.schedule = l.schedule;
   s->parallel.virtual_stages = l.virtual_stages;
-  // Megatron-LM reads its micro-batch group only in the interleaved schedule: the base's value
-  // stays with the interleaved layouts (where validation holds it to the layout's pp and
-  // micro-batches) and means nothing to the others.
-  if (l.schedule != PipelineSchedule::kInterleaved1F1B) {
-    s->parallel.microbatch_group_size_per_vp_stage = 0;
-  }
+  // The layouts are searched without Megatron-LM's micro-batch group, whether the base or a sweep
+  // axis gives it: each point's document carries it to its interleaved layouts, validated there
+  // (an invalid point, with the reason), and drops it for the others (PointSpace::Document).
+  s->parallel.microbatch_group_size_per_vp_stage = 0;
   s->parallel.ep = l.ep;
   s->parallel.first_stage_layers = 0;
   s->parallel.last_stage_layers = 0;

@@ -47,7 +47,8 @@ bool SplitKeysGiven(const Scenario& scenario);
 // layers counts the embedding and the loss as layers (LayoutChoice::edges_in_split).
 bool SearchCountsEdges(int64_t layers, int64_t pp);
 
-// `scenario` with the layout's degrees, schedule and an even pipeline split.
+// `scenario` with the layout's degrees, schedule and an even pipeline split (and no micro-batch
+// group: the search does not depend on it).
 void ApplyLayout(const LayoutChoice& layout, Scenario* scenario);
 
 // Every valid layout of `gpus` GPUs for `scenario` (its model, training and the other parallel

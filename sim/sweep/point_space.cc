@@ -193,8 +193,12 @@ Status PointSpace::Expand(int64_t c, const LoadOptions& options, FileCache* cach
       FindPath(resolved->tree, "parallel.microbatch_group_size_per_vp_stage") != nullptr;
   // The GPU count is the enumeration's, not the probe's (whose layout must stay permissive).
   std::vector<Assignment> probe_assigns;
+  // Nor is the micro-batch group: the layouts are searched without it (ApplyLayout), and each
+  // point's document carries it (Document).
   for (const Assignment& a : assigns) {
-    if (a.key != "gpus") probe_assigns.push_back(a);
+    if (a.key != "gpus" && a.key != "parallel.microbatch_group_size_per_vp_stage") {
+      probe_assigns.push_back(a);
+    }
   }
   const ConfigNode* ep = FindPath(resolved->tree, "parallel.ep");
   probe_assigns.push_back({"parallel.ep", ep != nullptr ? ep->text() : "1"});

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -70,43 +71,52 @@ TEST(PointSpace, AutoLayoutsThenMicroBatchesInnermost) {
 // A base that sets Megatron-LM's micro-batch group: the interleaved layouts keep it (each
 // validated against its own pp and micro-batches), the other schedules drop it, as Megatron-LM
 // reads it only in the interleaved schedule.
+// The same whether the base or a sweep axis gives it: the layouts are searched without it.
 TEST(PointSpace, AutoLayoutsKeepTheMicrobatchGroupWhereInterleaved) {
-  std::string head = kHead;
-  head.replace(head.find("parallel: {tp: 2, pp: 2}"), 24,
-               "parallel: {microbatch_group_size_per_vp_stage: 4}");
   const LoadOptions lib = sweep_test::Lib();
-  Result<SweepSpec> spec =
-      ParseSweepSpec(head + "sweep:\n  parallel: {auto: true, tp: [1], cp: [1]}\n",
-                     "tests/sweep/data/inline.yaml", lib);
-  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
-  Result<PointSpace> s = PointSpace::Enumerate(*spec, lib);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  int kept = 0, refused = 0, dropped = 0;
-  for (int64_t i = 0; i < s->size(); ++i) {
-    const std::vector<std::string> in = s->Inputs(i);  // dp tp pp cp schedule v ep
-    ASSERT_EQ(in.size(), 7u);
-    const int64_t pp = std::stoll(in[2]);
-    Result<Scenario> sc = s->Document(i)->Build(lib);
-    if (in[4] != "interleaved_1f1b") {
-      ASSERT_TRUE(sc.ok()) << in[4] << " pp " << pp << ": " << sc.status().ToString();
-      EXPECT_EQ(sc->parallel.microbatch_group_size_per_vp_stage, 0);
-      ++dropped;
-    } else if (pp <= 4) {  // 32 / (16 / pp) = 2·pp micro-batches: 4 fits pp 2 and 4
-      ASSERT_TRUE(sc.ok()) << "pp " << pp << ": " << sc.status().ToString();
-      EXPECT_EQ(sc->parallel.microbatch_group_size_per_vp_stage, 4);
-      ++kept;
-    } else {
-      ASSERT_FALSE(sc.ok()) << "pp " << pp;
-      EXPECT_EQ(sc.status().diagnostics().front().message.find(
-                    "parallel.microbatch_group_size_per_vp_stage: 4 is below pp"),
-                0u)
-          << sc.status().ToString();
-      ++refused;
+  for (const bool axis : {false, true}) {
+    std::string head = kHead;
+    head.replace(head.find("parallel: {tp: 2, pp: 2}"), 24,
+                 axis ? "parallel: {}" : "parallel: {microbatch_group_size_per_vp_stage: 4}");
+    Result<SweepSpec> spec =
+        ParseSweepSpec(head + "sweep:\n  parallel: {auto: true, tp: [1], cp: [1]}\n" +
+                           (axis ? "  parallel.microbatch_group_size_per_vp_stage: [4]\n" : ""),
+                       "tests/sweep/data/inline.yaml", lib);
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    Result<PointSpace> s = PointSpace::Enumerate(*spec, lib);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    int kept = 0, refused = 0, dropped = 0;
+    for (int64_t i = 0; i < s->size(); ++i) {
+      const std::vector<std::string> in = s->Inputs(i);
+      const std::vector<std::string>& cols = s->input_columns();
+      ASSERT_EQ(in.size(), cols.size());
+      const auto col = [&](const std::string& name) {
+        return in[static_cast<size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin())];
+      };
+      const int64_t pp = std::stoll(col("parallel.pp"));
+      const std::string schedule = col("parallel.schedule");
+      Result<Scenario> sc = s->Document(i)->Build(lib);
+      if (schedule != "interleaved_1f1b") {
+        ASSERT_TRUE(sc.ok()) << schedule << " pp " << pp << ": " << sc.status().ToString();
+        EXPECT_EQ(sc->parallel.microbatch_group_size_per_vp_stage, 0);
+        ++dropped;
+      } else if (pp <= 4) {  // 32 / (16 / pp) = 2·pp micro-batches: 4 fits pp 2 and 4
+        ASSERT_TRUE(sc.ok()) << "pp " << pp << ": " << sc.status().ToString();
+        EXPECT_EQ(sc->parallel.microbatch_group_size_per_vp_stage, 4);
+        ++kept;
+      } else {
+        ASSERT_FALSE(sc.ok()) << "pp " << pp;
+        EXPECT_EQ(sc.status().diagnostics().front().message.find(
+                      "parallel.microbatch_group_size_per_vp_stage: 4 is below pp"),
+                  0u)
+            << sc.status().ToString();
+        ++refused;
+      }
     }
+    EXPECT_GT(kept, 0) << axis;
+    EXPECT_GT(refused, 0) << axis;
+    EXPECT_GT(dropped, 0) << axis;
   }
-  EXPECT_GT(kept, 0);
-  EXPECT_GT(refused, 0);
-  EXPECT_GT(dropped, 0);
 }
 
 TEST(PointSpace, CombinationWithoutValidLayoutIsOneInfeasiblePoint) {
