@@ -403,6 +403,18 @@ struct TrainingSpec {
   std::optional<double> tokens;  // training.tokens: total tokens to train
 };
 
+// Megatron-LM's checks on the interleaved schedule's micro-batch group N with m micro-batches
+// per step (forward_backward_pipelining_with_interleaving): pp <= N <= m, and a last group of 0
+// or at least pp micro-batches (a shorter one leaves "dependency bubbles"). Validation words the
+// failure (sim/config/validate.cc); the schedule refuses to build an order for it.
+enum class GroupFit { kFits, kBelowPp, kAboveMicrobatches, kShortLastGroup };
+inline GroupFit FitMicrobatchGroup(int64_t pp, int64_t microbatches, int64_t group) {
+  if (group < pp) return GroupFit::kBelowPp;
+  if (group > microbatches) return GroupFit::kAboveMicrobatches;
+  const int64_t last = microbatches % group;
+  return last != 0 && last < pp ? GroupFit::kShortLastGroup : GroupFit::kFits;
+}
+
 struct ParallelSpec {
   int64_t dp = 1;                  // parallel.dp
   int64_t tp = 1;                  // parallel.tp

@@ -279,12 +279,13 @@ Status ValidateScenario(const Scenario& s) {
                               ") <= it <= the micro-batches per step (global_batch / "
                               "(dp*micro_batch) = " +
                               Str(steps) + ")";
-    if (group < p.pp) {
+    const GroupFit fit = FitMicrobatchGroup(p.pp, steps, group);
+    if (fit == GroupFit::kBelowPp) {
       c.Fail("parallel.microbatch_group_size_per_vp_stage", Str(group) + " is below pp; " + range);
-    } else if (group > steps) {
+    } else if (fit == GroupFit::kAboveMicrobatches) {
       c.Fail("parallel.microbatch_group_size_per_vp_stage",
              Str(group) + " is above the micro-batches per step; " + range);
-    } else if (steps % group != 0 && steps % group < p.pp) {
+    } else if (fit == GroupFit::kShortLastGroup) {
       c.Fail("parallel.microbatch_group_size_per_vp_stage",
              Str(group) + " leaves " + Str(steps % group) + " of the " + Str(steps) +
                  " micro-batches per step for the last group, fewer than pp (" + Str(p.pp) +
@@ -292,12 +293,10 @@ Status ValidateScenario(const Scenario& s) {
                  Str(steps) + " or leaves at least pp over");
     }
   }
-  if (interleaved && group <= 0 && p.pp >= 2 && per_step > 0 &&
-      s.training.global_batch % per_step == 0 && (s.training.global_batch / per_step) % p.pp != 0) {
+  if (interleaved && group <= 0 && p.pp >= 2 && steps > 0 && steps % p.pp != 0) {
     c.Fail("parallel.schedule",
            "interleaved_1f1b needs the micro-batches per step (global_batch / (dp*micro_batch) = " +
-               Str(s.training.global_batch / per_step) + ") to be a multiple of pp (" + Str(p.pp) +
-               ")");
+               Str(steps) + ") to be a multiple of pp (" + Str(p.pp) + ")");
   }
   // The zero-bubble schedules split each backward into B and W passes per micro-batch; ZeRO-3
   // gathers and reduces per layer inside one backward, which the zero-bubble runtimes

@@ -651,6 +651,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
                                        chunk_held);
       if (s.activations_per_microbatch.value() > 0.0) {
         s.in_flight = s.activations.value() / s.activations_per_microbatch.value();  // effective
+        s.in_flight_walked = true;
       }
     } else if (parallel.schedule == PipelineSchedule::kInterleaved1F1B) {
       // The embedding rides on the rank's first chunk, the head (and MTP) on its last, and the
@@ -666,6 +667,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       if (peak && s.activations_per_microbatch.value() > 0.0) {
         s.activations = *peak;
         s.in_flight = peak->value() / s.activations_per_microbatch.value();  // effective
+        s.in_flight_walked = true;
       }
     }
     if (training.recompute == Recompute::kFull) s.recompute_buffer = rebuilt;

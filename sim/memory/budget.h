@@ -50,6 +50,7 @@ struct StageMemory {
   Bytes stream_pools;
   Bytes activations_per_microbatch;  // saved by this stage for one micro-batch
   double in_flight = 0.0;            // micro-batches held at the peak
+  bool in_flight_walked = false;     // in_flight: the order's walked peak / one micro-batch's
   Bytes activations;                 // held at the peak
   Bytes recompute_buffer;            // full recompute: one layer rebuilt in backward
   Bytes loss_buffers;                // last stage: logits and their fp32 gradient (transient)

@@ -1,12 +1,11 @@
 #include "sim/report/budget_report.h"
 
-#include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "sim/base/units.h"
 #include "sim/memory/allocator.h"
 #include "sim/model/recompute.h"
+#include "sim/parallel/plan.h"
 #include "sim/report/html_page.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
@@ -120,9 +119,8 @@ void AddFlops(const Scenario& sc, const BudgetReport& r, std::string& out) {
 // schedules, whose count also holds the W passes' inputs.
 std::string InFlightHow(const Scenario& sc, const StageMemory& st) {
   const ParallelSpec& p = sc.parallel;
-  const int64_t per_step = p.dp * sc.training.micro_batch;
-  if (p.pp < 2 || SplitsBackward(p.schedule) || per_step <= 0) return "";
-  const int64_t m = sc.training.global_batch / per_step;
+  if (p.pp < 2 || SplitsBackward(p.schedule)) return "";
+  const int64_t m = DeriveRules(sc.model, sc.training, p).microbatches;
   if (p.schedule == PipelineSchedule::kGpipe) return " (gpipe: every forward before a backward)";
   const ScheduleShape shape = ShapeOf(p, m);
   const bool interleaved = p.schedule == PipelineSchedule::kInterleaved1F1B;
@@ -135,10 +133,8 @@ std::string InFlightHow(const Scenario& sc, const StageMemory& st) {
            : std::to_string(warmup) + " warm-up " + passes + " on this stage, then one more";
   if (interleaved) {
     s += "; " + std::to_string(MicrobatchGroup(shape)) + " micro-batches per chunk group";
-    // Chunks that save different bytes (the embedding on the first, the head on the last): the
-    // count is the stage's peak over one micro-batch's bytes, walked over the order.
-    const double chunks = static_cast<double>(std::min(warmup + 1, m * v));
-    if (std::abs(chunks / static_cast<double>(v) - st.in_flight) > 1e-9) {
+    // Chunks that save different bytes (the embedding on the first, the head on the last).
+    if (st.in_flight_walked) {
       s += "; its chunks save different bytes, so the count is its peak over one micro-batch's";
     }
   }

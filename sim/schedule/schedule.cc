@@ -441,9 +441,7 @@ Result<std::vector<ScheduleItem>> PipelineOrder(const ScheduleShape& s, int64_t 
                            std::to_string(s.microbatches) + ") divisible by pp (" +
                            std::to_string(s.pp) + ")");
   }
-  // Megatron-LM's checks (forward_backward_pipelining_with_interleaving): N in [pp, m], and a last
-  // group of at least pp micro-batches (a shorter one would leave dependency bubbles).
-  if (n < s.pp || n > s.microbatches || (s.microbatches % n != 0 && s.microbatches % n < s.pp)) {
+  if (FitMicrobatchGroup(s.pp, s.microbatches, n) != GroupFit::kFits) {
     return Status::Invalid(
         "interleaved 1F1B with " + std::to_string(n) + " micro-batches per chunk group needs pp (" +
         std::to_string(s.pp) + ") <= it <= the micro-batches per step (" +

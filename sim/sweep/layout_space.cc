@@ -42,10 +42,6 @@ void ApplyLayout(const LayoutChoice& l, Scenario* s) {
   s->parallel.cp = l.cp;
   s->parallel.schedule = l.schedule;
   s->parallel.virtual_stages = l.virtual_stages;
-  // The layouts are searched without Megatron-LM's micro-batch group, whether the base or a sweep
-  // axis gives it: each point's document carries it to its interleaved layouts, validated there
-  // (an invalid point, with the reason), and drops it for the others (PointSpace::Document).
-  s->parallel.microbatch_group_size_per_vp_stage = 0;
   s->parallel.ep = l.ep;
   s->parallel.first_stage_layers = 0;
   s->parallel.last_stage_layers = 0;
@@ -63,6 +59,10 @@ std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
   Scenario s = scenario;
   s.gpus = gpus;
   if (micro_batch_auto) s.training.micro_batch = 1;
+  // The layouts are searched without Megatron-LM's micro-batch group, whether the base or a sweep
+  // axis gives it: each point's document carries it to its interleaved layouts, validated there
+  // (an invalid point, with the reason), and drops it for the others (PointSpace::Document).
+  s.parallel.microbatch_group_size_per_vp_stage = 0;
   const int64_t layers = std::max<int64_t>(1, s.model.num_layers);
   std::vector<LayoutChoice> out;
   auto schedule_ok = [&](PipelineSchedule p, bool by_default) {

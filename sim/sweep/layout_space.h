@@ -47,14 +47,14 @@ bool SplitKeysGiven(const Scenario& scenario);
 // layers counts the embedding and the loss as layers (LayoutChoice::edges_in_split).
 bool SearchCountsEdges(int64_t layers, int64_t pp);
 
-// `scenario` with the layout's degrees, schedule and an even pipeline split (and no micro-batch
-// group: the search does not depend on it).
+// `scenario` with the layout's degrees, schedule and an even pipeline split.
 void ApplyLayout(const LayoutChoice& layout, Scenario* scenario);
 
 // Every valid layout of `gpus` GPUs for `scenario` (its model, training and the other parallel
 // settings are kept) within `restrict`, ordered by tp, pp, cp, schedule (GPipe, 1F1B,
 // interleaved), virtual stages, ep. With `micro_batch_auto` the check uses micro-batch 1 (the sizes
-// are enumerated afterwards as divisors of global_batch / dp); otherwise the scenario's.
+// are enumerated afterwards as divisors of global_batch / dp); otherwise the scenario's. The
+// scenario's micro-batch group (parallel.microbatch_group_size_per_vp_stage) is not searched on.
 std::vector<LayoutChoice> ValidLayouts(const Scenario& scenario, int64_t gpus,
                                        const LayoutAuto& restrict, bool micro_batch_auto);
 

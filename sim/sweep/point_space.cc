@@ -193,7 +193,7 @@ Status PointSpace::Expand(int64_t c, const LoadOptions& options, FileCache* cach
       FindPath(resolved->tree, "parallel.microbatch_group_size_per_vp_stage") != nullptr;
   // The GPU count is the enumeration's, not the probe's (whose layout must stay permissive).
   std::vector<Assignment> probe_assigns;
-  // Nor is the micro-batch group: the layouts are searched without it (ApplyLayout), and each
+  // Nor is the micro-batch group: the layouts are searched without it (ValidLayouts), and each
   // point's document carries it (Document).
   for (const Assignment& a : assigns) {
     if (a.key != "gpus" && a.key != "parallel.microbatch_group_size_per_vp_stage") {
@@ -280,7 +280,7 @@ Result<ScenarioDocument> PointSpace::Document(int64_t i) const {
     sets.push_back({"parallel.ep", std::to_string(l.ep)});
     sets.push_back({"parallel.first_stage_layers", "0"});
     sets.push_back({"parallel.last_stage_layers", "0"});
-    // Megatron-LM reads the micro-batch group only in the interleaved schedule (ApplyLayout).
+    // Megatron-LM reads the micro-batch group only in the interleaved schedule.
     if (combo_info_[static_cast<size_t>(p.combo)].sets_group &&
         l.schedule != PipelineSchedule::kInterleaved1F1B) {
       sets.push_back({"parallel.microbatch_group_size_per_vp_stage", "0"});
