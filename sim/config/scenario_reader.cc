@@ -221,6 +221,7 @@ void ReadFramework(MapReader& r, FrameworkSpec* out, TrainingSpec* t) {
     ReadElements(f, "stage3_param_persistence_threshold", &s.param_persistence_threshold, &s);
     ReadElements(f, "reduce_bucket_size", &s.reduce_bucket_size, &s);
     if (f.Bool("blocking_p2p", &s.blocking_p2p)) s.overridden.push_back("blocking_p2p");
+    if (f.Bool("te_linears", &s.te_linears)) s.overridden.push_back("te_linears");
     if (f.Bool("expandable_segments", &s.expandable_segments)) {
       s.overridden.push_back("expandable_segments");
     }
@@ -229,6 +230,7 @@ void ReadFramework(MapReader& r, FrameworkSpec* out, TrainingSpec* t) {
   }
   t->fused_kernels = out->fused_kernels;
   t->fused_loss = out->fused_loss;
+  t->te_linears = out->te_linears;
   t->attention_kernel = out->flash2_attention ? AttentionKernel::kFlash2 : AttentionKernel::kFused;
 }
 

@@ -382,6 +382,10 @@ struct TrainingSpec {
   // training.fp8_saved_activations: the inputs of fp8 matmuls and of the routed experts' SwiGLU
   // are kept for backward in fp8 (DeepSeek-V3, arXiv 2412.19437 §3.3.3); needs precision fp8.
   bool fp8_saved_activations = false;
+  // Not a training key: the framework's FrameworkSpec::te_linears (framework.te_linears, true
+  // under megatron and nemo, the default framework), copied here by the scenario reader so that
+  // the op graph, which reads the training spec, sees it.
+  bool te_linears = true;
   // training.fp8_dispatch: the MoE dispatch all-to-all (and its counterpart in backward) moves
   // fp8 tokens, the combine stays bf16 (DeepSeek-V3 §3.3.3); needs precision fp8.
   bool fp8_dispatch = false;

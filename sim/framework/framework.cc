@@ -88,7 +88,12 @@ FrameworkSpec ProfileOf(Framework f) {
       // vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py). Its
       // report_memory (megatron/training/utils.py) prints "max allocated" first
       // (torch.cuda.max_memory_allocated). NeMo 2 runs Megatron-Core's model and engine; its
-      // recipes' layout and overlap defaults are written in the scenario (parallel.*).
+      // recipes' layout and overlap defaults are written in the scenario (parallel.*). The
+      // transformer layers' linears are Transformer Engine modules
+      // (TELayerNormColumnParallelLinear, TERowParallelLinear:
+      // megatron/core/extensions/transformer_engine.py), the output layer Megatron-Core's own
+      // (FrameworkSpec::te_linears).
+      s.te_linears = true;
       break;
     case Framework::kTorchtitan:
       // torchtitan (torchtitan/models/llama3/model/model.py): PyTorch eager modules (w1, w3, silu

@@ -114,6 +114,17 @@ struct FrameworkSpec {
   int64_t max_reuse_distance = 1'000'000'000;     // framework.stage3_max_reuse_distance
   int64_t param_persistence_threshold = 100'000;  // framework.stage3_param_persistence_threshold
   int64_t reduce_bucket_size = 500'000'000;       // framework.reduce_bucket_size
+  // framework.te_linears: the layers' linears are Transformer Engine modules (Megatron-Core,
+  // NeMo). Under a quantized precision (fp8, mxfp8, nvfp4) two things follow. Each linear keeps
+  // for backward the quantized copy of its input it cast for the GEMM, columnwise only, instead
+  // of the bf16 input (transformer_engine/pytorch/module/linear.py, _Linear.forward: "Discard
+  // row-wise data since it is not needed in backward pass", saved_inputmat = inputmat). And the
+  // output layer, Megatron-Core's own tensor_parallel.ColumnParallelLinear
+  // (megatron/core/models/gpt/gpt_model.py) and no TE module, runs in bf16 (TE's fp8_autocast
+  // quantizes TE modules only). Without it (torchtitan's torchao Float8Linear, which keeps the
+  // high-precision input, and converts the output layer too unless filter_fqns names it) the
+  // inputs are kept in bf16 and every linear of the model runs quantized.
+  bool te_linears = false;
   // framework.blocking_p2p: a pipeline send blocks the sender's compute stream until it completes
   // (DeepSpeed's PipelineEngine: deepspeed/runtime/pipe/p2p.py send asserts async_op False and
   // calls dist.send).

@@ -13,14 +13,27 @@ namespace {
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The row-parallel output projection over `width` local context columns. It saves its input
-// (the attention context); DeepSeek-V3 caches it in a 1.5-byte E5M6 format under
-// fp8_saved_activations (arXiv 2412.19437 §3.3.3), as the attention backward reads it too.
+// (the attention context), which the attention core's backward reads too; DeepSeek-V3 caches it
+// once in a 1.5-byte E5M6 format under fp8_saved_activations (arXiv 2412.19437 §3.3.3). With
+// Transformer Engine's linears (KeepsQuantizedInput) the core keeps the bf16 context for its
+// backward (TE's fused attention saves its output) and the projection its own quantized copy:
+// both. Selective recompute of the core (core_attn) re-runs it from its inputs, so the bf16
+// context is not kept then, only the projection's copy.
 void AppendOutputProjection(const Ctx& c, int64_t width, bool bias, std::vector<Op>& ops) {
   const Bytes context = ActBytes(c, D(c.tokens) * D(width));
   ops.push_back(MatmulOp(c, "attn.out", TpSplit::kRow, c.tokens, c.model.hidden_size, width, 1,
                          bias, context,
                          "row-parallel output projection; saves its input (the context)"));
-  ops.back().saved = Fp8Saved(c, ops.back().dtype, context, 1.5);
+  Op& out = ops.back();
+  if (KeepsQuantizedInput(c, out.dtype)) {
+    out.saved = context + LinearSaved(c, out.dtype, context);
+    out.dropped_by[static_cast<size_t>(RecomputeModule::kCoreAttn)] = context;
+    out.note =
+        "row-parallel output projection; saves its input quantized (Transformer Engine), beside "
+        "the bf16 context the attention core keeps";
+  } else {
+    out.saved = Fp8Saved(c, out.dtype, context, 1.5);
+  }
 }
 
 void AppendMha(const Ctx& c, std::vector<Op>& ops) {

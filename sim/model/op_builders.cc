@@ -36,6 +36,15 @@ Bytes Fp8Saved(const Ctx& c, DType consumer, Bytes saved, double bytes_per_eleme
   return saved * (bytes_per_element / c.act_bytes);
 }
 
+bool KeepsQuantizedInput(const Ctx& c, DType consumer) {
+  return c.options.te_linears && IsQuantizedGemm(consumer) && !c.options.fp8_saved_activations;
+}
+
+Bytes LinearSaved(const Ctx& c, DType consumer, Bytes saved) {
+  if (KeepsQuantizedInput(c, consumer)) return saved * (QuantizedBytes(consumer) / c.act_bytes);
+  return Fp8Saved(c, consumer, saved, 1.0);
+}
+
 void DropWithModule(RecomputeModule m, Op& op) { op.dropped_by[static_cast<size_t>(m)] = op.saved; }
 
 Op MatmulOp(const Ctx& c, std::string name, TpSplit split, int64_t m, int64_t n, int64_t k,
@@ -65,7 +74,7 @@ Op MatmulOp(const Ctx& c, std::string name, TpSplit split, int64_t m, int64_t n,
   // --accumulate-allreduce-grads-in-fp32): read and written once per micro-batch.
   op.bwd_weight.bytes = Bytes(b * (in * D(m) * D(k) + out * D(m) * D(n) + 8.0 * D(k) * D(n)));
   op.params = batch * (k * n + (bias ? n : 0));
-  op.saved = Fp8Saved(c, op.dtype, saved_input, 1.0);
+  op.saved = LinearSaved(c, op.dtype, saved_input);
   op.output = Bytes(out * D(m) * D(n) * b);
   op.kernels = 1;  // bias add fused into the GEMM epilogue
   op.note = std::move(note);

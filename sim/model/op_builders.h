@@ -32,14 +32,22 @@ struct Ctx {
 
 Ctx MakeCtx(const ModelSpec& model, const GraphOptions& options);
 
+// Bytes per element a quantized GEMM operand occupies: fp8 1, mxfp8 1 + 1/32 (E8M0 scale per 32),
+// nvfp4 0.5 + 1/16 (E4M3 scale per 16); tested in tests/model/op_graph_test.cc.
+double QuantizedBytes(DType dtype);
 // What an op keeps of a `saved` activation tensor (in the activation dtype) when its consumer
 // runs in `consumer` dtype: with training.fp8_saved_activations and an fp8 consumer,
 // `bytes_per_element` per element (DeepSeek-V3 §3.3.3: 1 for fp8, 1.5 for the E5M6 input of the
 // attention output projection); else `saved` unchanged.
-// Bytes per element a quantized GEMM operand occupies: fp8 1, mxfp8 1 + 1/32 (E8M0 scale per 32),
-// nvfp4 0.5 + 1/16 (E4M3 scale per 16); tested in tests/model/op_graph_test.cc.
-double QuantizedBytes(DType dtype);
 Bytes Fp8Saved(const Ctx& c, DType consumer, Bytes saved, double bytes_per_element);
+// Whether a linear running in `consumer` keeps its input as Transformer Engine's quantized copy
+// (GraphOptions::te_linears, FrameworkSpec::te_linears, with a quantized consumer and without
+// DeepSeek-V3's own cache, training.fp8_saved_activations).
+bool KeepsQuantizedInput(const Ctx& c, DType consumer);
+// What a linear running in `consumer` keeps of its `saved` input (in the activation dtype):
+// DeepSeek-V3's fp8 copy (Fp8Saved, 1 byte), Transformer Engine's quantized columnwise copy
+// (KeepsQuantizedInput: QuantizedBytes per element), or the input itself.
+Bytes LinearSaved(const Ctx& c, DType consumer, Bytes saved);
 
 // Marks all of `op.saved` as dropped when selective recompute re-runs module `m`.
 void DropWithModule(RecomputeModule m, Op& op);

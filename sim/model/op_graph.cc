@@ -43,6 +43,7 @@ GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& p
   o.ep = parallel.ep;
   o.sequence_parallel = parallel.sequence_parallel;
   o.fp8_saved_activations = training.fp8_saved_activations;
+  o.te_linears = training.te_linears;
   o.fp8_dispatch = training.fp8_dispatch;
   o.moe_probs_in_expert = training.moe_probs_in_expert;
   return o;
@@ -241,9 +242,24 @@ void AppendHead(const Ctx& c, const std::string& prefix, bool head_params, std::
   const int64_t v_local = VocabRowsPerRank(m, c.tp);
   ops.push_back(
       model_internal::NormOp(c, prefix + "final_norm", c.norm_tokens, h, true, m.norm_bias));
-  Op head = model_internal::MatmulOp(c, prefix + "head", TpSplit::kVocab, c.tokens, v_local, h, 1,
-                                     false, ActBytes(c, D(c.norm_tokens) * D(h)),
-                                     "vocab-parallel output projection; saves its input");
+  // With Transformer Engine's linears the output layer is Megatron-Core's own
+  // ColumnParallelLinear, no TE module: it runs in bf16 under a quantized precision
+  // (FrameworkSpec::te_linears).
+  const bool bf16_head = c.options.te_linears && IsQuantizedGemm(c.matmul_dtype);
+  const model_internal::Ctx hc{c.model,
+                               c.options,
+                               c.act_bytes,
+                               bf16_head ? c.act_bytes : c.weight_bytes,
+                               bf16_head ? DType::kBf16 : c.matmul_dtype,
+                               c.tokens,
+                               c.norm_tokens,
+                               c.tp};
+  Op head = model_internal::MatmulOp(
+      hc, prefix + "head", TpSplit::kVocab, c.tokens, v_local, h, 1, false,
+      ActBytes(c, D(c.norm_tokens) * D(h)),
+      bf16_head ? "vocab-parallel output projection in bf16 (Megatron-Core's output layer is no "
+                  "Transformer Engine module); saves its input"
+                : "vocab-parallel output projection; saves its input");
   if (!head_params) {
     head.params = 0;
     head.note += m.tied_embeddings ? " (weights tied to the embedding)"

@@ -34,6 +34,7 @@ struct GraphOptions {
   int64_t ep = 1;  // expert-parallel degree
   bool sequence_parallel = false;
   bool fp8_saved_activations = false;  // training.fp8_saved_activations
+  bool te_linears = true;              // FrameworkSpec::te_linears (TrainingSpec::te_linears)
   bool fp8_dispatch = false;           // training.fp8_dispatch
   bool moe_probs_in_expert = false;    // training.moe_probs_in_expert
 };

@@ -125,6 +125,32 @@ TEST(FrameworkConfig, ExpandableSegments) {
   EXPECT_FALSE(bad.ok());
 }
 
+// Megatron-Core and NeMo run the layers' linears as Transformer Engine modules
+// (FrameworkSpec::te_linears); no other profile does; framework.te_linears overrides it, and the
+// scenario's training spec (which the op graph reads) follows the framework, with or without the
+// framework key.
+TEST(FrameworkConfig, TransformerEngineLinears) {
+  for (int i = 0; i < kNumFrameworks; ++i) {
+    const auto f = static_cast<Framework>(i);
+    EXPECT_EQ(ProfileOf(f).te_linears, f == Framework::kMegatron || f == Framework::kNemo)
+        << Name(f);
+  }
+  Result<Scenario> plain = BuildText(Head() + kRun);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE(plain->training.te_linears);
+  Result<Scenario> titan = BuildText(Head() + kRun + "framework: torchtitan\n");
+  ASSERT_TRUE(titan.ok()) << titan.status().ToString();
+  EXPECT_FALSE(titan->training.te_linears);
+  Result<Scenario> off = BuildText(Head() + kRun + "framework: {name: nemo, te_linears: false}\n");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->framework.te_linears);
+  EXPECT_FALSE(off->training.te_linears);
+  EXPECT_EQ(off->framework.overridden, (std::vector<std::string>{"te_linears"}));
+  Result<Scenario> bad = BuildText(Head() + kRun + "framework: {name: megatron, te_linears: 3}\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("te_linears"), std::string::npos) << bad.status().message();
+}
+
 // FSDP1 as Composer runs it (FSDPConfig backward_prefetch 'BACKWARD_POST'): one NCCL stream for
 // the ZeRO-3 collectives; every other profile keeps them on streams of their own; the key
 // overrides it and needs ZeRO-3.
@@ -184,7 +210,8 @@ TEST(FrameworkConfig, LocatedErrors) {
       "here: name, reshard_after_forward, grad_sync, shard_group, prefetch_layers, "
       "backward_prefetch, memory_figure, gather_unit, stage3_prefetch_bucket_size, "
       "stage3_max_live_parameters, stage3_max_reuse_distance, "
-      "stage3_param_persistence_threshold, reduce_bucket_size, blocking_p2p, expandable_segments\n"
+      "stage3_param_persistence_threshold, reduce_bucket_size, blocking_p2p, te_linears, "
+      "expandable_segments\n"
       "      prefetch: 1\n"
       "      ^\n"
       "tests/config/data/inline.yaml:11:16: error: framework.shard_group: 3 does not divide "

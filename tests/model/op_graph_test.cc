@@ -241,6 +241,53 @@ TEST(Activations, Fp8SavedLinearInputsByHand) {
   EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), tokens * per_token);
 }
 
+// Transformer Engine's linears under a quantized precision (GraphOptions::te_linears, Megatron-
+// Core and NeMo): each linear keeps its quantized columnwise input (1 byte per element for fp8,
+// 1 + 1/32 for mxfp8), the output projection that copy beside the bf16 context the attention core
+// keeps, and the output layer runs in bf16. Without them (torchtitan's torchao) the inputs stay
+// bf16 and the output layer is quantized too. The Llama layer of LlamaLayerByHand.
+TEST(Activations, TransformerEngineKeepsQuantizedInputsByHand) {
+  const ModelSpec m = LlamaByHand();
+  const double tokens = 8192, h = 4096, f = 14336;
+  for (DType q : {DType::kFp8, DType::kMxfp8}) {
+    GraphOptions o = LlamaOptions();
+    o.precision = q;
+    o.te_linears = true;
+    auto g = BuildOpGraph(m, o);
+    ASSERT_TRUE(g.ok());
+    const double e = q == DType::kFp8 ? 1.0 : 1.0 + 1.0 / 32.0;
+    // ln1 in (2h) + qkv in (e·h) + Q (2h) + K,V (2·2·h/4) + context (2h + e·h) + ln2 in (2h) +
+    // fc1 in (e·h) + gate/up (2·2f) + fc2 in (e·f).
+    const double per_token = 2 * h + e * h + 2 * h + 2 * 2 * h * 8 / 32 + (2 + e) * h + 2 * h +
+                             e * h + 2 * 2 * f + e * f;
+    EXPECT_DOUBLE_EQ(Sum(g->layer(0).ops).saved.value(), tokens * per_token) << Name(q);
+    // Recomputing the core drops the bf16 context it kept; the projection's copy stays.
+    for (const Op& op : g->layer(0).ops) {
+      if (op.name != "attn.out") continue;
+      EXPECT_DOUBLE_EQ(op.dropped_by[static_cast<size_t>(RecomputeModule::kCoreAttn)].value(),
+                       tokens * 2 * h);
+    }
+    int heads = 0;
+    for (const Op& op : g->head) {
+      if (op.kind != OpKind::kMatmul) continue;
+      EXPECT_EQ(op.dtype, DType::kBf16) << Name(q);
+      ++heads;
+    }
+    EXPECT_EQ(heads, 1);
+    o.te_linears = false;
+    auto titan = BuildOpGraph(m, o);
+    ASSERT_TRUE(titan.ok());
+    const double bf16_inputs =
+        2 * h + 2 * h + 2 * h + 2 * 2 * h * 8 / 32 + 2 * h + 2 * h + 2 * h + 2 * 2 * f + 2 * f;
+    EXPECT_DOUBLE_EQ(Sum(titan->layer(0).ops).saved.value(), tokens * bf16_inputs) << Name(q);
+    for (const Op& op : titan->head) {
+      if (op.kind == OpKind::kMatmul) {
+        EXPECT_EQ(op.dtype, q) << Name(q);
+      }
+    }
+  }
+}
+
 // moe_probs_in_expert (Megatron-Core's weighted SwiGLU): the combine keeps the fp32 probability
 // of each routed copy (T·k of them, 4 bytes) instead of the expert outputs (T·k x h in bf16);
 // nothing else changes. DeepSeek-V3's MoE layer, 4096 tokens, top-8.
