@@ -49,14 +49,26 @@ constexpr std::array<UnitEntry, 5> kBitUnits = {{{"b", 0.125},
 constexpr std::array<UnitEntry, 7> kFlopPrefixes = {
     {{"", 1.0}, {"K", kKilo}, {"M", kMega}, {"G", kGiga}, {"T", kTera}, {"P", kPeta}, {"E", 1e18}}};
 
-constexpr std::array<UnitEntry, 8> kTimeUnits = {{{"s", 1.0},
-                                                  {"ms", 1e-3},
-                                                  {"us", 1e-6},
-                                                  {"\xC2\xB5s", 1e-6},  // µs
-                                                  {"ns", 1e-9},
-                                                  {"ps", 1e-12},
-                                                  {"min", 60.0},
-                                                  {"h", 3600.0}}};
+// Times from picoseconds (a latency) to days (a restart, an MTBF), short names and long.
+constexpr std::array<UnitEntry, 19> kTimeUnits = {{{"s", 1.0},
+                                                   {"ms", 1e-3},
+                                                   {"us", 1e-6},
+                                                   {"\xC2\xB5s", 1e-6},  // µs
+                                                   {"ns", 1e-9},
+                                                   {"ps", 1e-12},
+                                                   {"min", 60.0},
+                                                   {"h", 3600.0},
+                                                   {"d", 86400.0},
+                                                   {"sec", 1.0},
+                                                   {"second", 1.0},
+                                                   {"seconds", 1.0},
+                                                   {"minute", 60.0},
+                                                   {"minutes", 60.0},
+                                                   {"hr", 3600.0},
+                                                   {"hour", 3600.0},
+                                                   {"hours", 3600.0},
+                                                   {"day", 86400.0},
+                                                   {"days", 86400.0}}};
 
 template <size_t N>
 const UnitEntry* Find(const std::array<UnitEntry, N>& table, std::string_view unit) {
@@ -125,6 +137,23 @@ double UnitFactor(std::string_view unit, Dimension dim) {
   return 0.0;
 }
 
+// The units a quantity of `dim` takes, for error messages.
+std::string_view UnitNames(Dimension dim) {
+  switch (dim) {
+    case Dimension::kBytes:
+      return "units: B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB";
+    case Dimension::kBandwidth:
+      return "units: B/s to PB/s, KiB/s to PiB/s, b/s to Tb/s, Gbit/s, Gbps, GBps";
+    case Dimension::kFlopRate:
+      return "units: FLOP/s with K, M, G, T, P or E";
+    case Dimension::kTime:
+      return "units: ps, ns, us, ms, s, min, h, d, or sec, minutes, hours, days";
+    case Dimension::kCount:
+      return "suffixes: K, M, B or G, T";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string_view ExampleUnit(Dimension dim) {
@@ -166,7 +195,8 @@ Result<double> ParseQuantity(std::string_view text, Dimension dim) {
   const double factor = UnitFactor(unit, dim);
   if (factor == 0.0) {
     return Status::Invalid("\"" + std::string(s) + "\": unknown unit \"" + std::string(unit) +
-                           "\"; expected e.g. \"" + std::string(ExampleUnit(dim)) + "\"");
+                           "\"; expected e.g. \"" + std::string(ExampleUnit(dim)) + "\" (" +
+                           std::string(UnitNames(dim)) + ")");
   }
   // The range is checked on the value in base units, after the unit multiplies it: "1e308 PiB"
   // is a finite number but an infinite size.

@@ -41,14 +41,23 @@ bool Assigned(const std::vector<Assignment>& as, const std::string& key) {
 // So is a hardware on a cluster of another accelerator family (ValidateScenario's "topology:
 // X carries F GPUs (accelerator_family ...) but hardware ..."): it depends on the pair, which a
 // zipped hardware/topology axis may give point by point.
-bool IsLayoutMessage(const std::string& message) {
-  // A typo is never the layout's: "training.recompte: unknown key" or "training.recompute:
-  // \"ful\" is not one of ..." in the base fails every point (they ran as "invalid", exit 1,
-  // after --dry-run had passed), so it is the spec's error, at its key.
-  if (message.find(": unknown key") != std::string::npos ||
-      message.find(" is not one of ") != std::string::npos) {
-    return false;
+// A typo is never the layout's: "training.recompte: unknown key" or "training.recompute: \"ful\"
+// is not one of ..." in the base fails every point (they ran as "invalid", exit 1, after
+// --dry-run had passed), so it is the spec's error, at its key. Nor is a value the scenario
+// reader refuses on its own, its type or its range ("training.seq_len: must be positive, got
+// -5", "training.tokens: expected a quantity ..."): sim/config/value_reader.cc and the reader's
+// own checks word them so, and ValidateScenario's layout checks never do.
+bool IsValueMessage(const std::string& message) {
+  for (const char* own :
+       {": unknown key", " is not one of ", ": must be positive", ": must not be negative",
+        ": must be between ", ": must be in (", ": expected a", ": expected true"}) {
+    if (message.find(own) != std::string::npos) return true;
   }
+  return false;
+}
+
+bool IsLayoutMessage(const std::string& message) {
+  if (IsValueMessage(message)) return false;
   for (const char* p : {"gpus:", "parallel.", "training."}) {
     if (message.rfind(p, 0) == 0) return true;
   }
@@ -123,6 +132,22 @@ class SpecChecker {
       for (const Assignment& a : AssignmentsOf(dim, 0)) first.push_back(a);
     }
     std::set<std::string> base_errors;
+    // The base's own values where the probe below replaces them with a permissive layout
+    // (degrees, micro-batch, gpus): read as written, only what the reader refuses of a value on
+    // its own is kept ("training.micro_batch: must be positive, got 0").
+    {
+      ScenarioDocument raw = *spec_.base;
+      bool set = true;
+      for (const Assignment& a : first) set = set && raw.Set(a.key, a.yaml).ok();
+      if (set) {
+        Result<Scenario> s = raw.Build(options_);
+        for (const Diagnostic& d : s.ok() ? std::vector<Diagnostic>{} : s.status().diagnostics()) {
+          if (d.loc.file.rfind("<set ", 0) == 0 || !IsValueMessage(d.message)) continue;
+          base_errors.insert(d.ToString());
+          report(d);
+        }
+      }
+    }
     for (const Diagnostic& d : Probe(first)) {
       if (d.loc.file.rfind("<set ", 0) == 0) continue;  // a value's or the probe's own
       // The layout arithmetic of the first combination is that point's problem, not the spec's.

@@ -36,8 +36,27 @@ TEST(ParseQuantity, ErrorsSayWhatIsExpected) {
   EXPECT_EQ(r.status().message(), "\"80\" has no unit; expected e.g. \"80 GiB\"");
   auto u = ParseQuantity("80 GiBs", Dimension::kBytes);
   ASSERT_FALSE(u.ok());
-  EXPECT_EQ(u.status().message(), "\"80 GiBs\": unknown unit \"GiBs\"; expected e.g. \"80 GiB\"");
+  EXPECT_EQ(u.status().message(),
+            "\"80 GiBs\": unknown unit \"GiBs\"; expected e.g. \"80 GiB\" (units: B, KB, MB, GB, "
+            "TB, PB, KiB, MiB, GiB, TiB, PiB)");
   EXPECT_FALSE(ParseQuantity("fast", Dimension::kBandwidth).ok());
+}
+
+// Times as people write a restart or an MTBF: days, hours and minutes by short and long names;
+// an unknown one lists the valid units.
+TEST(ParseQuantity, TimesFromPicosecondsToDays) {
+  EXPECT_DOUBLE_EQ(*ParseQuantity("1 day", Dimension::kTime), 86400.0);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("2 d", Dimension::kTime), 172800.0);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("1.5 hr", Dimension::kTime), 5400.0);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("3 hours", Dimension::kTime), 10800.0);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("10 minutes", Dimension::kTime), 600.0);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("90 min", Dimension::kTime), 5400.0);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("30 sec", Dimension::kTime), 30.0);
+  auto w = ParseQuantity("1 week", Dimension::kTime);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(),
+            "\"1 week\": unknown unit \"week\"; expected e.g. \"5 us\" (units: ps, ns, us, ms, s, "
+            "min, h, d, or sec, minutes, hours, days)");
 }
 
 TEST(SimTime, RoundsToPicoseconds) {

@@ -97,7 +97,8 @@ TEST(CommCli, BadInputExitsWithTwoAndSaysWhy) {
        "error: algorithm 'nvls' does not apply to all_reduce: topology 'dgx-a100' has no NVLink "
        "SHARP switch (intra_node.nvls is false)"},
       {"comm --topology dgx-h100 --gpus 8 --size 8G",
-       "error: --size: \"8G\": unknown unit \"G\"; expected e.g. \"80 GiB\""},
+       "error: --size: \"8G\": unknown unit \"G\"; expected e.g. \"80 GiB\" (units: B, KB, MB, GB, "
+       "TB, PB, KiB, MiB, GiB, TiB, PiB)"},
       {"comm --topology dgx-h100 --gpus 8 --size 1.5",
        "error: --size: 1.5 is not a whole number of bytes; sizes are whole bytes, e.g. 2 or 1KiB"},
       {"comm --topology dgx-h100 --gpus 8 --sizes 1.5:1KiB",

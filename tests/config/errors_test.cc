@@ -138,7 +138,8 @@ TEST(ErrorsTest, WrongUnit) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().ToString(),
             "tests/config/data/inline.yaml:2:48: error: hardware.memory.bandwidth: \"80 GiB\": "
-            "unknown unit \"GiB\"; expected e.g. \"450 GB/s\"\n"
+            "unknown unit \"GiB\"; expected e.g. \"450 GB/s\" (units: B/s to PB/s, KiB/s to PiB/s, "
+            "b/s to Tb/s, Gbit/s, Gbps, GBps)\n"
             "    hardware: {base: test-gpu, memory: {bandwidth: 80 GiB}}\n"
             "                                                   ^");
 }

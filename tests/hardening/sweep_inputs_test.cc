@@ -180,6 +180,31 @@ TEST(SweepSpecErrors, ATypoInTheBaseFailsDryRunAtItsKey) {
       << r.out;
 }
 
+// A value the reader refuses on its own (its range or type) in the base fails every point the
+// same way: a spec error at its key before anything runs, exit 2, also where the probe's
+// permissive layout would have replaced it (micro_batch) and under parallel: auto.
+TEST(SweepSpecErrors, ABadBaseValueFailsDryRunAtItsKey) {
+  TempDir dir;
+  const std::string head =
+      "name: t\nmodel: gpt3-350m\nhardware: a100-sxm4-40gb\ntopology: dgx-a100\ngpus: 16\n"
+      "training:\n  global_batch: 32\n";
+  struct Case {
+    std::string training, sweep, want;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"  seq_len: -5\n", "  parallel.tp: [1, 2]\n",
+                          "t.yaml:8:12: error: training.seq_len: must be positive, got -5"},
+                         {"  seq_len: 2048\n  micro_batch: 0\n", "  parallel.tp: [1, 2]\n",
+                          "t.yaml:9:16: error: training.micro_batch: must be positive, got 0"},
+                         {"  seq_len: -5\n", "  parallel: {auto: true}\n",
+                          "t.yaml:8:12: error: training.seq_len: must be positive, got -5"}}) {
+    Write(dir / "t.yaml", head + c.training + "sweep:\n" + c.sweep);
+    const sweep_test::CliRun r = Shardsim("sweep " + dir / "t.yaml" + " --dry-run");
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(dir / c.want), std::string::npos) << r.out;
+  }
+}
+
 // ---------------------------------------------------------------- merge
 
 std::string SmallShard(const TempDir& dir) {
