@@ -97,8 +97,11 @@ void MapReader::ErrorAtKey(std::string_view key, const std::string& message) {
 bool MapReader::Int(std::string_view key, int64_t* out, Need need, int64_t lo, int64_t hi) {
   const ConfigNode* n = Get(key, need);
   if (n == nullptr) return false;
-  if (!n->is_scalar()) {
-    Error(*n, key, "expected an integer, got " + n->Describe());
+  // A quoted scalar is a string in YAML (and JSON): "8192" is not the number 8192.
+  if (!n->is_scalar() || n->quoted()) {
+    Error(*n, key,
+          "expected an integer, got " + (n->quoted() ? "the string " : std::string()) +
+              n->Describe() + (n->quoted() ? " (write the number without quotes)" : ""));
     return false;
   }
   Result<int64_t> v = ParseInteger(n->text());
@@ -133,8 +136,10 @@ bool MapReader::NonNegativeInt(std::string_view key, int64_t* out, Need need) {
 bool MapReader::Number(std::string_view key, double* out, Need need) {
   const ConfigNode* n = Get(key, need);
   if (n == nullptr) return false;
-  if (!n->is_scalar()) {
-    Error(*n, key, "expected a number, got " + n->Describe());
+  if (!n->is_scalar() || n->quoted()) {
+    Error(*n, key,
+          "expected a number, got " + (n->quoted() ? "the string " : std::string()) +
+              n->Describe() + (n->quoted() ? " (write the number without quotes)" : ""));
     return false;
   }
   Result<double> v = ParseNumber(n->text());

@@ -136,6 +136,19 @@ std::string LineOf(std::string_view text, int line) {
 }
 
 Result<ConfigNode> ParseYaml(std::string_view raw, const std::string& path) {
+  // shardsim reads UTF-8 text. yaml-cpp would decode a UTF-16 or UTF-32 byte-order mark, or
+  // bytes that merely start like one, and read a binary file as text in another encoding.
+  const bool utf16_32 =
+      raw.size() >= 2 &&
+      ((static_cast<unsigned char>(raw[0]) == 0xFF && static_cast<unsigned char>(raw[1]) == 0xFE) ||
+       (static_cast<unsigned char>(raw[0]) == 0xFE && static_cast<unsigned char>(raw[1]) == 0xFF));
+  if (const size_t nul = raw.find('\0'); utf16_32 || nul != std::string_view::npos) {
+    return Status::Invalid(std::string("not a UTF-8 text file (") +
+                               (utf16_32 ? "it starts with a UTF-16 or UTF-32 byte-order mark"
+                                         : "a NUL byte at offset " + std::to_string(nul)) +
+                               "); scenario, model, hardware and topology files are YAML in UTF-8",
+                           SourceLoc{path, 1, 1});
+  }
   // Old Mac line endings (CR alone) are line breaks (YAML 1.2 §5.4), but yaml-cpp reads a file of
   // them as one line. A lone CR becomes LF: same length, so every offset and column stays.
   auto text = std::make_shared<std::string>(raw);
@@ -147,10 +160,19 @@ Result<ConfigNode> ParseYaml(std::string_view raw, const std::string& path) {
   try {
     root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
-    const int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
-    const int col = e.mark.column >= 0 ? e.mark.column + 1 : 0;
-    return Status::Invalid("YAML syntax error: " + e.msg, SourceLoc{path, line, col},
-                           LineOf(*text, line));
+    int line = e.mark.line >= 0 ? e.mark.line + 1 : 0;
+    int col = e.mark.column >= 0 ? e.mark.column + 1 : 0;
+    std::string at = LineOf(*text, line);
+    // A mapping or list left open runs to the end of the file, which yaml-cpp marks past the
+    // last line: show the last line written, the caret after its end.
+    std::string msg = e.msg;
+    if (line > 1 && at.find_first_not_of(" \t") == std::string::npos) {
+      while (line > 1 && at.find_first_not_of(" \t") == std::string::npos)
+        at = LineOf(*text, --line);
+      col = static_cast<int>(at.size()) + 1;
+      msg += " (the file ends after this line)";
+    }
+    return Status::Invalid("YAML syntax error: " + msg, SourceLoc{path, line, col}, at);
   }
   ConfigNode tree;
   try {

@@ -61,6 +61,22 @@ TEST(ConfigNodeTest, SyntaxErrorIsLocatedWithCaret) {
             "     ^");
 }
 
+// A binary file (or UTF-16 text) is refused as such, not decoded in another encoding.
+TEST(ConfigNodeTest, NonUtf8FileIsRefusedAsSuch) {
+  Result<ConfigNode> bom = ParseYaml(std::string("\xff\xfe\x00"
+                                                 "bad",
+                                                 6),
+                                     "bin.yaml");
+  ASSERT_FALSE(bom.ok());
+  EXPECT_EQ(bom.status().ToString(),
+            "bin.yaml:1:1: error: not a UTF-8 text file (it starts with a UTF-16 or UTF-32 "
+            "byte-order mark); scenario, model, hardware and topology files are YAML in UTF-8");
+  Result<ConfigNode> nul = ParseYaml(std::string("a: 1\n\x00\x01", 7), "nul.yaml");
+  ASSERT_FALSE(nul.ok());
+  EXPECT_NE(nul.status().ToString().find("a NUL byte at offset 5"), std::string::npos)
+      << nul.status().ToString();
+}
+
 TEST(ConfigNodeTest, DuplicateKeyIsAnError) {
   Result<ConfigNode> t = ParseYaml("tp: 2\npp: 4\ntp: 8\n", "dup.yaml");
   ASSERT_FALSE(t.ok());

@@ -18,9 +18,24 @@ TEST(ErrorsTest, YamlSyntaxError) {
   Result<Scenario> s = BuildText("model: tiny-llama\ngpus: [8\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidInput);
+  // The list runs to the end of the file: the last line written is shown, the caret after it.
   EXPECT_EQ(s.status().ToString(),
-            "tests/config/data/inline.yaml:3:1: error: YAML syntax error: end of sequence flow not "
-            "found");
+            "tests/config/data/inline.yaml:2:9: error: YAML syntax error: end of sequence flow not "
+            "found (the file ends after this line)\n"
+            "    gpus: [8\n"
+            "            ^");
+}
+
+// A quoted scalar is a string: "8192" where an integer belongs is a type error at it.
+TEST(ErrorsTest, AQuotedNumberIsAString) {
+  Result<Scenario> s = BuildText(
+      "model: tiny-llama\nhardware: h100-sxm\ngpus: 8\ntraining: {seq_len: \"4096\", "
+      "global_batch: 256}\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().ToString().find("training.seq_len: expected an integer, got the string "
+                                       "\"4096\" (write the number without quotes)"),
+            std::string::npos)
+      << s.status().ToString();
 }
 
 TEST(ErrorsTest, UnknownKeyWithDidYouMeanAndMissingRequiredKey) {

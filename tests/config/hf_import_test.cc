@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "sim/config/config_node.h"
@@ -45,6 +46,28 @@ TEST(HfImportTest, EverySampleHasItsPublishedParameterCount) {
     ++checked;
   }
   EXPECT_EQ(checked, 12);
+}
+
+// A JSON string where a number belongs ("hidden_size": "4096") is refused at it, as the YAML
+// readers refuse "8192" for an integer key.
+TEST(HfImportTest, ANumberWrittenAsAStringIsRefused) {
+  TestLib();
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "shardsim_hf_string_number.json";
+  {
+    std::ofstream out(path);
+    out << "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": \"4096\", "
+           "\"num_hidden_layers\": 2, \"num_attention_heads\": 32, \"intermediate_size\": 11008, "
+           "\"vocab_size\": 32000, \"max_position_embeddings\": 4096}\n";
+  }
+  Result<ModelSpec> m = ImportHfConfig(path.string());
+  std::filesystem::remove(path);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().ToString().find(
+                "hidden_size: expected a number, got the string \"4096\" (write the number "
+                "without quotes)"),
+            std::string::npos)
+      << m.status().ToString();
 }
 
 TEST(HfImportTest, Llama) {
