@@ -150,7 +150,9 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
     out += "<td>" + marks + "</td>";
     if (ties) {
       // The ranking figure against the best's (tokens/s are ranked negated: the ratio is the
-      // same); within the tie fraction, a tie.
+      // same); a tie when the point's time is within the tie fraction of the best's, as the
+      // sweep's text marks it (sim/sweep/ranking.cc IsTie): for a negated figure that is the
+      // best's over the point's.
       const std::optional<double> v = RankValue(p, r.rank_by);
       std::string cell;
       if (v && best && *best != 0.0) {
@@ -158,7 +160,8 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
         char buf[32];
         std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * d);
         cell = rank == 0 ? "best" : std::string(buf);
-        if (rank > 0 && std::fabs(d) <= r.tie_fraction) cell += " tie";
+        const double slower = *v < 0.0 ? *best / *v : *v / *best;
+        if (rank > 0 && slower - 1.0 <= r.tie_fraction + 1e-12) cell += " tie";
       }
       out += "<td class=\"num\" data-tie=\"" +
              std::string(rank > 0 && cell.find("tie") != std::string::npos ? "1" : "0") + "\">" +

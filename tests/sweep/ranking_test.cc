@@ -145,13 +145,37 @@ namespace {
 
 // Points within the stated uncertainty of the best are ties: 0.85 x best and above for tokens/s.
 // Before, nothing said that the second point (4% behind) was as likely to be the best.
+// The same points tie whether the sweep ranks by throughput or by time to train (the review's
+// case: a point 1.16 x the best's time is 0.862 x its tokens/s, a tie by neither).
+TEST(SweepRanking, TiesAreTheSameUnderThroughputAndTime) {
+  const double tokens = 1e12;
+  const auto row = [&](int64_t point, double tps) {
+    Row r = Feasible(point, tps, 8, 1);
+    r[Metric::kTimeToTrain] = tokens / tps;
+    return r;
+  };
+  const Row best = row(0, 100);
+  RankOptions by_tps, by_time;
+  by_tps.tie_fraction = by_time.tie_fraction = 0.15;
+  by_time.by = RankBy::kTimeToTrain;
+  for (double tps : {99.0, 90.0, 87.0, 86.95, 86.2, 85.0, 80.0}) {
+    const Row r = row(1, tps);
+    EXPECT_EQ(IsTie(r, best, by_tps), IsTie(r, best, by_time)) << tps;
+  }
+  EXPECT_TRUE(IsTie(row(1, 87.0), best, by_time));
+  EXPECT_FALSE(IsTie(row(1, 86.2), best, by_tps));
+}
+
 TEST(SweepRanking, PointsWithinTheUncertaintyOfTheBestAreTies) {
   RankOptions o;
   o.tie_fraction = 0.15;
   const Row best = Feasible(0, 100, 8, 1);
+  // The uncertainty is on time: a tie needs a step at most 1.15 x the best's, so tokens/s at
+  // least 100 / 1.15 = 86.96 (85 would be a step 1.176 x the best's).
   EXPECT_TRUE(IsTie(Feasible(1, 96, 8, 1), best, o));
-  EXPECT_TRUE(IsTie(Feasible(2, 85, 8, 1), best, o));
-  EXPECT_FALSE(IsTie(Feasible(3, 84.9, 8, 1), best, o));
+  EXPECT_TRUE(IsTie(Feasible(2, 87, 8, 1), best, o));
+  EXPECT_FALSE(IsTie(Feasible(3, 86.9, 8, 1), best, o));
+  EXPECT_FALSE(IsTie(Feasible(4, 85, 8, 1), best, o));
   EXPECT_NEAR(VsBest(Feasible(1, 96, 8, 1), best, o), -0.04, 1e-12);
   o.tie_fraction = 0.0;
   EXPECT_FALSE(IsTie(Feasible(1, 99, 8, 1), best, o));
