@@ -43,10 +43,8 @@ bool HfMapper::Copy(const std::string& key, std::initializer_list<const char*> n
     if (required) FailMissing(*names.begin());
     return false;
   }
-  if (!v->is_scalar() || v->quoted()) {
-    Fail(*v, std::string(*names.begin()) + ": expected a number, got " +
-                 (v->quoted() ? "the string " : std::string()) + v->Describe() +
-                 (v->quoted() ? " (write the number without quotes)" : ""));
+  if (!IsNumberNode(*v)) {
+    Fail(*v, std::string(*names.begin()) + ": " + NotANumber(*v, "a number"));
     return false;
   }
   Put(key, v->text(), v);
@@ -68,13 +66,10 @@ std::optional<int64_t> HfMapper::Int(std::initializer_list<const char*> names, b
     if (required) FailMissing(*names.begin());
     return std::nullopt;
   }
-  // A JSON string ("4096") is not a number, as in the YAML readers (value_reader.cc).
-  Result<int64_t> i =
-      v->is_scalar() && !v->quoted()
-          ? ParseInteger(v->text())
-          : Result<int64_t>(Status::Invalid(
-                "expected an integer, got " + (v->quoted() ? "the string " : std::string()) +
-                v->Describe() + (v->quoted() ? " (write the number without quotes)" : "")));
+  // A JSON string ("4096") is not a number, as in the YAML readers (IsNumberNode).
+  Result<int64_t> i = IsNumberNode(*v)
+                          ? ParseInteger(v->text())
+                          : Result<int64_t>(Status::Invalid(NotANumber(*v, "an integer")));
   if (!i.ok()) {
     Fail(*v, std::string(*names.begin()) + ": " + i.status().message());
     return std::nullopt;

@@ -94,14 +94,18 @@ void MapReader::ErrorAtKey(std::string_view key, const std::string& message) {
   sink_->Add(at.loc, MsgPath(key) + ": " + message, at.source_line);
 }
 
+bool IsNumberNode(const ConfigNode& n) { return n.is_scalar() && !n.quoted(); }
+
+std::string NotANumber(const ConfigNode& n, const std::string& what) {
+  return "expected " + what + ", got " + (n.quoted() ? "the string " : std::string()) +
+         n.Describe() + (n.quoted() ? " (write the number without quotes)" : "");
+}
+
 bool MapReader::Int(std::string_view key, int64_t* out, Need need, int64_t lo, int64_t hi) {
   const ConfigNode* n = Get(key, need);
   if (n == nullptr) return false;
-  // A quoted scalar is a string in YAML (and JSON): "8192" is not the number 8192.
-  if (!n->is_scalar() || n->quoted()) {
-    Error(*n, key,
-          "expected an integer, got " + (n->quoted() ? "the string " : std::string()) +
-              n->Describe() + (n->quoted() ? " (write the number without quotes)" : ""));
+  if (!IsNumberNode(*n)) {
+    Error(*n, key, NotANumber(*n, "an integer"));
     return false;
   }
   Result<int64_t> v = ParseInteger(n->text());
@@ -136,10 +140,8 @@ bool MapReader::NonNegativeInt(std::string_view key, int64_t* out, Need need) {
 bool MapReader::Number(std::string_view key, double* out, Need need) {
   const ConfigNode* n = Get(key, need);
   if (n == nullptr) return false;
-  if (!n->is_scalar() || n->quoted()) {
-    Error(*n, key,
-          "expected a number, got " + (n->quoted() ? "the string " : std::string()) +
-              n->Describe() + (n->quoted() ? " (write the number without quotes)" : ""));
+  if (!IsNumberNode(*n)) {
+    Error(*n, key, NotANumber(*n, "a number"));
     return false;
   }
   Result<double> v = ParseNumber(n->text());

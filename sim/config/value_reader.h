@@ -27,6 +27,10 @@ namespace shardsim {
 Result<int64_t> ParseInteger(std::string_view text);
 // A finite decimal number ("0.85", "1e-3").
 Result<double> ParseNumber(std::string_view text);
+// Whether `n` can hold a number: a scalar, not quoted (a quoted scalar is a string in YAML and
+// JSON: "8192" is not the number 8192). Else the message for it: "expected `what`, got ...".
+bool IsNumberNode(const ConfigNode& n);
+std::string NotANumber(const ConfigNode& n, const std::string& what);
 
 enum class Need { kOptional, kRequired };
 
