@@ -166,9 +166,10 @@ Result<ConfigNode> ParseYaml(std::string_view raw, const std::string& path) {
     // A mapping or list left open runs to the end of the file, which yaml-cpp marks past the
     // last line: show the last line written, the caret after its end.
     std::string msg = e.msg;
-    if (line > 1 && at.find_first_not_of(" \t") == std::string::npos) {
-      while (line > 1 && at.find_first_not_of(" \t") == std::string::npos)
-        at = LineOf(*text, --line);
+    const auto blank = [](const std::string& l) { return l.find_first_not_of(" \t") == l.npos; };
+    if (line > 1 && blank(at)) {
+      do at = LineOf(*text, --line);
+      while (line > 1 && blank(at));
       col = static_cast<int>(at.size()) + 1;
       msg += " (the file ends after this line)";
     }

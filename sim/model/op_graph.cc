@@ -246,14 +246,11 @@ void AppendHead(const Ctx& c, const std::string& prefix, bool head_params, std::
   // ColumnParallelLinear, no TE module: it runs in bf16 under a quantized precision
   // (FrameworkSpec::te_linears).
   const bool bf16_head = c.options.te_linears && IsQuantizedGemm(c.matmul_dtype);
-  const model_internal::Ctx hc{c.model,
-                               c.options,
-                               c.act_bytes,
-                               bf16_head ? c.act_bytes : c.weight_bytes,
-                               bf16_head ? DType::kBf16 : c.matmul_dtype,
-                               c.tokens,
-                               c.norm_tokens,
-                               c.tp};
+  model_internal::Ctx hc = c;
+  if (bf16_head) {
+    hc.matmul_dtype = DType::kBf16;
+    hc.weight_bytes = c.act_bytes;  // bf16 weights, as the activations
+  }
   Op head = model_internal::MatmulOp(
       hc, prefix + "head", TpSplit::kVocab, c.tokens, v_local, h, 1, false,
       ActBytes(c, D(c.norm_tokens) * D(h)),

@@ -10,6 +10,7 @@
 #include "sim/base/units.h"
 #include "sim/report/html_page.h"
 #include "sim/report/summary.h"
+#include "sim/report/ties.h"
 
 namespace shardsim {
 
@@ -150,9 +151,8 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
     out += "<td>" + marks + "</td>";
     if (ties) {
       // The ranking figure against the best's (tokens/s are ranked negated: the ratio is the
-      // same); a tie when the point's time is within the tie fraction of the best's, as the
-      // sweep's text marks it (sim/sweep/ranking.cc IsTie): for a negated figure that is the
-      // best's over the point's.
+      // same); a tie by the rule the text report applies (TiesOnTime, sim/report/ties.h), on
+      // the figures as ranked: negated ones are higher-is-better.
       const std::optional<double> v = RankValue(p, r.rank_by);
       std::string cell;
       if (v && best && *best != 0.0) {
@@ -160,8 +160,11 @@ std::string TopTable(const SweepHtmlInput& r, const std::vector<size_t>& top,
         char buf[32];
         std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * d);
         cell = rank == 0 ? "best" : std::string(buf);
-        const double slower = *v < 0.0 ? *best / *v : *v / *best;
-        if (rank > 0 && slower - 1.0 <= r.tie_fraction + 1e-12) cell += " tie";
+        const bool negated = *v < 0.0;
+        if (rank > 0 &&
+            TiesOnTime(negated ? -*v : *v, negated ? -*best : *best, negated, r.tie_fraction)) {
+          cell += " tie";
+        }
       }
       out += "<td class=\"num\" data-tie=\"" +
              std::string(rank > 0 && cell.find("tie") != std::string::npos ? "1" : "0") + "\">" +

@@ -8,6 +8,7 @@
 #include "sim/base/units.h"
 #include "sim/report/summary.h"
 #include "sim/report/text_table.h"
+#include "sim/report/ties.h"
 
 namespace shardsim {
 namespace {
@@ -115,19 +116,10 @@ double VsBest(const Row& r, const Row& best, const RankOptions& o) {
   return v / b - 1.0;
 }
 
-// The uncertainty is on time (a step, a time to train): a point ties with the best when its
-// time is at most (1 + f) times the best's, whichever way the sweep ranks. A throughput or
-// goodput is a time's inverse, so there the best's figure over the point's is that ratio
-// (tokens/s within 1 / 1.15 = 0.87 of the best, not 0.85): the same layouts tie under
-// --rank-by tokens_per_s and time_to_train.
 bool IsTie(const Row& r, const Row& best, const RankOptions& o) {
-  if (!(o.tie_fraction > 0.0)) return false;
   const bool train = r.has(Metric::kTimeToTrain) && best.has(Metric::kTimeToTrain);
-  const double v = RankFigure(r, o, train), b = RankFigure(best, o, train);
-  const bool higher_better = o.by == RankBy::kTokensPerS || o.by == RankBy::kGoodput;
-  const double slower = higher_better ? b / v : v / b;
-  // 1e-12: 115 / 100 - 1 is 0.15000000000000013 in doubles.
-  return b > 0.0 && v > 0.0 && std::isfinite(slower) && slower - 1.0 <= o.tie_fraction + 1e-12;
+  return TiesOnTime(RankFigure(r, o, train), RankFigure(best, o, train),
+                    o.by == RankBy::kTokensPerS || o.by == RankBy::kGoodput, o.tie_fraction);
 }
 
 std::string ReasonGroup(const std::string& reason) {
