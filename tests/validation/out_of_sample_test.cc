@@ -1,5 +1,6 @@
-// Out of sample: predicted vs published for the dense Llama rows of NVIDIA's Megatron-Bridge
-// performance summary (NeMo 25.11 container) on DGX-GB300, DGX-GB200, DGX-B200 and DGX-H100
+// Out of sample: predicted vs published for the dense Llama rows and the MoE rows (DeepSeek-V3,
+// GPT-OSS 120B, Qwen3 30B-A3B and 235B-A22B) of NVIDIA's Megatron-Bridge performance summary (NeMo
+// 25.11 container) on DGX-GB300, DGX-GB200, DGX-B200 and DGX-H100
 // (tests/validation/oos/: one scenario per row, published.csv, README.md there). Nothing in
 // shardsim was fitted to these rows, and they are not among the residuals behind the prediction
 // intervals (hardware/calibration/residuals.json): they are the check of how the hardware files
@@ -31,7 +32,7 @@ namespace {
 const std::string kDir = std::string(SHARDSIM_SOURCE_DIR) + "/tests/validation/oos/";
 
 struct Published {
-  std::string id, system;
+  std::string id, system, kind;  // kind: dense or moe
   double tokens_per_s_per_gpu = 0.0;
   double model_tflops_per_gpu = 0.0;
 };
@@ -43,7 +44,7 @@ std::vector<Published> ReadPublished() {
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;
     if (!header) {
-      header = true;  // id,system,tokens_per_s_per_gpu,model_tflops_per_gpu
+      header = true;  // id,system,tokens_per_s_per_gpu,model_tflops_per_gpu,kind
       continue;
     }
     std::stringstream s(line);
@@ -53,6 +54,8 @@ std::vector<Published> ReadPublished() {
     std::getline(s, p.system, ',');
     std::getline(s, tokens, ',');
     std::getline(s, tflops, ',');
+    std::getline(s, p.kind, ',');
+    EXPECT_TRUE(p.kind == "dense" || p.kind == "moe") << p.id << ": kind '" << p.kind << "'";
     p.tokens_per_s_per_gpu = std::stod(tokens);
     p.model_tflops_per_gpu = std::stod(tflops);
     rows.push_back(p);
@@ -112,14 +115,15 @@ double Median(std::vector<double> v) {
   return n == 0 ? NAN : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Per system (`system`; empty: every row): runs, median absolute error, median signed error,
-// worst, under `label`.
+// The rows of `system` and `kind` (empty: any): runs, median absolute error, median signed
+// error, worst, under `label`.
 std::string SummaryLine(const std::string& label, const std::string& system,
-                        const std::vector<Row>& rows) {
+                        const std::string& kind, const std::vector<Row>& rows) {
   std::vector<double> abs_err, err;
   double worst = 0.0;
   for (const Row& r : rows) {
     if (!system.empty() && r.pub.system != system) continue;
+    if (!kind.empty() && r.pub.kind != kind) continue;
     abs_err.push_back(std::fabs(r.error));
     err.push_back(r.error);
     worst = std::max(worst, std::fabs(r.error));
@@ -131,11 +135,16 @@ std::string SummaryLine(const std::string& label, const std::string& system,
 
 std::vector<std::string> SummaryLines(const std::vector<Row>& rows) {
   std::vector<std::string> out;
-  for (const char* system : {"GB300", "GB200", "B200", "H100"}) {
-    out.push_back(
-        SummaryLine(std::string("DGX-") + system + ", Megatron-Bridge 25.11", system, rows));
+  for (const char* kind : {"dense", "moe"}) {
+    const std::string what = std::string(kind) == "dense" ? "dense" : "MoE";
+    for (const char* system : {"GB300", "GB200", "B200", "H100"}) {
+      out.push_back(
+          SummaryLine(std::string("DGX-") + system + ", " + what + ", Megatron-Bridge 25.11",
+                      system, kind, rows));
+    }
+    out.push_back(SummaryLine("all four, " + what + ", Megatron-Bridge 25.11", "", kind, rows));
   }
-  out.push_back(SummaryLine("all four, Megatron-Bridge 25.11", "", rows));
+  out.push_back(SummaryLine("all four, dense and MoE, Megatron-Bridge 25.11", "", "", rows));
   return out;
 }
 
