@@ -442,6 +442,10 @@ struct ParallelSpec {
   // model chunk holds one decoder layer fewer.
   bool account_for_embedding_in_pipeline_split = false;
   bool account_for_loss_in_pipeline_split = false;
+  // parallel.pipeline_layout: Megatron-Core's per-stage layout string
+  // (sim/config/pipeline_layout.h); "" = the split above. Excludes the uneven and
+  // account_for_* splits.
+  std::string pipeline_layout;
 
   // Model chunks per pipeline rank: virtual_stages under the interleaved schedule, two under
   // ZB-V, DualPipe (two stages' copies) and DualPipeV, else 1.

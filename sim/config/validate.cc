@@ -7,6 +7,7 @@
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/config/loader.h"
+#include "sim/config/pipeline_layout.h"
 
 namespace shardsim {
 namespace {
@@ -42,6 +43,71 @@ class Checker {
   DiagnosticSink* sink_;
 };
 
+// parallel.pipeline_layout against the schedule, the pipeline and the model, as Megatron-Core's
+// PipelineParallelLayerLayout checks it (validate_layer_layout), plus where shardsim puts MTP.
+void CheckPipelineLayout(const Scenario& s, Checker& c) {
+  const ParallelSpec& p = s.parallel;
+  const std::string key = "parallel.pipeline_layout";
+  Result<PipelineLayout> parsed = ParsePipelineLayout(p.pipeline_layout);
+  if (!parsed.ok()) return;  // the reader reported it
+  const PipelineLayout& lay = *parsed;
+  const PipelineSchedule sched = p.schedule;
+  if (sched == PipelineSchedule::kDualPipe || sched == PipelineSchedule::kDualPipeV ||
+      sched == PipelineSchedule::kZbV) {
+    c.Fail(key, std::string("a layout string places stages rank by rank; ") + Name(sched) +
+                    " pairs two stages per rank in its own order (use gpipe, 1f1b, "
+                    "interleaved_1f1b, zb_h1 or zb_h2)");
+    return;
+  }
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0 ||
+      p.account_for_embedding_in_pipeline_split || p.account_for_loss_in_pipeline_split) {
+    c.Fail(key, std::string("a layout string and parallel.") +
+                    (p.first_stage_layers > 0  ? "first_stage_layers"
+                     : p.last_stage_layers > 0 ? "last_stage_layers"
+                     : p.account_for_embedding_in_pipeline_split
+                         ? "account_for_embedding_in_pipeline_split"
+                         : "account_for_loss_in_pipeline_split") +
+                    " exclude each other (as in Megatron-Core): use one or the other");
+    return;
+  }
+  const int64_t v = p.virtual_stages;
+  if (lay.stages() != Mul(p.pp, v)) {
+    c.Fail(key, "'" + p.pipeline_layout + "' has " + Str(lay.stages()) +
+                    " stages; it needs pp*virtual_stages = " + Str(p.pp) + "*" + Str(v) + " = " +
+                    Str(Mul(p.pp, v)) + " (one per model chunk, separated by '|')");
+    return;
+  }
+  const int64_t layers = s.model.num_layers;
+  if (lay.total_decoders() != layers) {
+    c.Fail(key, "'" + p.pipeline_layout + "' places " + Str(lay.total_decoders()) +
+                    " decoder layers ('t'); model.num_layers is " +
+                    Ref(s.model.origins, "num_layers", layers));
+    return;
+  }
+  if (lay.embeddings != 1 || !lay.embedding_first || lay.losses != 1 || !lay.loss_last) {
+    c.Fail(key, "'" + p.pipeline_layout +
+                    "' must start with the embedding 'E' and end with the loss 'L', each "
+                    "written once");
+    return;
+  }
+  const int64_t mtp = s.model.mtp_depth;
+  if (lay.total_mtp() != mtp) {
+    c.Fail(key, "'" + p.pipeline_layout + "' places " + Str(lay.total_mtp()) +
+                    " MTP modules ('m'); model.mtp_depth is " +
+                    Ref(s.model.origins, "mtp_depth", mtp));
+    return;
+  }
+  if (lay.mtp_before_decoder) {
+    c.Fail(key, "'" + p.pipeline_layout + "' places an MTP module 'm' before a decoder layer 't'");
+    return;
+  }
+  if (mtp > 0 && lay.mtp.back() != mtp) {
+    c.Fail(key, "'" + p.pipeline_layout +
+                    "': shardsim runs the MTP modules with the loss, so every 'm' must be in "
+                    "the last stage");
+  }
+}
+
 void CheckLayers(const Scenario& s, Checker& c) {
   const Origins& mo = s.model.origins;
   const ParallelSpec& p = s.parallel;
@@ -55,6 +121,10 @@ void CheckLayers(const Scenario& s, Checker& c) {
   const int64_t last = p.last_stage_layers;
   const int64_t e = p.account_for_embedding_in_pipeline_split ? 1 : 0;
   const int64_t l = p.account_for_loss_in_pipeline_split ? 1 : 0;
+  if (!p.pipeline_layout.empty()) {
+    CheckPipelineLayout(s, c);
+    return;
+  }
   if (first == 0 && last == 0) {
     // Megatron-Core counts the embedding / loss as a layer of the split when asked to.
     if ((layers + e + l) % Mul(p.pp, v) != 0) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/config/pipeline_layout.h"
+
 namespace shardsim {
 
 int64_t PipelineRank::layers() const {
@@ -60,7 +62,22 @@ Result<std::vector<PipelineRank>> SplitLayers(int64_t num_layers, const Parallel
   // Layers of chunk c of rank r; chunks are laid out in model order (c·p + r).
   std::vector<std::vector<int64_t>> count(static_cast<size_t>(v),
                                           std::vector<int64_t>(static_cast<size_t>(p), 0));
-  if (first > 0 || last > 0) {
+  if (!parallel.pipeline_layout.empty()) {
+    // Megatron-Core's layout string: stage s is chunk s / p of rank s % p (ValidateScenario has
+    // checked it against the pipeline and the model).
+    Result<PipelineLayout> layout = ParsePipelineLayout(parallel.pipeline_layout);
+    if (!layout.ok()) return layout.status();
+    if (layout->stages() != p * v || layout->total_decoders() != num_layers) {
+      return Status::Invalid(
+          "the pipeline layout does not match pp * virtual_stages and the layers");
+    }
+    for (int64_t c = 0; c < v; ++c) {
+      for (int64_t r = 0; r < p; ++r) {
+        count[static_cast<size_t>(c)][static_cast<size_t>(r)] =
+            layout->decoders[static_cast<size_t>(c * p + r)];
+      }
+    }
+  } else if (first > 0 || last > 0) {
     if (e + l > 0) {
       return Status::Invalid(
           "uneven first/last stages and accounting for the embedding or loss in the split "

@@ -39,7 +39,9 @@ struct PipelineRank {
 //    chunk c holds layers [c·L/v, (c+1)·L/v), rank 0's part first;
 //  - `account_for_embedding_in_pipeline_split` / `..._loss_...`: the split counts the
 //    embedding (loss) as a layer: every chunk (L + e + l)/(p·v), less one on the first chunk of
-//    rank 0 (the last chunk of the last rank).
+//    rank 0 (the last chunk of the last rank);
+//  - `pipeline_layout` (Megatron-Core's layout string, sim/config/pipeline_layout.h): stage s
+//    of the string is chunk s / p of rank s % p, with its `t` count of layers.
 // Two chunks per rank under the V-shaped schedules (zb_v, dualpipe_v; Qi et al. 2024 §6, DeepSeek
 // DualPipeV): the model in 2p stages, rank r holding stage r and stage 2p - 1 - r, so the
 // embedding and the head both sit on rank 0. DualPipe (DeepSeek-V3 §3.2.1) holds two copies: the

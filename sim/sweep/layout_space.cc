@@ -45,6 +45,7 @@ void ApplyLayout(const LayoutChoice& l, Scenario* s) {
   s->parallel.ep = l.ep;
   s->parallel.first_stage_layers = 0;
   s->parallel.last_stage_layers = 0;
+  s->parallel.pipeline_layout.clear();
   if (l.edges_in_split) {
     s->parallel.account_for_embedding_in_pipeline_split = true;
     s->parallel.account_for_loss_in_pipeline_split = true;

@@ -280,6 +280,7 @@ Result<ScenarioDocument> PointSpace::Document(int64_t i) const {
     sets.push_back({"parallel.ep", std::to_string(l.ep)});
     sets.push_back({"parallel.first_stage_layers", "0"});
     sets.push_back({"parallel.last_stage_layers", "0"});
+    sets.push_back({"parallel.pipeline_layout", "\"\""});
     // Megatron-LM reads the micro-batch group only in the interleaved schedule.
     if (combo_info_[static_cast<size_t>(p.combo)].sets_group &&
         l.schedule != PipelineSchedule::kInterleaved1F1B) {

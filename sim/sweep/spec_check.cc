@@ -249,6 +249,7 @@ Result<ScenarioDocument> ProbeDocument(const ScenarioDocument& base,
   if (!Assigned(as, "parallel.pp")) {
     permissive.push_back({"parallel.first_stage_layers", "0"});
     permissive.push_back({"parallel.last_stage_layers", "0"});
+    permissive.push_back({"parallel.pipeline_layout", "\"\""});
   }
   ScenarioDocument doc = base;
   for (const Assignment& p : permissive) {

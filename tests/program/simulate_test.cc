@@ -359,6 +359,65 @@ TEST(Simulate, BudgetAndTimelineAgreeOnUnevenInterleavedSplits) {
   }
 }
 
+// parallel.pipeline_layout (Megatron-Core's layout string) spelling a split the other keys give
+// simulates that split exactly; one they cannot give (every chunk its own size) keeps the budget
+// and the timeline in agreement.
+TEST(Simulate, PipelineLayoutStringIsTheSplitItSpells) {
+  struct Case {
+    int64_t pp, v, first, last;
+    bool edges;
+    const char* layout;  // the same split, stage by stage (stage s: chunk s / pp of rank s % pp)
+  };
+  // testing::Gpt has 16 layers.
+  const Case cases[] = {{4, 2, 2, 2, false, "Et|ttt|ttt|t|t|ttt|ttt|tL"},
+                        {2, 3, 0, 0, true, "Ett|ttt|ttt|ttt|ttt|ttL"},
+                        {4, 1, 4, 2, false, "Et*4|(t*5|)*2ttL"}};
+  for (const Case& x : cases) {
+    ParallelSpec p;
+    p.pp = x.pp;
+    p.dp = 2;
+    p.schedule = x.v > 1 ? PipelineSchedule::kInterleaved1F1B : PipelineSchedule::k1F1B;
+    p.virtual_stages = x.v;
+    ParallelSpec keys = p;
+    keys.first_stage_layers = x.first;
+    keys.last_stage_layers = x.last;
+    keys.account_for_embedding_in_pipeline_split = x.edges;
+    keys.account_for_loss_in_pipeline_split = x.edges;
+    ParallelSpec layout = p;
+    layout.pipeline_layout = x.layout;
+    Scenario a = Base(2 * x.pp, keys);
+    Scenario b = Base(2 * x.pp, layout);
+    a.training.global_batch = b.training.global_batch = 16;
+    ASSERT_TRUE(ValidateScenario(b).ok()) << x.layout << ": " << ValidateScenario(b).ToString();
+    Result<SimResult> ra = Simulate(a);
+    Result<SimResult> rb = Simulate(b);
+    ASSERT_TRUE(ra.ok() && rb.ok()) << x.layout;
+    EXPECT_EQ(ra->step_time.value(), rb->step_time.value()) << x.layout;
+    EXPECT_EQ(ra->peak_memory.value(), rb->peak_memory.value()) << x.layout;
+    ASSERT_EQ(ra->devices.size(), rb->devices.size());
+    for (size_t i = 0; i < ra->devices.size(); ++i) {
+      EXPECT_EQ(ra->devices[i].peak_memory.value(), rb->devices[i].peak_memory.value());
+    }
+  }
+  // 1 | 5 | 6 | 4 layers: rank 0 holds chunks of 1 and 6, rank 1 of 5 and 4.
+  ParallelSpec p;
+  p.pp = 2;
+  p.dp = 2;
+  p.schedule = PipelineSchedule::kInterleaved1F1B;
+  p.virtual_stages = 2;
+  p.pipeline_layout = "Et|t*5|t*6|t*4L";
+  Scenario sc = Base(4, p);
+  sc.training.global_batch = 16;
+  Result<SimResult> r = Simulate(sc);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->memory.stages[0].layers, 7);
+  EXPECT_EQ(r->memory.stages[1].layers, 9);
+  for (const DeviceStats& d : r->devices) {
+    const StageMemory& stage = r->memory.stages[static_cast<size_t>(d.coords.pp)];
+    EXPECT_NEAR(d.peak_memory.value(), stage.total().value(), 1.0) << "stage " << d.coords.pp;
+  }
+}
+
 // Without a pipeline nothing is a pipeline bubble: a wait for a ZeRO parameter gather or a
 // gradient reduction is that collective's, its queueing included (it showed as a 2.4% "pipeline
 // bubble" in the breakdown of a TP2 CP2 DP4 ZeRO-1 step).

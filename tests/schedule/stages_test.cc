@@ -55,6 +55,19 @@ TEST(SplitLayers, UnevenFirstAndLastStages) {
   EXPECT_FALSE(SplitLayers(8, p).ok());
 }
 
+TEST(SplitLayers, LayoutString) {
+  // DeepSeek-V3 (61 layers) on pp 4 x vp 4 by Megatron-Bridge's layout: stage s (chunk s / 4 of
+  // rank s % 4) holds 3, then 4 x 14, then 2 layers.
+  ParallelSpec p = Pipeline(4, 4);
+  p.pipeline_layout = "Et*3|(t*4|)*14ttL";
+  const std::vector<Ranges> split = Split(61, p);
+  ASSERT_EQ(split.size(), 4u);
+  EXPECT_EQ(split[0], (Ranges{{0, 3}, {15, 19}, {31, 35}, {47, 51}}));
+  EXPECT_EQ(split[3], (Ranges{{11, 15}, {27, 31}, {43, 47}, {59, 61}}));
+  p.pipeline_layout = "Et*3|(t*4|)*14tL";  // 60 decoder layers
+  EXPECT_FALSE(SplitLayers(61, p).ok());
+}
+
 TEST(SplitLayers, EmbeddingAndLossCountedAsLayers) {
   // Llama 3.1 405B in NeMo's recipe: 126 + 2 over pp 8 x vp 8, 2 per chunk, 1 at the ends.
   ParallelSpec p = Pipeline(8, 8);

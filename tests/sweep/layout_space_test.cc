@@ -162,6 +162,27 @@ TEST(LayoutSpace, SplitKeyGivenFalseIsKept) {
   EXPECT_EQ(pps, (std::vector<int64_t>{1, 2}));
 }
 
+// A base's layout string belongs to its pipeline: the search chooses pipelines, so it finds the
+// layouts it finds without one and drops the string from the points it builds.
+TEST(LayoutSpace, ABaseLayoutStringIsDroppedWhereTheSearchChoosesThePipeline) {
+  Scenario s = Small("gpt3-350m", 16, 2048, 32);  // 24 layers
+  LayoutAuto only;
+  only.tp = {1};
+  only.cp = {1};
+  only.schedules = {PipelineSchedule::k1F1B};
+  const std::vector<LayoutChoice> plain = ValidLayouts(s, 16, only, true);
+  s.parallel.pp = 4;
+  s.parallel.dp = 4;
+  s.parallel.pipeline_layout = "Et*5|t*7|t*7|t*5L";
+  ASSERT_TRUE(ValidateScenario(s).ok()) << ValidateScenario(s).ToString();
+  const std::vector<LayoutChoice> ls = ValidLayouts(s, 16, only, true);
+  ASSERT_EQ(ls.size(), plain.size());
+  for (size_t i = 0; i < ls.size(); ++i) EXPECT_EQ(KeyOf(ls[i]), KeyOf(plain[i]));
+  ApplyLayout(ls.back(), &s);
+  EXPECT_EQ(s.parallel.pipeline_layout, "");
+  EXPECT_TRUE(ValidateScenario(s).ok());
+}
+
 TEST(LayoutSpace, RestrictionsFilterCandidates) {
   const Scenario s = Small("gpt3-350m", 16, 2048, 32);
   LayoutAuto only;
