@@ -17,6 +17,8 @@ const std::vector<DType> kPrecisions = {DType::kFp32, DType::kFp16,  DType::kBf1
                                         DType::kFp8,  DType::kMxfp8, DType::kNvfp4};
 const std::vector<DType> kGradDTypes = {DType::kFp32, DType::kBf16, DType::kFp16};
 const std::vector<Optimizer> kOptimizers = {Optimizer::kAdam, Optimizer::kSgd};
+const std::vector<CrossEntropyImpl> kCrossEntropyImpls = {CrossEntropyImpl::kNative,
+                                                          CrossEntropyImpl::kTe};
 const std::vector<AttentionKernel> kAttentionKernels = {AttentionKernel::kFused,
                                                         AttentionKernel::kFlash2};
 const std::vector<Recompute> kRecomputes = {Recompute::kNone, Recompute::kSelective,
@@ -121,6 +123,7 @@ void ReadTraining(MapReader& r, TrainingSpec* t) {
   tr.Bool("fused_kernels", &t->fused_kernels);
   tr.Enum("attention_kernel", &t->attention_kernel, kAttentionKernels);
   tr.Bool("fused_loss", &t->fused_loss);
+  tr.Enum("cross_entropy_fusion_impl", &t->cross_entropy_impl, kCrossEntropyImpls);
   ReadRecomputeModules(tr, t);
   ReadFp8Flag(tr, *t, "fp8_saved_activations", "the fp8 copies are those the fp8 matmuls make",
               &t->fp8_saved_activations);

@@ -118,6 +118,16 @@ std::string RecomputeText(const TrainingSpec& training) {
   return out;
 }
 
+const char* Name(CrossEntropyImpl v) {
+  switch (v) {
+    case CrossEntropyImpl::kNative:
+      return "native";
+    case CrossEntropyImpl::kTe:
+      return "te";
+  }
+  return "?";
+}
+
 const char* Name(AttentionKernel v) {
   switch (v) {
     case AttentionKernel::kFused:

@@ -47,6 +47,11 @@ inline constexpr unsigned ModuleBit(RecomputeModule m) { return 1u << static_cas
 // Hopper), or FlashAttention-2 (PyTorch SDPA's flash backend). Unfused attention: flash_attention
 // false.
 enum class AttentionKernel { kFused, kFlash2 };
+// training.cross_entropy_fusion_impl, Megatron-Core's option of that name (with
+// cross_entropy_loss_fusion): kNative, its vocab-parallel cross-entropy in fp32 (the fp32
+// softmax kept for backward); kTe, Transformer Engine's parallel_cross_entropy, which writes the
+// logits' gradient into the 16-bit logits in forward and keeps only them.
+enum class CrossEntropyImpl { kNative, kTe };
 // The zero-bubble schedules (Qi et al. 2024, arXiv 2401.10241) and DeepSeek's DualPipe /
 // DualPipeV (arXiv 2412.19437 §3.2.1; github.com/deepseek-ai/DualPipe) split the backward into
 // its input-gradient (B) and weight-gradient (W) passes; sim/schedule says how each orders them.
@@ -78,6 +83,7 @@ struct TrainingSpec;
 // recompute_modules differs from the default.
 std::string RecomputeText(const TrainingSpec& training);
 const char* Name(AttentionKernel v);
+const char* Name(CrossEntropyImpl v);  // "native", "te"
 const char* Name(PipelineSchedule v);
 const char* Name(LinkKind v);
 const char* Name(FabricKind v);
@@ -404,6 +410,8 @@ struct TrainingSpec {
   // training.fused_loss: a fused cross-entropy that works in place (Megatron-LM's vocab-parallel
   // one); false = PyTorch's (fp32 copy, log-softmax and its gradients materialized).
   bool fused_loss = true;
+  // training.cross_entropy_fusion_impl: which fused cross-entropy (needs fused_loss).
+  CrossEntropyImpl cross_entropy_impl = CrossEntropyImpl::kNative;
   std::optional<double> tokens;  // training.tokens: total tokens to train
 };
 

@@ -227,6 +227,12 @@ Status ValidateScenario(const Scenario& s) {
                               Ref(mo, "ffn_hidden_size", m.ffn_hidden_size) + ")");
   }
   CheckLayers(s, c);
+  if (s.training.cross_entropy_impl == CrossEntropyImpl::kTe && !s.training.fused_loss) {
+    c.Fail("training.cross_entropy_fusion_impl",
+           "te is Transformer Engine's fused cross-entropy, but training.fused_loss is false (" +
+               std::string(s.framework.fused_loss ? "the scenario's" : "the framework's default") +
+               "): set fused_loss: true, or leave this key out");
+  }
   // A cluster built for another accelerator (mi300x on dgx-h100) would take that cluster's
   // NVLink and NIC figures for the GPU's own: refused when both files say their family.
   const TopologySpec& topo = s.topology;

@@ -328,6 +328,13 @@ StepReplay ReplaySteps(const OpGraph& g, const PipelineRank& rank, const Trainin
           logits = a.Malloc(logits_bytes);
           continue;
         }
+        if (op.kind == OpKind::kLoss && g.options.te_cross_entropy) {
+          // Transformer Engine's cross-entropy writes the gradient into the logits and keeps
+          // them: no allocation of its own.
+          lsm = logits;
+          logits = -1;
+          continue;
+        }
         if (op.kind == OpKind::kLoss) {
           loss_out = op.output.value();
           const int64_t f32 = training.fused_loss ? -1 : a.Malloc(op.saved.value());
@@ -344,7 +351,9 @@ StepReplay ReplaySteps(const OpGraph& g, const PipelineRank& rank, const Trainin
       }
       // Backward: the loss, then the head and final norm (reverse order).
       int64_t logits_grad = -1;
-      if (training.fused_loss) {
+      if (g.options.te_cross_entropy) {
+        logits_grad = lsm;  // scaled in place by the loss's gradient
+      } else if (training.fused_loss) {
         logits_grad = a.Malloc(loss_out);
         a.Free(lsm);
       } else {

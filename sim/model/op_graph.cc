@@ -38,6 +38,7 @@ GraphOptions GraphOptionsFor(const TrainingSpec& training, const ParallelSpec& p
   o.fused_kernels = training.fused_kernels;
   o.attention_kernel = training.attention_kernel;
   o.fused_loss = training.fused_loss;
+  o.te_cross_entropy = training.fused_loss && training.cross_entropy_impl == CrossEntropyImpl::kTe;
   o.tp = parallel.tp;
   o.cp = parallel.cp;
   o.ep = parallel.ep;
@@ -283,6 +284,20 @@ void AppendHead(const Ctx& c, const std::string& prefix, bool head_params, std::
   loss.output = Bytes((c.options.fused_loss ? 4.0 + c.act_bytes : 8.0) * e);
   loss.note = "fp32 softmax cross-entropy; saves the fp32 softmax";
   loss.kernels = 3;
+  if (c.options.te_cross_entropy) {
+    // Transformer Engine's parallel_cross_entropy (Megatron-Core cross_entropy_fusion_impl "te";
+    // transformer_engine/pytorch/cross_entropy.py CrossEntropyFunction): one kernel reads each
+    // row of the 16-bit logits twice (max and sum, then the gradient) in fp32 registers and
+    // writes the gradient into the logits in place; forward saves that tensor, backward scales
+    // it in place by the loss's gradient. Nothing of fp32 is kept or allocated.
+    loss.fwd.bytes = Bytes(3.0 * c.act_bytes * e);
+    loss.bwd_input.bytes = Bytes(2.0 * c.act_bytes * e);
+    loss.saved = Bytes(c.act_bytes * e);
+    loss.output = Bytes(0.0);
+    loss.note =
+        "Transformer Engine parallel cross-entropy: the logits keep their gradient in place";
+    loss.kernels = 2;
+  }
   ops.push_back(loss);
 }
 

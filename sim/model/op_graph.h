@@ -29,6 +29,9 @@ struct GraphOptions {
   bool fused_kernels = true;
   AttentionKernel attention_kernel = AttentionKernel::kFused;
   bool fused_loss = true;
+  // Transformer Engine's parallel cross-entropy (training.cross_entropy_fusion_impl: te, with
+  // fused_loss): the 16-bit logits keep their gradient; no fp32 softmax.
+  bool te_cross_entropy = false;
   int64_t tp = 1;  // tensor-parallel degree t
   int64_t cp = 1;  // context-parallel degree: each device holds s / cp tokens
   int64_t ep = 1;  // expert-parallel degree

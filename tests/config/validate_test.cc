@@ -352,5 +352,22 @@ TEST(ValidateTest, ReportsEveryLayoutProblemAtOnce) {
   EXPECT_EQ(s.status().diagnostics().size(), 5u) << s.status().ToString();
 }
 
+// training.cross_entropy_fusion_impl: read as Megatron-Core names it; te needs the fused loss.
+TEST(ValidateTest, CrossEntropyFusionImpl) {
+  const auto training = [](const std::string& extra) {
+    return "{seq_len: 4096, global_batch: 256" + extra + "}";
+  };
+  Result<Scenario> te = Layout("1", "{}", training(", cross_entropy_fusion_impl: te"));
+  ASSERT_TRUE(te.ok()) << te.status().ToString();
+  EXPECT_EQ(te->training.cross_entropy_impl, CrossEntropyImpl::kTe);
+  EXPECT_EQ(First(Layout("1", "{}", training(", cross_entropy_fusion_impl: triton"))),
+            "training.cross_entropy_fusion_impl: \"triton\" is not one of native, te");
+  EXPECT_EQ(
+      First(Layout("1", "{}", training(", cross_entropy_fusion_impl: te, fused_loss: false"))),
+      "training.cross_entropy_fusion_impl: te is Transformer Engine's fused cross-entropy, "
+      "but training.fused_loss is false (the scenario's): set fused_loss: true, or leave "
+      "this key out");
+}
+
 }  // namespace
 }  // namespace shardsim

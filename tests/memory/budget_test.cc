@@ -100,6 +100,41 @@ TEST(InFlight, SchedulesHoldTheRightMicrobatches) {
   }
 }
 
+// Transformer Engine's parallel cross-entropy (training.cross_entropy_fusion_impl: te) against
+// the native one, by hand: the native keeps the fp32 softmax (4 bytes a logit) and allocates the
+// fp32 gradient and its 16-bit copy in backward (6 bytes); TE keeps the 16-bit logits with their
+// gradient written in (2 bytes) and allocates nothing.
+TEST(Budget, TransformerEngineCrossEntropyByHand) {
+  const ModelSpec m = testing::Gpt(2, 1024, 8, 50000, 2048);
+  TrainingSpec t;
+  t.seq_len = 2048;
+  t.global_batch = 8;
+  t.micro_batch = 2;
+  t.precision = DType::kBf16;
+  ParallelSpec p;
+  HardwareSpec h;
+  h.name = "test";
+  h.memory_capacity = 1e12;
+  auto native = EstimateMemory(m, t, p, h);
+  t.cross_entropy_impl = CrossEntropyImpl::kTe;
+  auto te = EstimateMemory(m, t, p, h);
+  ASSERT_TRUE(native.ok() && te.ok());
+  const double logits = 2.0 * 2048 * 50000;  // micro-batch x sequence x vocabulary
+  EXPECT_DOUBLE_EQ(native->worst_stage().loss_buffers.value(), 6.0 * logits);
+  EXPECT_DOUBLE_EQ(te->worst_stage().loss_buffers.value(), 0.0);
+  EXPECT_DOUBLE_EQ(
+      native->worst_stage().activations.value() - te->worst_stage().activations.value(),
+      (4.0 - 2.0) * logits);
+  // Without the fused loss there is no TE kernel: PyTorch's cross-entropy, as before.
+  t.fused_loss = false;
+  auto eager_te = EstimateMemory(m, t, p, h);
+  t.cross_entropy_impl = CrossEntropyImpl::kNative;
+  auto eager = EstimateMemory(m, t, p, h);
+  ASSERT_TRUE(eager_te.ok() && eager.ok());
+  EXPECT_DOUBLE_EQ(eager_te->worst_stage().activations.value(),
+                   eager->worst_stage().activations.value());
+}
+
 HardwareSpec H200() {
   HardwareSpec h;
   h.name = "h200-test";
