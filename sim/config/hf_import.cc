@@ -121,6 +121,17 @@ void Qwen2Moe(HfMapper& hf) {
   RefuseMlpOnlyLayers(hf);
 }
 
+// model.local_attention from the config's `size_key` (its window or chunk), where it gives one:
+// every layer local (full_every 0) or all but every `full_every`-th.
+void LocalAttentionFrom(HfMapper& hf, const char* kind, const char* size_key,
+                        const std::string& full_every) {
+  const ConfigNode* n = hf.Find({size_key});
+  if (n == nullptr) return;
+  hf.Put("local_attention.kind", kind, n);
+  hf.Copy("local_attention.size", {size_key}, true);
+  if (full_every != "0") hf.Put("local_attention.full_every", full_every, n);
+}
+
 // Gemma: Llama layout, head_dim 256 by default, gated GELU, tied head; Gemma2 adds a norm after
 // attention and after the MLP (4 per layer).
 void Gemma(HfMapper& hf, int norms_per_layer) {
@@ -131,6 +142,8 @@ void Gemma(HfMapper& hf, int norms_per_layer) {
   hf.PutBool("bias", false);
   hf.PutBool("qkv_bias", attn_bias, hf.Find({"attention_bias"}));
   if (norms_per_layer != 2) hf.Put("norms_per_layer", std::to_string(norms_per_layer));
+  // Gemma 2 (Gemma2DecoderLayer.is_sliding = not bool(layer_idx % 2)): even layers slide.
+  if (norms_per_layer == 4) LocalAttentionFrom(hf, "sliding", "sliding_window", "2");
 }
 
 // Qwen3: Llama's layout (attention_bias, default false, on q/k/v/o) plus an RMSNorm over each
@@ -159,8 +172,8 @@ void CopyOr(HfMapper& hf, const std::string& key, std::initializer_list<const ch
 
 // Gemma 3 (Gemma3TextConfig; the text decoder of Gemma3ForConditionalGeneration): Gemma 2's four
 // norms per layer and tied head, plus q/k norms (Gemma3Attention). Defaults are
-// Gemma3TextConfig's. Sliding-window layers (5 of every 6) attend to `sliding_window` tokens:
-// the timing model runs every layer with full causal attention.
+// Gemma3TextConfig's. Sliding-window layers (all but every sliding_window_pattern-th, 6) attend
+// to `sliding_window` tokens (model.local_attention).
 void Gemma3(HfMapper& hf) {
   CopyOr(hf, "hidden_size", {"hidden_size"}, "2304");
   CopyOr(hf, "num_layers", {"num_hidden_layers"}, "26");
@@ -179,14 +192,17 @@ void Gemma3(HfMapper& hf) {
   hf.PutBool("qkv_bias", hf.Bool({"attention_bias"}, false), hf.Find({"attention_bias"}));
   hf.Put("norms_per_layer", "4");
   hf.PutBool("qk_norm", true);
+  const ConfigNode* pattern = hf.Find({"sliding_window_pattern"});
+  LocalAttentionFrom(hf, "sliding", "sliding_window",
+                     pattern != nullptr && pattern->is_scalar() ? pattern->text() : "6");
 }
 
 // Llama 4 (Llama4TextConfig; the text decoder of Llama4ForConditionalGeneration): routed experts
 // of intermediate_size plus one shared expert of the same width, on every
 // interleave_moe_layer_step-th layer; dense layers use intermediate_size_mlp. The router has no
 // bias; use_qk_norm is a weightless L2 norm (no parameters). Chunked attention
-// (attention_chunk_size) and the NoPE layers are not modeled: every layer runs full causal
-// attention with RoPE.
+// (attention_chunk_size) on all but every no_rope_layer_interval-th layer (4; those are the NoPE
+// layers, attending to the whole sequence): model.local_attention.
 void Llama4(HfMapper& hf) {
   hf.Copy("hidden_size", {"hidden_size"}, true);
   hf.Copy("num_layers", {"num_hidden_layers"}, true);
@@ -211,11 +227,15 @@ void Llama4(HfMapper& hf) {
   hf.Put("moe.num_shared_experts", "1", hf.Find({"intermediate_size"}));
   hf.Copy("moe.shared_expert_ffn_hidden_size", {"intermediate_size"}, true);
   SparseStep(hf, "interleave_moe_layer_step");
+  const ConfigNode* interval = hf.Find({"no_rope_layer_interval"});
+  LocalAttentionFrom(hf, "chunked", "attention_chunk_size",
+                     interval != nullptr && interval->is_scalar() ? interval->text() : "4");
 }
 
 // gpt-oss (GptOssConfig): every layer MoE with biases on the router and the experts, q/k/v/o
-// biases, one attention sink per head. The alternating 128-token sliding-window layers are not
-// modeled (full causal attention on every layer), nor the SwiGLU clamp (swiglu_limit).
+// biases, one attention sink per head, a 128-token sliding window on every other layer
+// (layer_types: sliding first; model.local_attention). The SwiGLU clamp (swiglu_limit) is not
+// modeled.
 void GptOss(HfMapper& hf) {
   LlamaCore(hf, false);
   GatedActivation(hf, {"hidden_act"}, "silu");
@@ -228,6 +248,7 @@ void GptOss(HfMapper& hf) {
   hf.Copy("moe.top_k", {"num_experts_per_tok"}, true);
   hf.Copy("moe.expert_ffn_hidden_size", {"intermediate_size"}, true);
   hf.PutBool("moe.expert_bias", true);
+  LocalAttentionFrom(hf, "sliding", "sliding_window", "2");
 }
 
 // GPT-2: learned positions (n_positions rows), LayerNorm, biases everywhere, tied head.
@@ -383,7 +404,11 @@ const std::map<std::string, Family>& Families() {
       {"Llama4ForCausalLM", Llama4},
       {"Llama4ForConditionalGeneration", Llama4},
       {"LlamaForCausalLM", Llama},
-      {"MistralForCausalLM", Llama},
+      {"MistralForCausalLM",  // Mistral 7B v0.1: a sliding window on every layer (null later)
+       [](HfMapper& hf) {
+         Llama(hf);
+         LocalAttentionFrom(hf, "sliding", "sliding_window", "0");
+       }},
       {"MixtralForCausalLM", Mixtral},
       {"OPTForCausalLM", Opt},
       {"Phi3ForCausalLM", Llama},  // Phi3Config: fused qkv and gate_up, Llama's shapes, no biases

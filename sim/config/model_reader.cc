@@ -64,6 +64,18 @@ void ReadMoe(MapReader& r, ModelSpec* m) {
   m->moe = s;
 }
 
+const std::vector<LocalAttention> kLocalAttentions = {LocalAttention::kSliding,
+                                                      LocalAttention::kChunked};
+
+void ReadLocalAttention(MapReader& r, ModelSpec* m) {
+  MapReader la = r.Sub("local_attention");
+  if (!la.present()) return;
+  la.Enum("kind", &m->local_attention, kLocalAttentions, Need::kRequired);
+  la.Int("size", &m->local_attention_size, Need::kRequired, 1, kMaxModelRows);
+  la.Int("full_every", &m->local_attention_full_every, Need::kOptional, 0, kMaxModelLayers);
+  la.Finish();
+}
+
 void ReadMla(MapReader& r, ModelSpec* m) {
   MapReader mla = r.Sub("mla");
   if (!mla.present()) return;
@@ -167,6 +179,7 @@ Status ReadModel(const ResolvedDoc& doc, const KeyOrigin& where, const std::stri
   r.Int("mtp_depth", &m.mtp_depth, Need::kOptional, 0, kMaxModelLayers);
   r.Bool("qk_norm", &m.qk_norm);
   r.Bool("attention_sinks", &m.attention_sinks);
+  ReadLocalAttention(r, &m);
   ReadMoe(r, &m);
   ReadMla(r, &m);
   r.AcceptFreeText(&m.source);

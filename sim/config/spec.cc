@@ -118,6 +118,18 @@ std::string RecomputeText(const TrainingSpec& training) {
   return out;
 }
 
+const char* Name(LocalAttention v) {
+  switch (v) {
+    case LocalAttention::kNone:
+      return "none";
+    case LocalAttention::kSliding:
+      return "sliding";
+    case LocalAttention::kChunked:
+      return "chunked";
+  }
+  return "?";
+}
+
 const char* Name(CrossEntropyImpl v) {
   switch (v) {
     case CrossEntropyImpl::kNative:

@@ -47,6 +47,10 @@ inline constexpr unsigned ModuleBit(RecomputeModule m) { return 1u << static_cas
 // Hopper), or FlashAttention-2 (PyTorch SDPA's flash backend). Unfused attention: flash_attention
 // false.
 enum class AttentionKernel { kFused, kFlash2 };
+// model.local_attention.kind: local (causal) attention on some layers. kSliding: each query sees
+// the last `size` keys (Mistral 7B v0.1, gpt-oss, Gemma 2/3); kChunked: each query sees the keys
+// of its own `size`-token chunk up to itself (Llama 4's chunked attention).
+enum class LocalAttention { kNone, kSliding, kChunked };
 // training.cross_entropy_fusion_impl, Megatron-Core's option of that name (with
 // cross_entropy_loss_fusion): kNative, its vocab-parallel cross-entropy in fp32 (the fp32
 // softmax kept for backward); kTe, Transformer Engine's parallel_cross_entropy, which writes the
@@ -84,6 +88,7 @@ struct TrainingSpec;
 std::string RecomputeText(const TrainingSpec& training);
 const char* Name(AttentionKernel v);
 const char* Name(CrossEntropyImpl v);  // "native", "te"
+const char* Name(LocalAttention v);    // "none", "sliding", "chunked"
 const char* Name(PipelineSchedule v);
 const char* Name(LinkKind v);
 const char* Name(FabricKind v);
@@ -190,9 +195,15 @@ struct ModelSpec {
                                     // key head, weights shared by the heads (Qwen3, Gemma 3)
   bool attention_sinks = false;     // attention_sinks: one learned softmax logit per query head
                                     // (gpt-oss); num_heads parameters per layer
-  std::optional<MoeSpec> moe;       // moe
-  std::optional<MlaSpec> mla;       // mla
-  std::string source;               // source: free text, where the shapes come from
+  // local_attention: {kind, size, full_every}: layer i (0-based) attends locally unless
+  // full_every > 0 and (i + 1) % full_every == 0 (gpt-oss: sliding 128, every 2nd layer full;
+  // Llama 4: chunked 8192, every 4th full). IsLocalAttentionLayer.
+  LocalAttention local_attention = LocalAttention::kNone;
+  int64_t local_attention_size = 0;
+  int64_t local_attention_full_every = 0;
+  std::optional<MoeSpec> moe;  // moe
+  std::optional<MlaSpec> mla;  // mla
+  std::string source;          // source: free text, where the shapes come from
   Origins origins;
 };
 

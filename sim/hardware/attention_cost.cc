@@ -5,10 +5,13 @@
 //   head-dim factor = [d/(d + d_half)] / [128/(128 + d_half)], held at 1 above d = 128 (no
 //   measurements there)
 // FLOPs: 4*s_q*s_kv*d per head forward, half when causal (the kernel skips masked blocks; Dao
-// 2023, FlashAttention-2 §3.1), backward 2.5x the forward (5 GEMMs against 2: the scores are
-// recomputed; FlashAttention-2 §3.2). A short sequence pays per-block fixed work (seq_half); a
-// causal one also pays for the diagonal blocks and the tail imbalance (seq_half_causal). Fitted
-// to bench/h200/results/attention_b2b.csv by hardware/calibration/fit_h200.py.
+// 2023, FlashAttention-2 §3.1), the band or chunk triangles on a local-attention layer
+// (AttendedFraction, sim/model/op.h; the curve's row length is then the window, and the
+// measured table, of full causal sequences, is not read), backward 2.5x the forward (5 GEMMs
+// against 2: the scores are recomputed; FlashAttention-2 §3.2). A short sequence pays per-block
+// fixed work (seq_half); a causal one also pays for the diagonal blocks and the tail imbalance
+// (seq_half_causal). Fitted to bench/h200/results/attention_b2b.csv by
+// hardware/calibration/fit_h200.py.
 //
 // A causal TE/cuDNN kernel on hardware with an attention_table takes its rate from the table
 // (sim/hardware/scattered_table.h over (batch*heads, seq, head_dim, v_head_dim)), carried beyond
@@ -64,7 +67,10 @@ double OpCostModel::FusedCurve(const AttentionShape& s, Pass pass, double* seq_f
   const double max =
       pass == Pass::kForward ? hw_.attention_fwd_efficiency : hw_.attention_bwd_efficiency;
   *head_dim_factor = std::min(1.0, (d / (d + dh)) / (kRefHeadDim / (kRefHeadDim + dh)));
-  const double skv = static_cast<double>(s.seq_kv);
+  // A local layer's rows are its window (or chunk) long: the per-block fixed work of a short
+  // causal sequence of that length.
+  const int64_t row = s.window > 0 && s.window < s.seq_kv ? s.window : s.seq_kv;
+  const double skv = static_cast<double>(row);
   *seq_factor = skv / (skv + (s.causal ? hw_.attention_seq_half_causal : hw_.attention_seq_half));
   return max * *head_dim_factor * *seq_factor;
 }
@@ -83,7 +89,7 @@ OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, B
                     (static_cast<double>(s.seq_q) * static_cast<double>(s.head_dim + dv) +
                      static_cast<double>(s.seq_kv) * static_cast<double>(s.head_dim + dv));
   const double scores = bh * static_cast<double>(s.seq_q) * static_cast<double>(s.seq_kv);
-  const double fwd_flops = FullFlops(s) * (s.flash && s.causal ? 0.5 : 1.0);
+  const double fwd_flops = FullFlops(s) * (s.flash ? AttendedFraction(s) : 1.0);
   const double flops = pass == Pass::kForward ? fwd_flops : fwd_flops * (s.flash ? 2.5 : 2.0);
   const double traffic = bytes.value() > 0.0 ? bytes.value()
                                              : (pass == Pass::kForward ? 1.0 : 2.0) * io +
@@ -112,7 +118,8 @@ OpCost OpCostModel::Attention(const AttentionShape& s, Pass pass, DType dtype, B
     const int key = pass == Pass::kForward ? 0 : 1;
     const int64_t dv_table = s.v_head_dim > 0 ? s.v_head_dim : s.head_dim;
     std::optional<ScatteredTable::Lookup> at;
-    if (s.causal && !s.flash2) {
+    const bool local = s.window > 0 && s.window < s.seq_kv;
+    if (s.causal && !s.flash2 && !local) {
       at = attention_.Find(key, {s.batch_heads, s.seq_kv, s.head_dim, dv_table});
     }
     if (at) {

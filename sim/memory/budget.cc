@@ -681,10 +681,14 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     }
     if (training.recompute == Recompute::kFull) s.recompute_buffer = rebuilt;
     if (has_moe) {
+      // One MoE layer's dispatch and combine buffers at a time: the largest kind's (an MoE model
+      // with local attention has two MoE kinds of the same buffers).
       for (const LayerOps& k : g.layer_kinds) {
+        Bytes kind;
         for (const Op& op : k.ops) {
-          if (op.kind == OpKind::kPermute) s.moe_buffers += op.output;  // dispatch + combine
+          if (op.kind == OpKind::kPermute) kind += op.output;  // dispatch + combine
         }
+        s.moe_buffers = std::max(s.moe_buffers, kind);
       }
     }
     s.expandable_segments = framework.expandable_segments;

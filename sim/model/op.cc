@@ -1,6 +1,19 @@
 #include "sim/model/op.h"
 
+#include <cmath>
+
 namespace shardsim {
+
+double AttendedFraction(const AttentionShape& s) {
+  if (!s.causal) return 1.0;
+  const double n = static_cast<double>(s.seq_kv);
+  const double w = static_cast<double>(s.window);
+  if (s.window <= 0 || s.window >= s.seq_kv || n <= 0.0) return 0.5;
+  if (!s.chunked) return (w * n - 0.5 * w * w) / (n * n);
+  const double full = std::floor(n / w);
+  const double rest = n - full * w;
+  return (full * w * w + rest * rest) / (2.0 * n * n);
+}
 
 const char* Name(OpKind v) {
   switch (v) {

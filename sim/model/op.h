@@ -78,7 +78,18 @@ struct AttentionShape {
   bool causal = true;
   bool flash = true;
   bool flash2 = false;  // FlashAttention-2 rather than the cuDNN / TE fused kernel
+  // Local attention (model.local_attention) narrower than the sequence: 0 = none; else the
+  // window (sliding) or chunk (chunked) in tokens, each query seeing at most that many keys.
+  int64_t window = 0;
+  bool chunked = false;
 };
+
+// The share of the s_kv x s_kv score square a causal fused kernel computes: 1/2 for full causal
+// attention (the masked half of the blocks skipped; Dao 2023, FlashAttention-2 §3.1); a band
+// of width W under a sliding window, (W·s − W²/2)/s² (W < s); triangles of side C within each
+// chunk under chunked attention, (n·C² + r²)/(2s²) for s = n·C + r; 1 when not causal.
+// Continuous in the width: both reach 1/2 at W = s. Tested in tests/model/local_attention_test.cc.
+double AttendedFraction(const AttentionShape& s);
 
 // FLOPs and HBM bytes (read + written) of one pass of an op, for one micro-batch on one device.
 struct PassCost {

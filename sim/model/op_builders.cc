@@ -220,13 +220,18 @@ Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads
   op.attention = AttentionShape{
       b * q_heads, s_q,  s_kv,  qk_dim,
       v_dim,       true, flash, flash && o.attention_kernel == AttentionKernel::kFlash2};
+  op.attention.window = c.attention_window;
+  op.attention.chunked = c.attention_chunked;
   const double s2 = D(b) * D(q_heads) * D(s_q) * D(s_kv);  // score elements
   // Scores QK^T (2·s_q·s_kv·d) and context PV (2·s_q·s_kv·d_v) per head: 4·s²·d per head for
   // MHA, i.e. 4·s²·h per layer per sequence (Narayanan 2021 eq. 3). Model FLOPs count the full
   // square; a causal flash kernel skips the masked half of the blocks (Dao 2023, FA2 §3.1).
+  // A local (sliding or chunked) layer's flash kernel computes only the band or chunk
+  // triangles (AttendedFraction); model FLOPs still count the full square, the convention MFU
+  // is published in. Unfused attention computes the whole square and masks it.
   const Flops full(2.0 * s2 * D(qk_dim + v_dim));
   op.model_fwd_flops = full;
-  op.fwd.flops = flash ? full * 0.5 : full;
+  op.fwd.flops = flash ? full * AttendedFraction(op.attention) : full;
   // Flash backward recomputes the scores: 5 GEMMs against the forward's 2 (Dao 2023 §3.2);
   // the unfused backward runs 4 GEMMs.
   op.bwd_input.flops = op.fwd.flops * (flash ? 2.5 : 2.0);
@@ -258,6 +263,11 @@ Op AttentionOp(const Ctx& c, std::string name, int64_t q_heads, int64_t kv_heads
   op.kernels = flash ? 1 : 4;
   op.note = flash ? "flash attention: saves Q, K, V (+ per-row logsumexp, not counted)"
                   : "unfused attention: saves Q, K, V, softmax (+ dropout mask and output)";
+  if (flash && c.attention_window > 0) {
+    op.note += std::string(c.attention_chunked ? "; chunked attention, chunks of "
+                                               : "; sliding window of ") +
+               std::to_string(c.attention_window) + " tokens";
+  }
   return op;
 }
 

@@ -28,6 +28,10 @@ struct Ctx {
   int64_t tokens;       // T = b * s / cp, tokens of a micro-batch on this device
   int64_t norm_tokens;  // tokens that replicated/elementwise ops see: T / t with SP, else T
   int64_t tp;
+  // The layer's local attention (model.local_attention on this layer, narrower than the
+  // sequence): window or chunk in tokens, 0 = full causal attention.
+  int64_t attention_window = 0;
+  bool attention_chunked = false;
 };
 
 Ctx MakeCtx(const ModelSpec& model, const GraphOptions& options);

@@ -88,6 +88,12 @@ Status CheckSlicing(const ModelSpec& m, const GraphOptions& o) {
   return sink.ToStatus();
 }
 
+bool IsLocalAttentionLayer(const ModelSpec& m, int64_t i) {
+  if (m.local_attention == LocalAttention::kNone) return false;
+  const int64_t every = m.local_attention_full_every;
+  return every <= 0 || (i + 1) % every != 0;
+}
+
 bool IsMoeLayer(const ModelSpec& m, int64_t i) {
   if (!m.moe) return false;
   const MoeSpec& e = *m.moe;
@@ -312,9 +318,28 @@ Result<OpGraph> BuildOpGraph(const ModelSpec& model, const GraphOptions& options
   g.embedding = BuildEmbedding(c);
   g.layer_kinds.push_back(BuildLayer(c, false, ""));
   int moe_kind = -1;
+  // Local-attention layers are kinds of their own (dense and MoE), where the window is narrower
+  // than the sequence; wider, they attend as full causal layers and share those kinds.
+  model_internal::Ctx local = c;
+  if (model.local_attention != LocalAttention::kNone &&
+      model.local_attention_size < options.seq_len) {
+    local.attention_window = model.local_attention_size;
+    local.attention_chunked = model.local_attention == LocalAttention::kChunked;
+  }
+  int local_kind[2] = {-1, -1};  // dense, MoE
   g.layer_kind_of.reserve(static_cast<size_t>(model.num_layers));
   for (int64_t i = 0; i < model.num_layers; ++i) {
-    if (IsMoeLayer(model, i)) {
+    const bool moe = IsMoeLayer(model, i);
+    if (local.attention_window > 0 && IsLocalAttentionLayer(model, i)) {
+      int& kind = local_kind[moe ? 1 : 0];
+      if (kind < 0) {
+        kind = static_cast<int>(g.layer_kinds.size());
+        g.layer_kinds.push_back(BuildLayer(local, moe, ""));
+        g.layer_kinds.back().kind +=
+            local.attention_chunked ? " (chunked attention)" : " (sliding window)";
+      }
+      g.layer_kind_of.push_back(kind);
+    } else if (moe) {
       if (moe_kind < 0) {
         moe_kind = static_cast<int>(g.layer_kinds.size());
         g.layer_kinds.push_back(BuildLayer(c, true, ""));
@@ -338,7 +363,7 @@ Result<OpGraph> BuildOpGraph(const ModelSpec& model, const GraphOptions& options
     g.mtp.push_back(model_internal::MatmulOp(
         c, p + "eh_proj", TpSplit::kReplicated, c.tokens, h, 2 * h, 1, false,
         ActBytes(c, 2.0 * D(c.norm_tokens) * D(h)), "projection of [embedding; hidden] to hidden"));
-    LayerOps block = BuildLayer(c, moe_kind >= 0, p);
+    LayerOps block = BuildLayer(c, moe_kind >= 0 || local_kind[1] >= 0, p);
     for (Op& op : block.ops) g.mtp.push_back(std::move(op));
     AppendHead(c, p, false, g.mtp);
   }

@@ -305,5 +305,29 @@ TEST(HfImportTest, HfConfigInAScenarioWithOverrides) {
   EXPECT_EQ(prefixed->ffn_hidden_size, 11008);
 }
 
+// Local attention from each family's own keys: gpt-oss's 128-token window on every other layer
+// (layer_types sliding first), Llama 4's 8,192-token chunks with every 4th layer global, Gemma
+// 2's alternating and Gemma 3's 5-of-6 sliding windows, Mistral 7B v0.1's window on every layer.
+TEST(HfImportTest, LocalAttention) {
+  struct Want {
+    const char* path;
+    LocalAttention kind;
+    int64_t size, full_every;
+  };
+  const Want wants[] = {
+      {"tests/config/data/hf/gpt-oss-120b.json", LocalAttention::kSliding, 128, 2},
+      {"tests/config/data/hf/llama4-scout.json", LocalAttention::kChunked, 8192, 4},
+      {"tests/config/data/hf/gemma-2-2b.json", LocalAttention::kSliding, 4096, 2},
+      {"tests/config/data/hf/gemma-3-1b.json", LocalAttention::kSliding, 512, 6},
+      {"tests/reference/hf/mistral-7b-v0.1.json", LocalAttention::kSliding, 4096, 0},
+      {"tests/config/data/hf/qwen3-8b.json", LocalAttention::kNone, 0, 0}};
+  for (const Want& w : wants) {
+    const ModelSpec m = Import(w.path);
+    EXPECT_EQ(m.local_attention, w.kind) << w.path;
+    EXPECT_EQ(m.local_attention_size, w.size) << w.path;
+    EXPECT_EQ(m.local_attention_full_every, w.full_every) << w.path;
+  }
+}
+
 }  // namespace
 }  // namespace shardsim

@@ -123,6 +123,9 @@ TEST(LibraryTest, HfSamplesAndLibraryEntriesAgree) {
     EXPECT_EQ(a->num_kv_heads, b->num_kv_heads) << hf;
     EXPECT_EQ(a->qkv_bias, b->qkv_bias) << hf;
     EXPECT_EQ(a->norms_per_layer, b->norms_per_layer) << hf;
+    EXPECT_EQ(a->local_attention, b->local_attention) << hf;
+    EXPECT_EQ(a->local_attention_size, b->local_attention_size) << hf;
+    EXPECT_EQ(a->local_attention_full_every, b->local_attention_full_every) << hf;
   }
 }
 
