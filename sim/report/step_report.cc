@@ -69,6 +69,49 @@ void BreakdownRows(const Breakdown& b, Seconds step, TextTable& t) {
   }
 }
 
+// The layer split over the pipeline, as the plan made it: each model chunk's decoder layers in
+// Megatron-Core's stage order (stage s = chunk s / pp of rank s % pp), runs of equal counts
+// written "4 x14", and the key that chose it; the V-shaped and DualPipe schedules, whose ranks
+// pair two stages, rank by rank.
+std::string PipelineSplitText(const Scenario& sc, const std::vector<PipelineRank>& ranks) {
+  const ParallelSpec& p = sc.parallel;
+  std::string by = "even";
+  if (!p.pipeline_layout.empty()) {
+    by = "parallel.pipeline_layout \"" + p.pipeline_layout + "\"";
+  } else if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    by = "parallel.first_stage_layers " + std::to_string(p.first_stage_layers) +
+         ", last_stage_layers " + std::to_string(p.last_stage_layers);
+  } else if (p.account_for_embedding_in_pipeline_split || p.account_for_loss_in_pipeline_split) {
+    by = "the embedding / loss counted as layers (parallel.account_for_*)";
+  }
+  const bool paired = p.schedule == PipelineSchedule::kDualPipe ||
+                      p.schedule == PipelineSchedule::kDualPipeV ||
+                      p.schedule == PipelineSchedule::kZbV;
+  std::string out = "  pipeline split (" + by + "): ";
+  if (paired) {
+    out += "layers per rank's two chunks:";
+    for (const PipelineRank& r : ranks) {
+      out += " " + std::to_string(r.chunks.front().size()) + "+" +
+             std::to_string(r.chunks.back().size());
+    }
+    return out + "\n";
+  }
+  std::vector<int64_t> counts;
+  const size_t v = ranks.empty() ? 0 : ranks.front().chunks.size();
+  for (size_t c = 0; c < v; ++c) {
+    for (const PipelineRank& r : ranks) counts.push_back(r.chunks[c].size());
+  }
+  out += "layers per chunk in stage order:";
+  for (size_t i = 0; i < counts.size();) {
+    size_t j = i;
+    while (j < counts.size() && counts[j] == counts[i]) ++j;
+    out += " " + std::to_string(counts[i]) + (j - i > 1 ? " x" + std::to_string(j - i) : "");
+    if (j < counts.size()) out += ",";
+    i = j;
+  }
+  return out + " (embedding with the first, loss with the last)\n";
+}
+
 std::string GradBucketText(const Scenario& sc, const GradBuckets& b) {
   std::string out = FormatBytes(Bytes(sc.parallel.dp_bucket_bytes)) + " asks for " +
                     (b.requested < 1000000 ? std::to_string(b.requested)
@@ -497,6 +540,7 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
   }
   rows(head_name, r.costs.head);
   out += t.ToString();
+  if (sc.parallel.pp > 1) out += PipelineSplitText(sc, r.plan->stages);
   if (!r.costs.pp_send.empty()) {
     out += "  pipeline transfer: " + FormatBytes(r.costs.pp_message) + " in " +
            Sec(r.costs.pp_send.front().total()) + " (" + Name(r.costs.pp_send.front().algo) + ", " +
