@@ -1,6 +1,6 @@
 // Out of sample: predicted vs published for the dense Llama rows and the MoE rows (DeepSeek-V3,
 // GPT-OSS 120B, Qwen3 30B-A3B and 235B-A22B) of NVIDIA's Megatron-Bridge performance summary (NeMo
-// 25.11 container) on DGX-GB300, DGX-GB200, DGX-B200 and DGX-H100
+// 25.11 and 26.02 containers) on DGX-GB300, DGX-GB200, DGX-B300, DGX-B200 and DGX-H100
 // (tests/validation/oos/: one scenario per row, published.csv, README.md there). Nothing in
 // shardsim was fitted to these rows, and they are not among the residuals behind the prediction
 // intervals (hardware/calibration/residuals.json): they are the check of how the hardware files
@@ -137,14 +137,17 @@ std::vector<std::string> SummaryLines(const std::vector<Row>& rows) {
   std::vector<std::string> out;
   for (const char* kind : {"dense", "moe"}) {
     const std::string what = std::string(kind) == "dense" ? "dense" : "MoE";
-    for (const char* system : {"GB300", "GB200", "B200", "H100"}) {
-      out.push_back(
-          SummaryLine(std::string("DGX-") + system + ", " + what + ", Megatron-Bridge 25.11",
-                      system, kind, rows));
+    for (const char* system : {"GB300", "GB200", "B300", "B200", "H100"}) {
+      const bool any = std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
+        return r.pub.system == system && r.pub.kind == kind;
+      });
+      if (!any) continue;  // no dense rows on B300
+      out.push_back(SummaryLine(std::string("DGX-") + system + ", " + what + ", Megatron-Bridge",
+                                system, kind, rows));
     }
-    out.push_back(SummaryLine("all four, " + what + ", Megatron-Bridge 25.11", "", kind, rows));
+    out.push_back(SummaryLine("all systems, " + what + ", Megatron-Bridge", "", kind, rows));
   }
-  out.push_back(SummaryLine("all four, dense and MoE, Megatron-Bridge 25.11", "", "", rows));
+  out.push_back(SummaryLine("all systems, dense and MoE, Megatron-Bridge", "", "", rows));
   return out;
 }
 
