@@ -117,7 +117,6 @@ Result<PipelineLayout> ParsePipelineLayout(std::string_view text) {
   bool seen_mtp = false;
   const std::string& e = *expanded;
   for (size_t i = 0; i < e.size(); ++i) {
-    const int64_t stage = out.stages() - 1;
     switch (e[i]) {
       case '|':
         out.decoders.push_back(0);
@@ -133,11 +132,9 @@ Result<PipelineLayout> ParsePipelineLayout(std::string_view text) {
         break;
       case 'E':
         ++out.embeddings;
-        out.embedding_stage = stage;
         break;
       case 'L':
         ++out.losses;
-        out.loss_stage = stage;
         break;
       default:
         break;  // Expand let only pieces through

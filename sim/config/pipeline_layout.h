@@ -20,8 +20,6 @@ namespace shardsim {
 struct PipelineLayout {
   std::vector<int64_t> decoders;  // decoder layers per stage, in stage order
   std::vector<int64_t> mtp;       // MTP modules per stage
-  int64_t embedding_stage = -1;   // the stage of `E` (-1: none written)
-  int64_t loss_stage = -1;        // the stage of `L`
   int64_t embeddings = 0, losses = 0;
   bool embedding_first = false;     // `E` is the layout's first piece
   bool loss_last = false;           // `L` is its last piece

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "sim/config/loader.h"
-#include "sim/config/pipeline_layout.h"
 #include "sim/config/readers.h"
 #include "sim/config/value_reader.h"
 
@@ -330,16 +329,9 @@ void ReadParallel(MapReader& r, int64_t gpus, bool have_gpus, ParallelSpec* par,
   p.NonNegativeInt("last_stage_layers", &par->last_stage_layers);
   p.Bool("account_for_embedding_in_pipeline_split", &par->account_for_embedding_in_pipeline_split);
   p.Bool("account_for_loss_in_pipeline_split", &par->account_for_loss_in_pipeline_split);
-  // "" (what a sweep writes when it chooses the layouts) is no layout string.
-  if (p.String("pipeline_layout", &par->pipeline_layout) && !par->pipeline_layout.empty()) {
-    Result<PipelineLayout> layout = ParsePipelineLayout(par->pipeline_layout);
-    if (!layout.ok()) {
-      p.ErrorAtKey("pipeline_layout", "'" + par->pipeline_layout +
-                                          "': " + layout.status().message() +
-                                          " (Megatron-Core's --pipeline-model-parallel-layout, "
-                                          "e.g. \"Et*3|(t*4|)*14ttL\")");
-    }
-  }
+  // "" (what a sweep writes when it chooses the layouts) is no layout string; ValidateScenario
+  // reads and checks the string.
+  p.String("pipeline_layout", &par->pipeline_layout);
   p.Quantity("dp_bucket_size", Dimension::kBytes, &par->dp_bucket_bytes);
   p.Bool("overlap_grad_reduce", &par->overlap_grad_reduce);
   p.Bool("overlap_param_gather", &par->overlap_param_gather);

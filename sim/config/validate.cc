@@ -49,7 +49,12 @@ void CheckPipelineLayout(const Scenario& s, Checker& c) {
   const ParallelSpec& p = s.parallel;
   const std::string key = "parallel.pipeline_layout";
   Result<PipelineLayout> parsed = ParsePipelineLayout(p.pipeline_layout);
-  if (!parsed.ok()) return;  // the reader reported it
+  if (!parsed.ok()) {
+    c.Fail(key, "'" + p.pipeline_layout + "': " + parsed.status().message() +
+                    " (Megatron-Core's --pipeline-model-parallel-layout, e.g. "
+                    "\"Et*3|(t*4|)*14ttL\")");
+    return;
+  }
   const PipelineLayout& lay = *parsed;
   const PipelineSchedule sched = p.schedule;
   if (sched == PipelineSchedule::kDualPipe || sched == PipelineSchedule::kDualPipeV ||

@@ -27,8 +27,6 @@ TEST(PipelineLayout, DeepSeekV3OnSixteenStages) {
   EXPECT_EQ(l->decoders, want);
   EXPECT_EQ(l->total_decoders(), 61);
   EXPECT_EQ(l->total_mtp(), 0);
-  EXPECT_EQ(l->embedding_stage, 0);
-  EXPECT_EQ(l->loss_stage, 15);
   EXPECT_TRUE(l->embedding_first);
   EXPECT_TRUE(l->loss_last);
 }
@@ -43,7 +41,6 @@ TEST(PipelineLayout, MegatronDocstringExample) {
   EXPECT_EQ(l->decoders[30], 0);
   EXPECT_EQ(l->mtp[30], 1);
   EXPECT_EQ(l->decoders[31], 0);
-  EXPECT_EQ(l->loss_stage, 31);
   EXPECT_EQ(l->total_decoders(), 61);
   EXPECT_FALSE(l->mtp_before_decoder);
 }
@@ -109,7 +106,7 @@ TEST(PipelineLayout, CheckedAgainstThePipelineAndTheModel) {
             "parallel.pipeline_layout: a layout string places stages rank by rank; dualpipe "
             "pairs two stages per rank in its own order (use gpipe, 1f1b, interleaved_1f1b, "
             "zb_h1 or zb_h2)");
-  // A syntax error is the reader's, at the key.
+  // A syntax error is located at the key too.
   EXPECT_EQ(First("{pp: 4, pipeline_layout: 'Et|ttt|ttt|tL)'}"),
             "parallel.pipeline_layout: 'Et|ttt|ttt|tL)': at character 14: ')' without '(' "
             "(Megatron-Core's --pipeline-model-parallel-layout, e.g. \"Et*3|(t*4|)*14ttL\")");
@@ -122,6 +119,23 @@ TEST(PipelineLayout, CheckedAgainstThePipelineAndTheModel) {
   EXPECT_EQ(First("{pp: 4, pipeline_layout: 'Et|ttt|ttt|tL'}", mtp),
             "parallel.pipeline_layout: 'Et|ttt|ttt|tL' places 0 MTP modules ('m'); "
             "model.mtp_depth is 1, tests/config/data/inline.yaml:1:38");
+}
+
+// A scenario built in code, not read from a file, gets the same check: a bad string is an error
+// of ValidateScenario, not a pipeline split that fails later without its key.
+TEST(PipelineLayout, ValidateScenarioReadsTheString) {
+  Result<Scenario> s =
+      BuildText(Head() + "gpus: 4\ntraining: {seq_len: 4096, global_batch: 256}\n" +
+                "parallel: {pp: 4, pipeline_layout: 'Et|ttt|ttt|tL'}\n");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  Scenario sc = *s;
+  sc.parallel.pipeline_layout = "Et|ttt|ttt|tL)";
+  const Status v = ValidateScenario(sc);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.ToString().find("parallel.pipeline_layout: 'Et|ttt|ttt|tL)': at character 14: "
+                              "')' without '('"),
+            std::string::npos)
+      << v.ToString();
 }
 
 }  // namespace
