@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
@@ -31,9 +32,11 @@ std::string PrecisionClass(DType precision) {
 
 std::string ScenarioFramework(const Scenario& sc) { return Name(sc.framework.name); }
 
+std::string ModelKind(const Scenario& sc) { return sc.model.moe.has_value() ? "moe" : "dense"; }
+
 IntervalKey IntervalKeyOf(const Scenario& sc) {
   return IntervalKey{HardwareFamily(sc.hardware.name), PrecisionClass(sc.training.precision),
-                     ScenarioFramework(sc)};
+                     ScenarioFramework(sc), ModelKind(sc)};
 }
 
 namespace {
@@ -65,18 +68,26 @@ PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
   PredictionInterval p;
   p.source = set.file;
   struct Level {
-    bool family, precision, framework;
+    bool family, precision, framework, kind;
   };
-  const Level levels[] = {
-      {true, true, true}, {true, true, false}, {true, false, false}, {false, false, false}};
+  const Level levels[] = {{true, true, true, true},
+                          {true, true, false, true},
+                          {true, false, false, true},
+                          {false, false, false, true},
+                          {false, false, false, false}};
   bool family_seen = false;
   for (const ResidualRow& r : set.rows) {
-    family_seen = family_seen || (r.id != exclude_id && r.hardware_family == key.hardware_family);
+    family_seen = family_seen || (r.id != exclude_id && r.hardware_family == key.hardware_family &&
+                                  r.kind == key.kind);
   }
+  // Runs of another kind are another population: only dense groups label themselves as such
+  // when pooled ("all dense runs"); a MoE group says so at every level ("gb300 moe").
+  const std::string kind_label = key.kind == "dense" ? "" : " " + key.kind;
   for (const Level& l : levels) {
     std::vector<double> e;
     for (const ResidualRow& r : set.rows) {
       if (r.id == exclude_id) continue;
+      if (l.kind && r.kind != key.kind) continue;
       if (l.family && r.hardware_family != key.hardware_family) continue;
       if (l.precision && r.precision != key.precision) continue;
       if (l.framework && r.framework != key.framework) continue;
@@ -95,29 +106,33 @@ PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
     p.coverage = c.coverage;
     p.hardware_validated = l.family;
     if (l.framework) {
-      p.group = key.hardware_family + " " + key.precision + " " + key.framework;
+      p.group = key.hardware_family + " " + key.precision + " " + key.framework + kind_label;
     } else if (l.precision) {
-      p.group = key.hardware_family + " " + key.precision;
+      p.group = key.hardware_family + " " + key.precision + kind_label;
     } else if (l.family) {
-      p.group = key.hardware_family;
+      p.group = key.hardware_family + kind_label;
+    } else if (l.kind) {
+      p.group = "all " + key.kind + " runs";
     } else {
       p.group = "all runs";
     }
     p.note = std::to_string(n) + " validation runs (" + p.group + ")";
     if (!l.family) {
-      p.note = std::string(family_seen ? "too few validation runs on " : "no validation runs on ") +
+      const std::string which = l.kind ? key.kind + " " : "";
+      p.note = std::string(family_seen ? "too few " : "no ") + key.kind + " validation runs on " +
                key.hardware_family + " hardware" + ": wider interval from all " +
-               std::to_string(n) + " validation runs";
+               std::to_string(n) + " " + which + "validation runs";
       // Hardware without its own runs is no better known than validated hardware: the pooled
-      // interval is widened to span the interval of every group a validated scenario can get
-      // (each (family), (family, precision) and (family, precision, framework) of at least
-      // kMinGroupRuns runs), so it is never narrower on either side than any of them.
+      // interval is widened to span the interval of every group a validated scenario of the
+      // kind can get (each (family), (family, precision) and (family, precision, framework) of
+      // at least kMinGroupRuns runs), so it is never narrower on either side than any of them.
       std::map<std::string, std::vector<double>> groups;
       for (const ResidualRow& r : set.rows) {
-        if (r.id == exclude_id) continue;
-        groups[r.hardware_family].push_back(r.error);
-        groups[r.hardware_family + " " + r.precision].push_back(r.error);
-        groups[r.hardware_family + " " + r.precision + " " + r.framework].push_back(r.error);
+        if (r.id == exclude_id || (l.kind && r.kind != key.kind)) continue;
+        const std::string k = r.kind == "dense" ? "" : " " + r.kind;
+        groups[r.hardware_family + k].push_back(r.error);
+        groups[r.hardware_family + " " + r.precision + k].push_back(r.error);
+        groups[r.hardware_family + " " + r.precision + " " + r.framework + k].push_back(r.error);
       }
       std::string low_group, high_group;
       for (auto& [name, ge] : groups) {
@@ -133,8 +148,8 @@ PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
           high_group = name;
         }
       }
-      p.note += " (" + Pct(c.low) + " to " + Pct(c.high) +
-                "), widened to span every validated group's interval";
+      p.note += " (" + Pct(c.low) + " to " + Pct(c.high) + "), widened to span every validated " +
+                which + "group's interval";
       if (!low_group.empty() || !high_group.empty()) {
         p.note +=
             " (" + (low_group.empty() ? "" : "low " + Pct(p.error_low) + " from " + low_group) +
@@ -175,8 +190,16 @@ Result<ResidualSet> ParseResiduals(const std::string& text, const std::string& f
                                  "error (number)}",
                              SourceLoc{file, 1, 1});
     }
-    set.rows.push_back(ResidualRow{r["id"], r["hardware_family"], r["precision"], r["framework"],
-                                   r["error"].get<double>()});
+    ResidualRow row{r["id"], r["hardware_family"], r["precision"], r["framework"],
+                    r["error"].get<double>()};
+    if (r.contains("kind")) {
+      if (!r["kind"].is_string() || (r["kind"] != "dense" && r["kind"] != "moe")) {
+        return Status::Invalid(where + ".kind: expected \"dense\" or \"moe\"",
+                               SourceLoc{file, 1, 1});
+      }
+      row.kind = r["kind"];
+    }
+    set.rows.push_back(std::move(row));
   }
   return set;
 }
@@ -190,7 +213,8 @@ Result<ResidualSet> ReadResiduals(const std::string& path) {
 std::string ResidualsJson(const std::vector<ResidualRow>& rows) {
   std::string out =
       "{\n  \"about\": \"Validation residuals: error = published step time / predicted - 1 of "
-      "every held run of tests/validation/reference_runs_test.cc (known outliers left out). "
+      "every held run of tests/validation/reference_runs_test.cc (known outliers left out) and "
+      "of the out-of-sample runs of tests/validation/out_of_sample_test.cc. "
       "Written by Residuals.FileIsCurrent of tests/validation/residuals_test.cc "
       "(SHARDSIM_UPDATE_RESIDUALS=1); do not "
       "edit. Read by simulate and check-claim for their prediction intervals "
@@ -202,8 +226,8 @@ std::string ResidualsJson(const std::vector<ResidualRow>& rows) {
     out += "    {\"id\": " + Json(r.id).dump() +
            ", \"hardware_family\": " + Json(r.hardware_family).dump() +
            ", \"precision\": " + Json(r.precision).dump() +
-           ", \"framework\": " + Json(r.framework).dump() + ", \"error\": " + err + "}" +
-           (i + 1 < rows.size() ? ",\n" : "\n");
+           ", \"framework\": " + Json(r.framework).dump() + ", \"error\": " + err +
+           ", \"kind\": " + Json(r.kind).dump() + "}" + (i + 1 < rows.size() ? ",\n" : "\n");
   }
   out += "  ]\n}\n";
   return out;

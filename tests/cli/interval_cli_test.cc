@@ -38,14 +38,40 @@ TEST(SimulateInterval, JsonCarriesTheIntervalAndItsBasis) {
 }
 
 TEST(SimulateInterval, HardwareWithoutValidationRunsSaysSo) {
-  // B200: no validation run; the interval of every run, labelled.
+  // H200: no validation run; the interval of every dense run, labelled.
+  testing::WriteFile("/tmp/shardsim_interval_h200.yaml",
+                     "base: " + std::string(SHARDSIM_SOURCE_DIR) +
+                         "/scenarios/quickstart.yaml\nhardware: h200-sxm\n");
+  const testing::CliRun h = testing::Shardsim("simulate /tmp/shardsim_interval_h200.yaml");
+  EXPECT_NE(h.out.find("no dense validation runs on h200 hardware: wider interval from all"),
+            std::string::npos)
+      << h.out;
+  // B200: four dense runs out of sample (tests/validation/oos/), fewer than a group needs.
   testing::WriteFile("/tmp/shardsim_interval_b200.yaml",
                      "base: " + std::string(SHARDSIM_SOURCE_DIR) +
                          "/scenarios/quickstart.yaml\nhardware: b200\ntopology: dgx-b200\n");
   const testing::CliRun b = testing::Shardsim("simulate /tmp/shardsim_interval_b200.yaml");
-  EXPECT_NE(b.out.find("no validation runs on b200 hardware: wider interval from all"),
+  EXPECT_NE(b.out.find("too few dense validation runs on b200 hardware: wider interval from all"),
             std::string::npos)
       << b.out;
+  // GB300: its seven dense out-of-sample runs, all predicted too slow, give an interval below
+  // the prediction; a MoE layout there gets the five MoE runs instead.
+  const testing::CliRun g =
+      testing::Shardsim("simulate " + std::string(SHARDSIM_SOURCE_DIR) +
+                            "/tests/validation/oos/mbridge26.02_gb300_70b_fp8mx_64gpu.yaml --json",
+                        false);
+  ASSERT_EQ(g.code, 0) << g.out;
+  const Json gj = Json::parse(g.out);
+  EXPECT_EQ(gj["step_time_interval_basis"]["group"], "gb300");
+  EXPECT_EQ(gj["step_time_interval_basis"]["runs"], 7);
+  EXPECT_TRUE(gj["step_time_interval_basis"]["hardware_validated"]);
+  EXPECT_LT(gj["step_time_interval_s"][1].get<double>(), gj["step_time_s"].get<double>());
+  const testing::CliRun m = testing::Shardsim(
+      "simulate " + std::string(SHARDSIM_SOURCE_DIR) +
+          "/tests/validation/oos/mbridge25.11_gb300_qwen3a22b_bf16_256gpu.yaml --json",
+      false);
+  ASSERT_EQ(m.code, 0) << m.out;
+  EXPECT_EQ(Json::parse(m.out)["step_time_interval_basis"]["group"], "gb300 moe");
   // A library without the residuals file: no interval, and the text says why.
   namespace fs = std::filesystem;
   const fs::path src(SHARDSIM_SOURCE_DIR);

@@ -42,17 +42,18 @@ TEST(Interval, FallsBackToWiderGroups) {
   for (int i = 0; i < 3; ++i) rows.push_back({"h" + std::to_string(i), "h100", "fp8", "nemo", 0.2});
   // Three h100 runs: too few for any h100 group, so all nine, labelled.
   const PredictionInterval p = IntervalFor(Set(rows), {"h100", "fp8", "nemo"});
-  EXPECT_EQ(p.group, "all runs");
+  EXPECT_EQ(p.group, "all dense runs");
   EXPECT_EQ(p.runs, 9);
   EXPECT_FALSE(p.hardware_validated);
-  EXPECT_NE(p.note.find("too few validation runs on h100 hardware"), std::string::npos);
+  EXPECT_NE(p.note.find("too few dense validation runs on h100 hardware"), std::string::npos);
   // A family with no runs at all.
   const PredictionInterval b = IntervalFor(Set(rows), {"b200", "bf16/fp16", "megatron"});
   // All nine: [e_(1), e_(9)] = [0, 0.2]; a100's groups (six runs, k = 1: [0, 0.05]) lie inside
   // it, so the widening leaves it as it is.
   EXPECT_EQ(b.note,
-            "no validation runs on b200 hardware: wider interval from all 9 validation runs "
-            "(+0% to +20.0%), widened to span every validated group's interval");
+            "no dense validation runs on b200 hardware: wider interval from all 9 dense "
+            "validation runs (+0% to +20.0%), widened to span every validated dense group's "
+            "interval");
   EXPECT_DOUBLE_EQ(b.error_low, 0.0);
   EXPECT_DOUBLE_EQ(b.error_high, 0.2);
   // a100 bf16 fsdp: no fsdp runs, so (a100, bf16/fp16).
@@ -100,6 +101,7 @@ TEST(Interval, UnvalidatedHardwareIsNeverNarrowerThanAValidatedFamily) {
   const PredictionInterval v = IntervalFor(*shipped, {"h200", "bf16/fp16", "megatron"});
   EXPECT_NE(v.note.find("high +24.6% from h100"), std::string::npos) << v.note;
   for (const ResidualRow& r : shipped->rows) {
+    if (r.kind != "dense") continue;
     for (const IntervalKey& k : {IntervalKey{r.hardware_family, r.precision, r.framework},
                                  IntervalKey{r.hardware_family, r.precision, "none"},
                                  IntervalKey{r.hardware_family, "none", "none"}}) {
@@ -111,6 +113,58 @@ TEST(Interval, UnvalidatedHardwareIsNeverNarrowerThanAValidatedFamily) {
   }
 }
 
+// Dense and MoE runs are two populations: a scenario's interval is drawn from runs of its kind,
+// the fallback pools runs of its kind and widens to that kind's groups only, and only a kind
+// without any run falls back to every run.
+TEST(Interval, RunsOfTheOtherKindAreLeftOut) {
+  std::vector<ResidualRow> rows;
+  for (int i = 0; i < 6; ++i) {
+    rows.push_back({"d" + std::to_string(i), "gb300", "fp8", "nemo", -0.3 + 0.01 * i, "dense"});
+  }
+  for (int i = 0; i < 5; ++i) {
+    rows.push_back({"m" + std::to_string(i), "gb300", "fp8", "nemo", 0.5 * i, "moe"});
+  }
+  for (int i = 0; i < 5; ++i) {
+    rows.push_back({"a" + std::to_string(i), "a100", "bf16/fp16", "megatron", 0.01 * i, "dense"});
+  }
+  const ResidualSet set = Set(rows);
+  const PredictionInterval d = IntervalFor(set, {"gb300", "fp8", "nemo", "dense"});
+  EXPECT_EQ(d.group, "gb300 fp8 nemo");
+  EXPECT_EQ(d.runs, 6);
+  EXPECT_DOUBLE_EQ(d.error_low, -0.3);  // n = 6, k = 1: [e_(1), e_(6)]
+  EXPECT_DOUBLE_EQ(d.error_high, -0.25);
+  const PredictionInterval m = IntervalFor(set, {"gb300", "fp8", "nemo", "moe"});
+  EXPECT_EQ(m.group, "gb300 fp8 nemo moe");
+  EXPECT_EQ(m.runs, 5);
+  EXPECT_DOUBLE_EQ(m.error_low, 0.0);
+  EXPECT_DOUBLE_EQ(m.error_high, 2.0);
+  // A MoE scenario on a100 (no MoE runs there): all five MoE runs, labelled as such, widened to
+  // the MoE groups only (gb300's, the same five runs); the a100 dense runs do not enter.
+  const PredictionInterval am = IntervalFor(set, {"a100", "bf16/fp16", "megatron", "moe"});
+  EXPECT_EQ(am.group, "all moe runs");
+  EXPECT_EQ(am.runs, 5);
+  EXPECT_FALSE(am.hardware_validated);
+  EXPECT_EQ(am.note,
+            "no moe validation runs on a100 hardware: wider interval from all 5 moe validation "
+            "runs (+0% to +200%), widened to span every validated moe group's interval");
+  // A dense scenario on hardware without runs: the eleven dense runs, widened to gb300's and
+  // a100's dense groups (a100: [0, 0.04] inside the pooled [-0.3, +0.04]), never to +200%.
+  const PredictionInterval u = IntervalFor(set, {"mi355x", "fp8", "megatron", "dense"});
+  EXPECT_EQ(u.group, "all dense runs");
+  EXPECT_EQ(u.runs, 11);
+  EXPECT_DOUBLE_EQ(u.error_low, -0.3);
+  EXPECT_DOUBLE_EQ(u.error_high, 0.04);
+  // A kind the file holds no run of: every run.
+  std::vector<ResidualRow> dense_only(rows.begin(), rows.begin() + 6);
+  const PredictionInterval none = IntervalFor(Set(dense_only), {"gb300", "fp8", "nemo", "moe"});
+  EXPECT_EQ(none.group, "all runs");
+  EXPECT_EQ(none.runs, 6);
+  EXPECT_NE(none.note.find("no moe validation runs on gb300 hardware: wider interval from all 6 "
+                           "validation runs"),
+            std::string::npos)
+      << none.note;
+}
+
 TEST(Interval, KeysOfAScenario) {
   EXPECT_EQ(HardwareFamily("a100-sxm4-80gb"), "a100");
   EXPECT_EQ(HardwareFamily("mi300x"), "mi300x");
@@ -119,13 +173,30 @@ TEST(Interval, KeysOfAScenario) {
 }
 
 TEST(Interval, FileRoundTripsAndBadFilesAreLocated) {
-  const std::vector<ResidualRow> rows = {{"x", "h100", "fp8", "nemo", 0.123456789}};
+  const std::vector<ResidualRow> rows = {{"x", "h100", "fp8", "nemo", 0.123456789},
+                                         {"y", "gb200", "mxfp8", "nemo", -0.5, "moe"}};
   const std::string text = ResidualsJson(rows);
   Result<ResidualSet> back = ParseResiduals(text, "r.json");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  ASSERT_EQ(back->rows.size(), 1u);
+  ASSERT_EQ(back->rows.size(), 2u);
   EXPECT_DOUBLE_EQ(back->rows[0].error, 0.123457);
+  EXPECT_EQ(back->rows[1].kind, "moe");
   EXPECT_EQ(ResidualsJson(back->rows), text);
+  // A file written before `kind`: its runs are dense.
+  Result<ResidualSet> old = ParseResiduals(
+      "{\"runs\": [{\"id\": \"x\", \"hardware_family\": \"h100\", \"precision\": \"fp8\", "
+      "\"framework\": \"nemo\", \"error\": 0.1}]}",
+      "r.json");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->rows[0].kind, "dense");
+  Result<ResidualSet> bad_kind = ParseResiduals(
+      "{\"runs\": [{\"id\": \"x\", \"hardware_family\": \"h100\", \"precision\": \"fp8\", "
+      "\"framework\": \"nemo\", \"error\": 0.1, \"kind\": \"sparse\"}]}",
+      "r.json");
+  ASSERT_FALSE(bad_kind.ok());
+  EXPECT_NE(bad_kind.status().ToString().find("runs[0].kind: expected \"dense\" or \"moe\""),
+            std::string::npos)
+      << bad_kind.status().ToString();
   Result<ResidualSet> bad = ParseResiduals("{\n  \"runs\": [1,\n", "r.json");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().diagnostics()[0].loc.file, "r.json");

@@ -315,7 +315,7 @@ TEST(CheckClaimCli, AbovePeak) {
 // At 128K tokens attention is most of the work: a FLOP/s claim reads far above the best layout
 // under 6·N and far below it under the conventions that count attention, within the prediction
 // interval under none (450 TFLOP/s: model FLOPs -28%, 6·N + attention -29%, 6·N +277%, all
-// clear of the h100 interval's x0.80 to x1.08; 500 TFLOP/s sat at its edge).
+// clear of the h100 interval, x0.80 to x1.08 when written, x0.83 to x0.99 now).
 // The reason said "read under ; not under ..." with nothing under "read under".
 TEST(CheckClaimCli, ClaimBetweenConventionsSaysSo) {
   const sweep_test::CliRun r = Shardsim(

@@ -2,11 +2,12 @@
 // GPT-OSS 120B, Qwen3 30B-A3B and 235B-A22B) of NVIDIA's Megatron-Bridge performance summary (NeMo
 // 25.11 and 26.02 containers) on DGX-GB300, DGX-GB200, DGX-B300, DGX-B200 and DGX-H100
 // (tests/validation/oos/: one scenario per row, published.csv, README.md there). Nothing in
-// shardsim was fitted to these rows, and they are not among the residuals behind the prediction
-// intervals (hardware/calibration/residuals.json): they are the check of how the hardware files
-// of the GPUs people book now hold up on whole runs. The test prints the table the README shows
-// (Accuracy, "Out of sample") and holds the README to it; it does not hold the errors to a
-// tolerance: they are what they are, and the README says so.
+// shardsim was fitted to these rows: they are the check of how the hardware files of the GPUs
+// people book now hold up on whole runs. Their errors are also residuals behind the prediction
+// intervals (hardware/calibration/residuals.json, residuals_test.cc), so that `simulate` on these
+// GPUs says how far off it has been there; that moves no prediction. The test prints the table the
+// README shows (Accuracy, "Out of sample") and holds the README to it; it does not hold the errors
+// to a tolerance: they are what they are, and the README says so.
 //
 // error = published step time / predicted step time - 1 (positive: shardsim predicts a faster
 // step), the published step time being global batch x sequence / (tokens/s/GPU x GPUs).
@@ -25,43 +26,12 @@
 #include "sim/base/units.h"
 #include "sim/config/loader.h"
 #include "sim/report/simulate.h"
+#include "tests/validation/oos_published.h"
 
 namespace shardsim {
 namespace {
 
-const std::string kDir = std::string(SHARDSIM_SOURCE_DIR) + "/tests/validation/oos/";
-
-struct Published {
-  std::string id, system, kind;  // kind: dense or moe
-  double tokens_per_s_per_gpu = 0.0;
-  double model_tflops_per_gpu = 0.0;
-};
-
-std::vector<Published> ReadPublished() {
-  std::ifstream in(kDir + "published.csv");
-  std::vector<Published> rows;
-  bool header = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    if (!header) {
-      header = true;  // id,system,tokens_per_s_per_gpu,model_tflops_per_gpu,kind
-      continue;
-    }
-    std::stringstream s(line);
-    Published p;
-    std::string tokens, tflops;
-    std::getline(s, p.id, ',');
-    std::getline(s, p.system, ',');
-    std::getline(s, tokens, ',');
-    std::getline(s, tflops, ',');
-    std::getline(s, p.kind, ',');
-    EXPECT_TRUE(p.kind == "dense" || p.kind == "moe") << p.id << ": kind '" << p.kind << "'";
-    p.tokens_per_s_per_gpu = std::stod(tokens);
-    p.model_tflops_per_gpu = std::stod(tflops);
-    rows.push_back(p);
-  }
-  return rows;
-}
+using Published = OosPublished;
 
 struct Row {
   Published pub;
@@ -74,8 +44,8 @@ struct Row {
 
 std::vector<Row> Simulated() {
   std::vector<Row> rows;
-  for (const Published& p : ReadPublished()) {
-    Result<Scenario> sc = LoadScenario(kDir + p.id + ".yaml", LoadOptions{});
+  for (const Published& p : ReadOosPublished()) {
+    Result<Scenario> sc = LoadScenario(kOosDir + p.id + ".yaml", LoadOptions{});
     EXPECT_TRUE(sc.ok()) << p.id << ": " << (sc.ok() ? "" : sc.status().message());
     if (!sc.ok()) continue;
     Result<SimResult> sim = Simulate(*sc);
@@ -153,7 +123,7 @@ std::vector<std::string> SummaryLines(const std::vector<Row>& rows) {
 
 TEST(OutOfSample, MegatronBridgeRowsPredictedVsPublished) {
   const std::vector<Row> rows = Simulated();
-  ASSERT_EQ(rows.size(), ReadPublished().size());
+  ASSERT_EQ(rows.size(), ReadOosPublished().size());
   ASSERT_FALSE(rows.empty());
   std::printf(
       "\n| run | system | tokens/s/GPU published | shardsim | step published | step predicted | "
@@ -168,10 +138,10 @@ TEST(OutOfSample, MegatronBridgeRowsPredictedVsPublished) {
 // Every scenario in oos/ has its published row, and every row its scenario.
 TEST(OutOfSample, EveryScenarioHasItsPublishedRow) {
   std::vector<std::string> files, ids;
-  for (const auto& e : std::filesystem::directory_iterator(kDir)) {
+  for (const auto& e : std::filesystem::directory_iterator(kOosDir)) {
     if (e.path().extension() == ".yaml") files.push_back(e.path().stem().string());
   }
-  for (const Published& p : ReadPublished()) ids.push_back(p.id);
+  for (const Published& p : ReadOosPublished()) ids.push_back(p.id);
   std::sort(files.begin(), files.end());
   std::sort(ids.begin(), ids.end());
   EXPECT_EQ(files, ids);

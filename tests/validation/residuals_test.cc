@@ -19,6 +19,7 @@
 #include "sim/config/loader.h"
 #include "sim/report/interval.h"
 #include "sim/report/simulate.h"
+#include "tests/validation/oos_published.h"
 
 namespace shardsim {
 namespace {
@@ -28,7 +29,9 @@ const std::string kFile = std::string(SHARDSIM_SOURCE_DIR) + "/" + kResidualsPat
 
 // Every held run of published.json (known outliers left out, as the validation table's
 // tolerance leaves them out): the error of ReferenceRuns.PredictedVsPublished, and what it
-// depends on.
+// depends on; then every out-of-sample run (oos/published.csv), the error
+// OutOfSample.MegatronBridgeRowsPredictedVsPublished prints. Nothing is fitted to either: their
+// errors only say how far off shardsim has been where a new scenario falls.
 std::vector<ResidualRow> ComputeResiduals() {
   std::ifstream in(kDir + "published.json");
   const nlohmann::json runs = nlohmann::json::parse(in)["runs"];
@@ -51,7 +54,21 @@ std::vector<ResidualRow> ComputeResiduals() {
     // The scenario's framework: key (sim/framework) names the software the source ran.
     EXPECT_EQ(key.framework, r["framework"].get<std::string>()) << r["id"];
     rows.push_back(ResidualRow{r["id"], key.hardware_family, key.precision,
-                               r["framework"].get<std::string>(), t_pub / t_pred - 1.0});
+                               r["framework"].get<std::string>(), t_pub / t_pred - 1.0, key.kind});
+  }
+  for (const OosPublished& p : ReadOosPublished()) {
+    auto sc = LoadScenario(kOosDir + p.id + ".yaml", LoadOptions{});
+    EXPECT_TRUE(sc.ok()) << p.id;
+    if (!sc.ok()) continue;
+    auto sim = Simulate(*sc);
+    EXPECT_TRUE(sim.ok()) << p.id;
+    if (!sim.ok()) continue;
+    const double t_pub =
+        sim->tokens_per_step / (p.tokens_per_s_per_gpu * static_cast<double>(sc->gpus));
+    const IntervalKey key = IntervalKeyOf(*sc);
+    EXPECT_EQ(key.kind, p.kind) << p.id << ": published.csv's kind against the scenario's model";
+    rows.push_back(ResidualRow{p.id, key.hardware_family, key.precision, key.framework,
+                               t_pub / sim->step_time.value() - 1.0, key.kind});
   }
   return rows;
 }
@@ -87,7 +104,7 @@ TEST(Residuals, LeaveOneOutCoverage) {
   double nominal = 0.0;
   for (const ResidualRow& r : set->rows) {
     const PredictionInterval p =
-        IntervalFor(*set, IntervalKey{r.hardware_family, r.precision, r.framework}, r.id);
+        IntervalFor(*set, IntervalKey{r.hardware_family, r.precision, r.framework, r.kind}, r.id);
     ASSERT_TRUE(p.available);
     const bool in = r.error >= p.error_low && r.error <= p.error_high;
     covered += in ? 1 : 0;
