@@ -2,15 +2,19 @@
 // benchmark measured for its Llama 3 8B runs (tests/reference/memory.yaml measured_peak_memory,
 // the allocator's max reserved, within 3.5%), and the layouts published as fitting or not fitting
 // in 80 GB (tests/reference/memory.yaml feasibility; scenarios in tests/validation/feasibility/ and
-// the BLOOM run).
+// the BLOOM run), and the per-GPU activation memory profiled on Megatron-LM for the four models
+// of Korthikanti 2022 (megatron_profiled_memory_korthikanti2022).
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/config/loader.h"
@@ -112,6 +116,70 @@ TEST(MemoryValidation, TorchtitanMeasuredPeaks) {
   for (const std::string t : {"torchtitan_t1_8b_fsdp", "torchtitan_t3_8b_128gpu_fsdp"}) {
     EXPECT_GT(predicted_of[t], predicted_of[t + "_compile"] + 3.0) << t;
   }
+}
+
+// Korthikanti 2022 profiled the per-GPU activation memory of its four Table-5 models on
+// Megatron-LM (A100 80GB, sequence 2048): 22B (TP8, micro-batch 4), 175B (TP8 PP8, interleaved 3),
+// 530B (TP8 PP35, interleaved 3), 1T (TP8 PP64), with no recompute and with sequence parallelism
+// plus selective recompute (tests/reference/memory.yaml, from Calculon's validation data). The
+// scenarios are the validation table's korthikanti2022_*_sp_selective runs; "none" is the same
+// with recompute none and sequence parallelism off. shardsim's figure is the first pipeline
+// stage's activations at its peak (micro-batches in flight x what each saves; the first stage
+// is the one the paper's formulas describe). Nothing was fitted to these figures. Held: the
+// median within 2% (issue 14's target for measured Megatron runs), every row within 5%.
+// The same source's model states (params_and_optimizer) are printed, not held: it gives 45.56
+// GiB for both 22B and 175B at 2.77 and 2.82 billion parameters per GPU, 17.6 and 17.3 bytes a
+// parameter, which no accounting of fp16 weights, gradients and Adam (16 or 18) gives; the study
+// does not say how it was measured.
+TEST(MemoryValidation, KorthikantiProfiledActivations) {
+  const YAML::Node ref =
+      YAML::LoadFile(std::string(SHARDSIM_SOURCE_DIR) + "/tests/reference/memory.yaml");
+  const YAML::Node gib_of = ref["megatron_profiled_memory_korthikanti2022"]["gib"];
+  ASSERT_TRUE(gib_of.IsMap());
+  const double gib = 1073741824.0;
+  const std::vector<std::pair<std::string, std::string>> models = {{"megatron-22b", "22b"},
+                                                                   {"gpt3-175b", "175b"},
+                                                                   {"turing-530b", "530b"},
+                                                                   {"megatron-1t", "1t"}};
+  std::printf("\n%-14s %-9s %12s %12s %8s   %14s %14s %8s\n", "model", "recompute", "activations",
+              "profiled", "error", "model states", "profiled", "error");
+  std::vector<double> errors;
+  for (const auto& [key, scenario] : models) {
+    auto sc =
+        LoadScenario(kDir + "korthikanti2022_" + scenario + "_sp_selective.yaml", LoadOptions{});
+    ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+    const YAML::Node pub = gib_of[key];
+    ASSERT_TRUE(pub.IsMap()) << key;
+    for (const bool none : {true, false}) {
+      Scenario s = *sc;
+      if (none) {
+        s.training.recompute = Recompute::kNone;
+        s.parallel.sequence_parallel = false;
+      }
+      auto budget = EstimateMemory(s.model, s.training, s.parallel, s.hardware, s.framework);
+      ASSERT_TRUE(budget.ok()) << key << ": " << budget.status().ToString();
+      const StageMemory& first = budget->stages.front();
+      const double act = first.activations.value() / gib;
+      const double states =
+          (first.weights.value() + first.gradients.value() + first.optimizer.value()) / gib;
+      const double act_pub = pub[none ? "activations_none" : "activations_seq_sel"].as<double>();
+      const double states_pub = pub["params_and_optimizer"].as<double>();
+      const double err = act / act_pub - 1.0;
+      errors.push_back(err);
+      std::printf("%-14s %-9s %8.2f GiB %8.2f GiB %+7.1f%%   %10.2f GiB %10.2f GiB %+7.1f%%\n",
+                  key.c_str(), none ? "none" : "seq+sel", act, act_pub, 100.0 * err, states,
+                  states_pub, 100.0 * (states / states_pub - 1.0));
+      EXPECT_LE(std::fabs(err), 0.05) << key << (none ? " none" : " seq+sel");
+    }
+  }
+  std::vector<double> abs_err;
+  for (double e : errors) abs_err.push_back(std::fabs(e));
+  std::sort(abs_err.begin(), abs_err.end());
+  const double median = 0.5 * (abs_err[abs_err.size() / 2 - 1] + abs_err[abs_err.size() / 2]);
+  std::printf("activations: median abs. error %.1f%% over %zu figures\n", 100.0 * median,
+              errors.size());
+  ASSERT_EQ(errors.size(), 8u);
+  EXPECT_LE(median, 0.02);
 }
 
 TEST(MemoryValidation, PublishedFeasibility) {
