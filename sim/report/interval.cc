@@ -67,6 +67,7 @@ PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
                                const std::string& exclude_id) {
   PredictionInterval p;
   p.source = set.file;
+  p.kind = key.kind;
   struct Level {
     bool family, precision, framework, kind;
   };

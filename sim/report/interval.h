@@ -70,6 +70,7 @@ struct PredictionInterval {
   double coverage = 0.0;  // nominal: (n + 1 - 2k) / (n + 1)
   int runs = 0;
   std::string group;                // "h100 fp8 nemo", "h100", "gb300 moe", "all dense runs"
+  std::string kind;                 // the model kind whose runs it draws on ("dense", "moe")
   bool hardware_validated = false;  // the group holds runs of the scenario's hardware family
   std::string note;                 // one line for people: the group and what it lacks
   std::string source;               // the residuals file

@@ -36,6 +36,7 @@ Json IntervalBasisJson(const PredictionInterval& p) {
   if (p.available) {
     b["runs"] = p.runs;
     b["group"] = p.group;
+    b["kind"] = p.kind;
     b["hardware_validated"] = p.hardware_validated;
     b["error_low"] = p.error_low;
     b["error_high"] = p.error_high;

@@ -69,6 +69,7 @@ std::string ClaimJson(const ClaimCheck& c) {
                 {"coverage", c.interval.coverage},
                 {"runs", c.interval.runs},
                 {"group", c.interval.group},
+                {"kind", c.interval.kind},
                 {"note", c.interval.note},
                 {"source", c.interval.source}};
   }

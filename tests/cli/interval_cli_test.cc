@@ -23,6 +23,7 @@ TEST(SimulateInterval, JsonCarriesTheIntervalAndItsBasis) {
   EXPECT_LT(iv[0].get<double>(), iv[1].get<double>());
   const Json& b = j["step_time_interval_basis"];
   EXPECT_EQ(b["group"], "h100");
+  EXPECT_EQ(b["kind"], "dense");
   EXPECT_TRUE(b["hardware_validated"]);
   EXPECT_GE(b["runs"].get<int>(), 5);
   EXPECT_NEAR(iv[0].get<double>(), t * (1.0 + b["error_low"].get<double>()), 1e-9 * t);
@@ -72,6 +73,7 @@ TEST(SimulateInterval, HardwareWithoutValidationRunsSaysSo) {
       false);
   ASSERT_EQ(m.code, 0) << m.out;
   EXPECT_EQ(Json::parse(m.out)["step_time_interval_basis"]["group"], "gb300 moe");
+  EXPECT_EQ(Json::parse(m.out)["step_time_interval_basis"]["kind"], "moe");
   // A library without the residuals file: no interval, and the text says why.
   namespace fs = std::filesystem;
   const fs::path src(SHARDSIM_SOURCE_DIR);
