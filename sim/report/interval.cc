@@ -67,7 +67,6 @@ PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
                                const std::string& exclude_id) {
   PredictionInterval p;
   p.source = set.file;
-  p.kind = key.kind;
   struct Level {
     bool family, precision, framework, kind;
   };
@@ -81,8 +80,9 @@ PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
     family_seen = family_seen || (r.id != exclude_id && r.hardware_family == key.hardware_family &&
                                   r.kind == key.kind);
   }
-  // Runs of another kind are another population: only dense groups label themselves as such
-  // when pooled ("all dense runs"); a MoE group says so at every level ("gb300 moe").
+  // Runs of another kind are another population. A MoE group names its kind at every level
+  // ("gb300 moe"); a dense one only once pooled ("all dense runs"), so the groups of the runs
+  // that were all dense keep their names ("h100 fp8 nemo").
   const std::string kind_label = key.kind == "dense" ? "" : " " + key.kind;
   for (const Level& l : levels) {
     std::vector<double> e;
@@ -106,6 +106,7 @@ PredictionInterval IntervalFor(const ResidualSet& set, const IntervalKey& key,
     p.median_error = c.median;
     p.coverage = c.coverage;
     p.hardware_validated = l.family;
+    p.kind = l.kind ? key.kind : "any";
     if (l.framework) {
       p.group = key.hardware_family + " " + key.precision + " " + key.framework + kind_label;
     } else if (l.precision) {

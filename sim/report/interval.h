@@ -38,7 +38,7 @@ inline constexpr int kMinGroupRuns = 5;           // fewer runs: the next, wider
 struct ResidualRow {
   std::string id;
   std::string hardware_family;  // "a100", "h100", ...
-  std::string precision;        // PrecisionClass: "bf16/fp16", "fp8", "fp32"
+  std::string precision;        // PrecisionClass: "bf16/fp16", "fp8", "mxfp8", "nvfp4", "fp32"
   std::string framework;        // "megatron", "nemo", "torchtitan", "fsdp", ...
   double error = 0.0;           // published step time / predicted - 1
   std::string kind = "dense";   // ModelKind: "dense" or "moe"
@@ -70,7 +70,7 @@ struct PredictionInterval {
   double coverage = 0.0;  // nominal: (n + 1 - 2k) / (n + 1)
   int runs = 0;
   std::string group;                // "h100 fp8 nemo", "h100", "gb300 moe", "all dense runs"
-  std::string kind;                 // the model kind whose runs it draws on ("dense", "moe")
+  std::string kind;                 // the kind of the runs drawn on: "dense", "moe", or "any"
   bool hardware_validated = false;  // the group holds runs of the scenario's hardware family
   std::string note;                 // one line for people: the group and what it lacks
   std::string source;               // the residuals file

@@ -135,6 +135,7 @@ TEST(Interval, RunsOfTheOtherKindAreLeftOut) {
   EXPECT_DOUBLE_EQ(d.error_high, -0.25);
   const PredictionInterval m = IntervalFor(set, {"gb300", "fp8", "nemo", "moe"});
   EXPECT_EQ(m.group, "gb300 fp8 nemo moe");
+  EXPECT_EQ(m.kind, "moe");
   EXPECT_EQ(m.runs, 5);
   EXPECT_DOUBLE_EQ(m.error_low, 0.0);
   EXPECT_DOUBLE_EQ(m.error_high, 2.0);
@@ -158,6 +159,7 @@ TEST(Interval, RunsOfTheOtherKindAreLeftOut) {
   std::vector<ResidualRow> dense_only(rows.begin(), rows.begin() + 6);
   const PredictionInterval none = IntervalFor(Set(dense_only), {"gb300", "fp8", "nemo", "moe"});
   EXPECT_EQ(none.group, "all runs");
+  EXPECT_EQ(none.kind, "any");
   EXPECT_EQ(none.runs, 6);
   EXPECT_NE(none.note.find("no moe validation runs on gb300 hardware: wider interval from all 6 "
                            "validation runs"),
