@@ -39,19 +39,20 @@ TEST(SimulateInterval, JsonCarriesTheIntervalAndItsBasis) {
 }
 
 TEST(SimulateInterval, HardwareWithoutValidationRunsSaysSo) {
+  // The quickstart on other hardware (`overrides`: its hardware and topology keys).
+  auto quickstart_on = [](const std::string& name, const std::string& overrides) {
+    const std::string file = "/tmp/shardsim_interval_" + name + ".yaml";
+    testing::WriteFile(file, "base: " + std::string(SHARDSIM_SOURCE_DIR) +
+                                 "/scenarios/quickstart.yaml\n" + overrides);
+    return testing::Shardsim("simulate " + file);
+  };
   // H200: no validation run; the interval of every dense run, labelled.
-  testing::WriteFile("/tmp/shardsim_interval_h200.yaml",
-                     "base: " + std::string(SHARDSIM_SOURCE_DIR) +
-                         "/scenarios/quickstart.yaml\nhardware: h200-sxm\n");
-  const testing::CliRun h = testing::Shardsim("simulate /tmp/shardsim_interval_h200.yaml");
+  const testing::CliRun h = quickstart_on("h200", "hardware: h200-sxm\n");
   EXPECT_NE(h.out.find("no dense validation runs on h200 hardware: wider interval from all"),
             std::string::npos)
       << h.out;
   // B200: four dense runs out of sample (tests/validation/oos/), fewer than a group needs.
-  testing::WriteFile("/tmp/shardsim_interval_b200.yaml",
-                     "base: " + std::string(SHARDSIM_SOURCE_DIR) +
-                         "/scenarios/quickstart.yaml\nhardware: b200\ntopology: dgx-b200\n");
-  const testing::CliRun b = testing::Shardsim("simulate /tmp/shardsim_interval_b200.yaml");
+  const testing::CliRun b = quickstart_on("b200", "hardware: b200\ntopology: dgx-b200\n");
   EXPECT_NE(b.out.find("too few dense validation runs on b200 hardware: wider interval from all"),
             std::string::npos)
       << b.out;
