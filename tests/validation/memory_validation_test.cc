@@ -172,13 +172,13 @@ TEST(MemoryValidation, KorthikantiProfiledActivations) {
       EXPECT_LE(std::fabs(err), 0.05) << key << (none ? " none" : " seq+sel");
     }
   }
+  ASSERT_EQ(errors.size(), 8u);
   std::vector<double> abs_err;
   for (double e : errors) abs_err.push_back(std::fabs(e));
   std::sort(abs_err.begin(), abs_err.end());
-  const double median = 0.5 * (abs_err[abs_err.size() / 2 - 1] + abs_err[abs_err.size() / 2]);
+  const double median = 0.5 * (abs_err[3] + abs_err[4]);  // 8 figures
   std::printf("activations: median abs. error %.1f%% over %zu figures\n", 100.0 * median,
               errors.size());
-  ASSERT_EQ(errors.size(), 8u);
   EXPECT_LE(median, 0.02);
 }
 

@@ -1,6 +1,9 @@
-// The published figures of the out-of-sample runs (tests/validation/oos/published.csv): read by
-// the out-of-sample table (out_of_sample_test.cc) and by the residuals behind the prediction
-// intervals (residuals_test.cc).
+// The out-of-sample runs (tests/validation/oos/): their published figures (published.csv) and
+// each one simulated, once per test binary, for the out-of-sample table (out_of_sample_test.cc)
+// and the residuals behind the prediction intervals (residuals_test.cc).
+//
+// error = published step time / predicted step time - 1 (positive: shardsim predicts a faster
+// step), the published step time being global batch x sequence / (tokens/s/GPU x GPUs).
 #ifndef SHARDSIM_TESTS_VALIDATION_OOS_PUBLISHED_H_
 #define SHARDSIM_TESTS_VALIDATION_OOS_PUBLISHED_H_
 
@@ -10,6 +13,11 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "sim/base/units.h"
+#include "sim/config/loader.h"
+#include "sim/report/interval.h"
+#include "sim/report/simulate.h"
 
 namespace shardsim {
 
@@ -46,6 +54,47 @@ inline std::vector<OosPublished> ReadOosPublished() {
     rows.push_back(p);
   }
   return rows;
+}
+
+// One out-of-sample run, simulated.
+struct OosRun {
+  OosPublished pub;
+  IntervalKey key;  // what its residual depends on (sim/report/interval.h)
+  double tokens_pred = 0.0;
+  double step_pub = 0.0, step_pred = 0.0;
+  double error = 0.0;
+  bool fits = true;
+  double peak_gib = 0.0, capacity_gib = 0.0;
+};
+
+// Every row of published.csv simulated from its scenario (a row that does not load or simulate
+// fails the calling test and is left out). Simulated on the first call; the same rows after.
+inline const std::vector<OosRun>& OosRuns() {
+  static const std::vector<OosRun> runs = [] {
+    std::vector<OosRun> out;
+    for (const OosPublished& p : ReadOosPublished()) {
+      Result<Scenario> sc = LoadScenario(kOosDir + p.id + ".yaml", LoadOptions{});
+      EXPECT_TRUE(sc.ok()) << p.id << ": " << (sc.ok() ? "" : sc.status().message());
+      if (!sc.ok()) continue;
+      Result<SimResult> sim = Simulate(*sc);
+      EXPECT_TRUE(sim.ok()) << p.id << ": " << (sim.ok() ? "" : sim.status().message());
+      if (!sim.ok()) continue;
+      OosRun r;
+      r.pub = p;
+      r.key = IntervalKeyOf(*sc);
+      EXPECT_EQ(r.key.kind, p.kind) << p.id << ": published.csv's kind against the model's";
+      r.tokens_pred = sim->tokens_per_s_per_gpu;
+      r.step_pred = sim->step_time.value();
+      r.step_pub = sim->tokens_per_step / (p.tokens_per_s_per_gpu * static_cast<double>(sc->gpus));
+      r.error = r.step_pub / r.step_pred - 1.0;
+      r.fits = sim->fits;
+      r.peak_gib = sim->peak_memory.value() / kGiB;
+      r.capacity_gib = sc->hardware.memory_capacity / kGiB;
+      out.push_back(r);
+    }
+    return out;
+  }();
+  return runs;
 }
 
 }  // namespace shardsim

@@ -9,8 +9,7 @@
 // README shows (Accuracy, "Out of sample") and holds the README to it; it does not hold the errors
 // to a tolerance: they are what they are, and the README says so.
 //
-// error = published step time / predicted step time - 1 (positive: shardsim predicts a faster
-// step), the published step time being global batch x sequence / (tokens/s/GPU x GPUs).
+// error = published step time / predicted step time - 1 (oos_published.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,37 +32,7 @@ namespace {
 
 using Published = OosPublished;
 
-struct Row {
-  Published pub;
-  double tokens_pred = 0.0;
-  double step_pub = 0.0, step_pred = 0.0;
-  double error = 0.0;
-  bool fits = true;
-  double peak_gib = 0.0, capacity_gib = 0.0;
-};
-
-std::vector<Row> Simulated() {
-  std::vector<Row> rows;
-  for (const Published& p : ReadOosPublished()) {
-    Result<Scenario> sc = LoadScenario(kOosDir + p.id + ".yaml", LoadOptions{});
-    EXPECT_TRUE(sc.ok()) << p.id << ": " << (sc.ok() ? "" : sc.status().message());
-    if (!sc.ok()) continue;
-    Result<SimResult> sim = Simulate(*sc);
-    EXPECT_TRUE(sim.ok()) << p.id << ": " << (sim.ok() ? "" : sim.status().message());
-    if (!sim.ok()) continue;
-    Row r;
-    r.pub = p;
-    r.tokens_pred = sim->tokens_per_s_per_gpu;
-    r.step_pred = sim->step_time.value();
-    r.step_pub = sim->tokens_per_step / (p.tokens_per_s_per_gpu * static_cast<double>(sc->gpus));
-    r.error = r.step_pub / r.step_pred - 1.0;
-    r.fits = sim->fits;
-    r.peak_gib = sim->peak_memory.value() / kGiB;
-    r.capacity_gib = sc->hardware.memory_capacity / kGiB;
-    rows.push_back(r);
-  }
-  return rows;
-}
+using Row = OosRun;
 
 std::string Fmt(const char* format, double v) {
   char buf[64];
@@ -122,7 +91,7 @@ std::vector<std::string> SummaryLines(const std::vector<Row>& rows) {
 }
 
 TEST(OutOfSample, MegatronBridgeRowsPredictedVsPublished) {
-  const std::vector<Row> rows = Simulated();
+  const std::vector<Row>& rows = OosRuns();
   ASSERT_EQ(rows.size(), ReadOosPublished().size());
   ASSERT_FALSE(rows.empty());
   std::printf(
@@ -156,7 +125,7 @@ TEST(OutOfSample, ReadmeTableIsCurrent) {
     return std::find_if(lines.begin(), lines.end(),
                         [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
   };
-  const std::vector<Row> rows = Simulated();
+  const std::vector<Row>& rows = OosRuns();
   ASSERT_FALSE(rows.empty());
   for (const Row& r : rows) {
     auto it = has("| " + r.pub.id + " ");
