@@ -25,8 +25,9 @@ inline const std::string kOosDir = std::string(SHARDSIM_SOURCE_DIR) + "/tests/va
 
 struct OosPublished {
   std::string id, system, kind;  // kind: dense or moe
+  std::string source;            // who published it: Megatron-Bridge, MLPerf Training v5.1
   double tokens_per_s_per_gpu = 0.0;
-  double model_tflops_per_gpu = 0.0;
+  double model_tflops_per_gpu = 0.0;  // 0 where the source prints none (MLPerf)
 };
 
 inline std::vector<OosPublished> ReadOosPublished() {
@@ -37,7 +38,7 @@ inline std::vector<OosPublished> ReadOosPublished() {
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;
     if (!header) {
-      header = true;  // id,system,tokens_per_s_per_gpu,model_tflops_per_gpu,kind
+      header = true;  // id,system,tokens_per_s_per_gpu,model_tflops_per_gpu,kind,source
       continue;
     }
     std::stringstream s(line);
@@ -48,9 +49,11 @@ inline std::vector<OosPublished> ReadOosPublished() {
     std::getline(s, tokens, ',');
     std::getline(s, tflops, ',');
     std::getline(s, p.kind, ',');
+    std::getline(s, p.source, ',');
     EXPECT_TRUE(p.kind == "dense" || p.kind == "moe") << p.id << ": kind '" << p.kind << "'";
+    EXPECT_FALSE(p.source.empty()) << p.id << ": no source";
     p.tokens_per_s_per_gpu = std::stod(tokens);
-    p.model_tflops_per_gpu = std::stod(tflops);
+    p.model_tflops_per_gpu = tflops.empty() ? 0.0 : std::stod(tflops);
     rows.push_back(p);
   }
   return rows;

@@ -1,6 +1,7 @@
 // Out of sample: predicted vs published for the dense Llama rows and the MoE rows (DeepSeek-V3,
 // GPT-OSS 120B, Qwen3 30B-A3B and 235B-A22B) of NVIDIA's Megatron-Bridge performance summary (NeMo
-// 25.11 and 26.02 containers) on DGX-GB300, DGX-GB200, DGX-B300, DGX-B200 and DGX-H100
+// 25.11 and 26.02 containers) on DGX-GB300, DGX-GB200, DGX-B300, DGX-B200 and DGX-H100, and AMD's
+// MLPerf Training v5.1 Llama 3.1 8B runs on 8 MI355X and 8 MI350X
 // (tests/validation/oos/: one scenario per row, published.csv, README.md there). Nothing in
 // shardsim was fitted to these rows: they are the check of how the hardware files of the GPUs
 // people book now hold up on whole runs. Their errors are also residuals behind the prediction
@@ -54,13 +55,15 @@ double Median(std::vector<double> v) {
   return n == 0 ? NAN : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The rows of `system` and `kind` (empty: any): runs, median absolute error, median signed
-// error, worst, under `label`.
-std::string SummaryLine(const std::string& label, const std::string& system,
-                        const std::string& kind, const std::vector<Row>& rows) {
+// The rows of `source`, `system` and `kind` (empty: any): runs, median absolute error, median
+// signed error, worst, under `label`.
+std::string SummaryLine(const std::string& label, const std::string& source,
+                        const std::string& system, const std::string& kind,
+                        const std::vector<Row>& rows) {
   std::vector<double> abs_err, err;
   double worst = 0.0;
   for (const Row& r : rows) {
+    if (!source.empty() && r.pub.source != source) continue;
     if (!system.empty() && r.pub.system != system) continue;
     if (!kind.empty() && r.pub.kind != kind) continue;
     abs_err.push_back(std::fabs(r.error));
@@ -74,23 +77,30 @@ std::string SummaryLine(const std::string& label, const std::string& system,
 
 std::vector<std::string> SummaryLines(const std::vector<Row>& rows) {
   std::vector<std::string> out;
+  const std::string bridge = "Megatron-Bridge";
   for (const char* kind : {"dense", "moe"}) {
     const std::string what = std::string(kind) == "dense" ? "dense" : "MoE";
     for (const char* system : {"GB300", "GB200", "B300", "B200", "H100"}) {
       const bool any = std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
-        return r.pub.system == system && r.pub.kind == kind;
+        return r.pub.source == bridge && r.pub.system == system && r.pub.kind == kind;
       });
       if (!any) continue;  // no dense rows on B300
-      out.push_back(SummaryLine(std::string("DGX-") + system + ", " + what + ", Megatron-Bridge",
+      out.push_back(SummaryLine(std::string("DGX-") + system + ", " + what + ", " + bridge, bridge,
                                 system, kind, rows));
     }
-    out.push_back(SummaryLine("all systems, " + what + ", Megatron-Bridge", "", kind, rows));
+    out.push_back(SummaryLine("all systems, " + what + ", " + bridge, bridge, "", kind, rows));
   }
-  out.push_back(SummaryLine("all systems, dense and MoE, Megatron-Bridge", "", "", rows));
+  out.push_back(SummaryLine("all systems, dense and MoE, " + bridge, bridge, "", "", rows));
+  const std::string mlperf = "MLPerf Training v5.1";
+  for (const char* system : {"MI355X", "MI350X"}) {
+    out.push_back(
+        SummaryLine(std::string("8x ") + system + ", dense, " + mlperf, mlperf, system, "", rows));
+  }
+  out.push_back(SummaryLine("every out-of-sample run", "", "", "", rows));
   return out;
 }
 
-TEST(OutOfSample, MegatronBridgeRowsPredictedVsPublished) {
+TEST(OutOfSample, RowsPredictedVsPublished) {
   const std::vector<Row>& rows = OosRuns();
   ASSERT_EQ(rows.size(), ReadOosPublished().size());
   ASSERT_FALSE(rows.empty());

@@ -30,7 +30,7 @@ const std::string kFile = std::string(SHARDSIM_SOURCE_DIR) + "/" + kResidualsPat
 // Every held run of published.json (known outliers left out, as the validation table's
 // tolerance leaves them out): the error of ReferenceRuns.PredictedVsPublished, and what it
 // depends on; then every out-of-sample run (oos/published.csv), the error
-// OutOfSample.MegatronBridgeRowsPredictedVsPublished prints. Nothing is fitted to either: their
+// OutOfSample.RowsPredictedVsPublished prints. Nothing is fitted to either: their
 // errors only say how far off shardsim has been where a new scenario falls.
 std::vector<ResidualRow> ComputeResiduals() {
   std::ifstream in(kDir + "published.json");
