@@ -1,7 +1,9 @@
 // Out of sample: predicted vs published for the dense Llama rows and the MoE rows (DeepSeek-V3,
 // GPT-OSS 120B, Qwen3 30B-A3B and 235B-A22B) of NVIDIA's Megatron-Bridge performance summary (NeMo
-// 25.11 and 26.02 containers) on DGX-GB300, DGX-GB200, DGX-B300, DGX-B200 and DGX-H100, and AMD's
-// MLPerf Training v5.1 Llama 3.1 8B runs on 8 MI355X and 8 MI350X
+// 25.11 and 26.02 containers) on DGX-GB300, DGX-GB200, DGX-B300, DGX-B200 and DGX-H100, and
+// MLPerf Training closed-division logs: NVIDIA's Llama 3.1 405B on 512-8,192 H100 and 256-512
+// GB200 (v5.0), its Llama 3.1 8B on 72 and 512 GB300 (v5.1), AMD's Llama 3.1 8B on 8 MI355X and
+// 8 MI350X (v5.1)
 // (tests/validation/oos/: one scenario per row, published.csv, README.md there). Nothing in
 // shardsim was fitted to these rows: they are the check of how the hardware files of the GPUs
 // people book now hold up on whole runs. Their errors are also residuals behind the prediction
@@ -21,6 +23,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/base/units.h"
@@ -91,10 +94,14 @@ std::vector<std::string> SummaryLines(const std::vector<Row>& rows) {
     out.push_back(SummaryLine("all systems, " + what + ", " + bridge, bridge, "", kind, rows));
   }
   out.push_back(SummaryLine("all systems, dense and MoE, " + bridge, bridge, "", "", rows));
-  const std::string mlperf = "MLPerf Training v5.1";
-  for (const char* system : {"MI355X", "MI350X"}) {
-    out.push_back(
-        SummaryLine(std::string("8x ") + system + ", dense, " + mlperf, mlperf, system, "", rows));
+  // The other sources (MLPerf Training), per source and system in published.csv's order.
+  std::vector<std::pair<std::string, std::string>> seen;
+  for (const Row& r : rows) {
+    if (r.pub.source == bridge) continue;
+    const std::pair<std::string, std::string> at{r.pub.source, r.pub.system};
+    if (std::find(seen.begin(), seen.end(), at) != seen.end()) continue;
+    seen.push_back(at);
+    out.push_back(SummaryLine(at.second + ", dense, " + at.first, at.first, at.second, "", rows));
   }
   out.push_back(SummaryLine("every out-of-sample run", "", "", "", rows));
   return out;
