@@ -25,7 +25,7 @@ inline const std::string kOosDir = std::string(SHARDSIM_SOURCE_DIR) + "/tests/va
 
 struct OosPublished {
   std::string id, system, kind;  // kind: dense or moe
-  std::string source;            // who published it: Megatron-Bridge, MLPerf Training v5.1
+  std::string source;            // Megatron-Bridge, MLPerf Training v5.0 or v5.1
   double tokens_per_s_per_gpu = 0.0;
   double model_tflops_per_gpu = 0.0;  // 0 where the source prints none (MLPerf)
 };

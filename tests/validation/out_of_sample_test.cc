@@ -23,7 +23,7 @@
 #include <map>
 #include <sstream>
 #include <string>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "sim/base/units.h"
@@ -94,14 +94,17 @@ std::vector<std::string> SummaryLines(const std::vector<Row>& rows) {
     out.push_back(SummaryLine("all systems, " + what + ", " + bridge, bridge, "", kind, rows));
   }
   out.push_back(SummaryLine("all systems, dense and MoE, " + bridge, bridge, "", "", rows));
-  // The other sources (MLPerf Training), per source and system in published.csv's order.
-  std::vector<std::pair<std::string, std::string>> seen;
+  // The other sources (MLPerf Training), per source, system and kind in published.csv's order.
+  std::vector<std::tuple<std::string, std::string, std::string>> seen;
   for (const Row& r : rows) {
     if (r.pub.source == bridge) continue;
-    const std::pair<std::string, std::string> at{r.pub.source, r.pub.system};
+    const std::tuple<std::string, std::string, std::string> at{r.pub.source, r.pub.system,
+                                                               r.pub.kind};
     if (std::find(seen.begin(), seen.end(), at) != seen.end()) continue;
     seen.push_back(at);
-    out.push_back(SummaryLine(at.second + ", dense, " + at.first, at.first, at.second, "", rows));
+    const std::string what = r.pub.kind == "dense" ? "dense" : "MoE";
+    out.push_back(SummaryLine(r.pub.system + ", " + what + ", " + r.pub.source, r.pub.source,
+                              r.pub.system, r.pub.kind, rows));
   }
   out.push_back(SummaryLine("every out-of-sample run", "", "", "", rows));
   return out;
