@@ -1,9 +1,7 @@
 // Out of sample: predicted vs published for the dense Llama rows and the MoE rows (DeepSeek-V3,
 // GPT-OSS 120B, Qwen3 30B-A3B and 235B-A22B) of NVIDIA's Megatron-Bridge performance summary (NeMo
 // 25.11 and 26.02 containers) on DGX-GB300, DGX-GB200, DGX-B300, DGX-B200 and DGX-H100, and
-// MLPerf Training closed-division logs: NVIDIA's Llama 3.1 405B on 512-8,192 H100 and 256-512
-// GB200 (v5.0), its Llama 3.1 8B on 72 and 512 GB300 (v5.1), AMD's Llama 3.1 8B on 8 MI355X and
-// 8 MI350X (v5.1)
+// NVIDIA's and AMD's MLPerf Training closed-division logs (published.csv's `source`)
 // (tests/validation/oos/: one scenario per row, published.csv, README.md there). Nothing in
 // shardsim was fitted to these rows: they are the check of how the hardware files of the GPUs
 // people book now hold up on whole runs. Their errors are also residuals behind the prediction
@@ -78,11 +76,13 @@ std::string SummaryLine(const std::string& label, const std::string& source,
          " | " + Fmt("%.1f%%", 100.0 * worst) + " |";
 }
 
+std::string KindLabel(const std::string& kind) { return kind == "dense" ? "dense" : "MoE"; }
+
 std::vector<std::string> SummaryLines(const std::vector<Row>& rows) {
   std::vector<std::string> out;
   const std::string bridge = "Megatron-Bridge";
   for (const char* kind : {"dense", "moe"}) {
-    const std::string what = std::string(kind) == "dense" ? "dense" : "MoE";
+    const std::string what = KindLabel(kind);
     for (const char* system : {"GB300", "GB200", "B300", "B200", "H100"}) {
       const bool any = std::any_of(rows.begin(), rows.end(), [&](const Row& r) {
         return r.pub.source == bridge && r.pub.system == system && r.pub.kind == kind;
@@ -102,9 +102,8 @@ std::vector<std::string> SummaryLines(const std::vector<Row>& rows) {
                                                                r.pub.kind};
     if (std::find(seen.begin(), seen.end(), at) != seen.end()) continue;
     seen.push_back(at);
-    const std::string what = r.pub.kind == "dense" ? "dense" : "MoE";
-    out.push_back(SummaryLine(r.pub.system + ", " + what + ", " + r.pub.source, r.pub.source,
-                              r.pub.system, r.pub.kind, rows));
+    out.push_back(SummaryLine(r.pub.system + ", " + KindLabel(r.pub.kind) + ", " + r.pub.source,
+                              r.pub.source, r.pub.system, r.pub.kind, rows));
   }
   out.push_back(SummaryLine("every out-of-sample run", "", "", "", rows));
   return out;
