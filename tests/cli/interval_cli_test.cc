@@ -51,11 +51,17 @@ TEST(SimulateInterval, HardwareWithoutValidationRunsSaysSo) {
   EXPECT_NE(h.out.find("no dense validation runs on h200 hardware: wider interval from all"),
             std::string::npos)
       << h.out;
-  // B200: four dense runs out of sample (tests/validation/oos/), fewer than a group needs.
-  const testing::CliRun b = quickstart_on("b200", "hardware: b200\ntopology: dgx-b200\n");
-  EXPECT_NE(b.out.find("too few dense validation runs on b200 hardware: wider interval from all"),
+  // B300: one dense run out of sample (tests/validation/oos/), fewer than a group needs.
+  const testing::CliRun b = quickstart_on("b300", "hardware: b300\ntopology: dgx-b300\n");
+  EXPECT_NE(b.out.find("too few dense validation runs on b300 hardware: wider interval from all"),
             std::string::npos)
       << b.out;
+  // B200: six dense runs, all predicted too slow: its own interval, which lies below the
+  // prediction (a biased group says so rather than centring on it).
+  const testing::CliRun b2 = quickstart_on("b200", "hardware: b200\ntopology: dgx-b200\n");
+  EXPECT_NE(b2.out.find("from 6 validation runs (b200): published/predicted step -24.1% to"),
+            std::string::npos)
+      << b2.out;
   // GB300: its nine dense out-of-sample runs, all but one MLPerf run predicted too slow, give a
   // median error far below zero; a MoE layout there gets the five MoE runs instead.
   const testing::CliRun g =
