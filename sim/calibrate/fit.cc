@@ -9,7 +9,9 @@
 #include "sim/base/strings.h"
 #include "sim/base/units.h"
 #include "sim/config/readers.h"
+#include "sim/hardware/matmul_curve.h"
 #include "sim/hardware/op_cost.h"
+#include "sim/hardware/peaks.h"
 
 namespace shardsim {
 namespace {
@@ -44,6 +46,11 @@ double& MatmulMax(HardwareSpec& hw, DType d) {
   return it->second;
 }
 
+// The sustained fraction of the units a GEMM in `d` computes on (fp8 without fp8 units: bf16's).
+double GemmSustained(const HardwareSpec& hw, DType d) {
+  return SustainedFraction(hw, PeakFor(hw, d).dtype);
+}
+
 double Cap(double v, ClassFit* f) {
   if (v > 1.0) {
     f->capped = true;
@@ -64,12 +71,14 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
   Calibration c;
   c.clocks = clocks;
   c.base_sustained_compute_fraction = base.sustained_compute_fraction;
+  c.base_sustained_by_dtype = base.sustained_compute_fraction_by_dtype;
   c.hardware = base;
   c.notes = in.notes;
   // The curves the samples are held against: the base's, at burst clocks, without its table.
   HardwareSpec curve = base;
   curve.gemm_table.clear();
   curve.sustained_compute_fraction = 1.0;
+  curve.sustained_compute_fraction_by_dtype.clear();
   const OpCostModel model(curve);
   std::map<std::string, double> class_seconds;
   for (const KernelSample& s : in.samples) class_seconds[Name(s.cls)] += s.seconds;
@@ -152,7 +161,7 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
     f.samples = static_cast<int>(ratio.size());
     if (ratio.empty()) continue;
     f.base = MatmulMax(c.hardware, dtype) *
-             (clocks == Clocks::kProfiled ? base.sustained_compute_fraction : 1.0);
+             (clocks == Clocks::kProfiled ? GemmSustained(base, dtype) : 1.0);
     f.fitted = Cap(MatmulMax(curve, dtype) * GeoMean(ratio), &f);
     MatmulMax(c.hardware, dtype) = f.fitted;
     HardwareSpec fitted = curve;
@@ -280,11 +289,14 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
   std::set<DType> measured;
   for (const GemmMeasurement& g : c.gemm_rows) measured.insert(g.dtype);
   const double s = base.sustained_compute_fraction;
-  const bool fold = clocks == Clocks::kProfiled && s < 1.0;
+  bool below_burst = s < 1.0;
+  for (const auto& [d, v] : base.sustained_compute_fraction_by_dtype) below_burst |= v < 1.0;
+  const bool fold = clocks == Clocks::kProfiled && below_burst;
   if (!c.gemm_rows.empty()) {
     for (GemmMeasurement g : base.gemm_table) {
       if (measured.count(g.dtype) != 0) continue;
-      if (fold) g.flops_per_s *= s;  // its burst rate at the clocks the overlay now assumes
+      // Its burst rate at the clocks the overlay now assumes.
+      if (fold) g.flops_per_s *= GemmSustained(base, g.dtype);
       c.gemm_rows.push_back(g);
     }
   }
@@ -293,32 +305,46 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
   if (fold) {
     std::set<std::string> fitted;
     for (const ClassFit& f : c.fits) fitted.insert(f.key);
-    auto carry = [&](const std::string& key, const std::string& cls, double& value) {
+    auto carry = [&](const std::string& key, const std::string& cls, double& value,
+                     double sustained) {
       if (fitted.count(key) != 0 || value <= 0.0) return;
       ClassFit f;
-      f.cls = cls + " (not measured: base x sustained " + Num(s) + ")";
+      f.cls = cls + " (not measured: base x sustained " + Num(sustained) + ")";
       f.key = key;
-      f.base = value * s;  // as every row's base: on the footing of the value written
-      value *= s;
+      f.base = value * sustained;  // as every row's base: on the footing of the value written
+      value *= sustained;
       f.fitted = value;
       c.fits.push_back(f);
     };
-    carry("matmul.max_efficiency", "gemm bf16", c.hardware.matmul_max_efficiency);
+    // A dtype whose clock the base gives apart (sustained_compute_fraction_by_dtype) but whose
+    // GEMMs take the shared max_efficiency needs an entry of its own to carry that clock.
+    for (const auto& [d, v] : base.sustained_compute_fraction_by_dtype) {
+      c.hardware.matmul_max_efficiency_by_dtype.emplace(
+          d, MakeMatmulCurveParams(base, d).max_efficiency);
+    }
+    carry("matmul.max_efficiency", "gemm bf16", c.hardware.matmul_max_efficiency,
+          GemmSustained(base, DType::kBf16));
     for (auto& [d, v] : c.hardware.matmul_max_efficiency_by_dtype) {
-      if (base.matmul_max_efficiency_by_dtype.count(d) == 0) continue;
+      if (base.matmul_max_efficiency_by_dtype.count(d) == 0 &&
+          base.sustained_compute_fraction_by_dtype.count(d) == 0) {
+        continue;
+      }
       carry(std::string("matmul.max_efficiency_by_dtype.") + Name(d),
-            std::string("gemm ") + Name(d), v);
+            std::string("gemm ") + Name(d), v, GemmSustained(base, d));
     }
     carry("attention.fwd_efficiency", "attention fwd (cudnn fused)",
-          c.hardware.attention_fwd_efficiency);
+          c.hardware.attention_fwd_efficiency, s);
     carry("attention.bwd_efficiency", "attention bwd (cudnn fused)",
-          c.hardware.attention_bwd_efficiency);
+          c.hardware.attention_bwd_efficiency, s);
     carry("attention.flash2.fwd_efficiency", "attention fwd (flash)",
-          c.hardware.attention_flash2_fwd_efficiency);
+          c.hardware.attention_flash2_fwd_efficiency, s);
     carry("attention.flash2.bwd_efficiency", "attention bwd (flash)",
-          c.hardware.attention_flash2_bwd_efficiency);
+          c.hardware.attention_flash2_bwd_efficiency, s);
   }
-  if (clocks == Clocks::kProfiled) c.hardware.sustained_compute_fraction = 1.0;
+  if (clocks == Clocks::kProfiled) {
+    c.hardware.sustained_compute_fraction = 1.0;
+    c.hardware.sustained_compute_fraction_by_dtype.clear();
+  }
   if (c.fits.empty() ||
       std::all_of(c.fits.begin(), c.fits.end(), [](const ClassFit& f) { return f.samples == 0; })) {
     return Status::Invalid(
@@ -394,11 +420,15 @@ std::string GemmCsv(const Calibration& c) {
 
 std::string CalibrationReport(const Calibration& c) {
   std::string out = "Fitted (residual = predicted / measured kernel time - 1)\n";
+  std::string by_dtype;
+  for (const auto& [d, v] : c.base_sustained_by_dtype) {
+    by_dtype += std::string(", ") + Name(d) + " GEMMs " + Num(v);
+  }
   out +=
       c.clocks == Clocks::kProfiled
           ? "  base: the base's value of the key at the clocks the overlay assumes (compute keys "
             "x its sustained_compute_fraction " +
-                Num(c.base_sustained_compute_fraction) +
+                Num(c.base_sustained_compute_fraction) + by_dtype +
                 ", which the overlay sets to 1), as fitted is: the two compare like for like\n"
           : "  base: the base's value of the key (its sustained_compute_fraction is kept), as "
             "fitted is: the two compare like for like\n";

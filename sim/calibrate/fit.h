@@ -25,6 +25,7 @@
 #ifndef SHARDSIM_CALIBRATE_FIT_H_
 #define SHARDSIM_CALIBRATE_FIT_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,8 +47,8 @@ struct ClassFit {
   int counted = 0;       // samples of the class not fitted (no shape, too small, memory-bound)
   double seconds = 0.0;  // measured time of every sample of the class
   // base: the base hardware's value of `key` on the footing of `fitted` (with Clocks::kProfiled
-  // a compute key's value x the base's sustained_compute_fraction, which the overlay sets to 1;
-  // otherwise the key's value), measured or not; fitted: the value the overlay writes.
+  // a compute key's value x the base's sustained fraction for the key's dtype, which the overlay
+  // sets to 1; otherwise the key's value), measured or not; fitted: the value the overlay writes.
   double base = 0.0, fitted = 0.0;
   bool capped = false;  // the fit exceeded 1 and was capped at it
   double median_abs_residual = 0.0, max_abs_residual = 0.0, median_residual = 0.0;
@@ -61,7 +62,8 @@ struct Calibration {
   std::vector<std::pair<std::string, double>> class_seconds;  // every class's measured time
   std::vector<std::string> notes;
   Clocks clocks = Clocks::kProfiled;
-  double base_sustained_compute_fraction = 1.0;  // the base's, before the overlay sets it
+  double base_sustained_compute_fraction = 1.0;     // the base's, before the overlay sets it
+  std::map<DType, double> base_sustained_by_dtype;  // its sustained_compute_fraction_by_dtype
 };
 
 // Errors: nothing of any class could be fitted; a measured GEMM rate above the base's peak for

@@ -155,6 +155,12 @@ Status ReadHardware(const ResolvedDoc& doc, const KeyOrigin& where, const std::s
   mm.Bool("wave_quantization", &hw.matmul_wave_quantization);
   mm.Finish();
   r.Fraction("sustained_compute_fraction", &hw.sustained_compute_fraction);
+  MapReader sustained_by = r.Sub("sustained_compute_fraction_by_dtype");
+  for (DType t : kDTypes) {
+    double v = 0.0;
+    if (sustained_by.Fraction(Name(t), &v)) hw.sustained_compute_fraction_by_dtype[t] = v;
+  }
+  sustained_by.Finish();
 
   MapReader att = r.Sub("attention");
   att.Fraction("fwd_efficiency", &hw.attention_fwd_efficiency);

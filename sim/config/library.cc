@@ -246,7 +246,16 @@ Result<ResolvedDoc> Resolver::Resolve(DocKind kind, const ConfigNode& ref, const
   overlay.Erase("base");
   overlay.Erase("hf_config");
   if (kind == DocKind::kScenario) RefineLibraryReferences(parent->tree, overlay);
-  return ResolvedDoc{MergeOver(parent->tree, overlay), ref.loc().file, true};
+  ConfigNode merged = MergeOver(parent->tree, overlay);
+  // An overlay that restates the sustained clocks restates them for every dtype: the base's
+  // per-dtype fractions go unless the overlay writes its own (`sustained_compute_fraction: 1`
+  // means burst clocks throughout, as `calibrate`'s profiled overlays and ideal-kernel checks
+  // intend).
+  if (kind == DocKind::kHardware && overlay.Find("sustained_compute_fraction") != nullptr &&
+      overlay.Find("sustained_compute_fraction_by_dtype") == nullptr) {
+    merged.Erase("sustained_compute_fraction_by_dtype");
+  }
+  return ResolvedDoc{std::move(merged), ref.loc().file, true};
 }
 
 Result<ResolvedDoc> Resolver::ResolveFile(DocKind kind, const std::string& path,

@@ -363,14 +363,16 @@ void ReadCheckpointing(MapReader& r, Scenario* s) {
 // hardware: {base: NAME, power_limit: 500 W}: a GPU capped below the board power its base's
 // figures are for holds base.sustained_compute_fraction x (cap / rated)^(1/3) of its burst math
 // rate (README "Power-limited clocks": dynamic power ~ f^3 under DVFS, f ~ P^(1/3)), unless the
-// overlay writes sustained_compute_fraction itself. A cap at or above the rated power changes
-// nothing (boost clocks are the ceiling).
+// overlay writes sustained_compute_fraction (or its _by_dtype) itself; the base's per-dtype
+// fractions scale by the same factor. A cap at or above the rated power changes nothing (boost
+// clocks are the ceiling).
 void ApplyPowerCap(MapReader& r, const ConfigNode& tree, Resolver* resolver, HardwareSpec* hw) {
   const ConfigNode* node = tree.Find("hardware");
   if (node == nullptr || !node->is_map()) return;
   const ConfigNode* cap = node->Find("power_limit");
   const ConfigNode* base = node->Find("base");
-  if (cap == nullptr || base == nullptr || node->Find("sustained_compute_fraction") != nullptr) {
+  if (cap == nullptr || base == nullptr || node->Find("sustained_compute_fraction") != nullptr ||
+      node->Find("sustained_compute_fraction_by_dtype") != nullptr) {
     return;
   }
   Result<ResolvedDoc> doc = resolver->Resolve(DocKind::kHardware, *base, "hardware.base");
@@ -385,8 +387,10 @@ void ApplyPowerCap(MapReader& r, const ConfigNode& tree, Resolver* resolver, Har
     return;
   }
   if (hw->power_limit >= rated.power_limit) return;
-  hw->sustained_compute_fraction =
-      rated.sustained_compute_fraction * std::cbrt(hw->power_limit / rated.power_limit);
+  const double clock = std::cbrt(hw->power_limit / rated.power_limit);
+  hw->sustained_compute_fraction = rated.sustained_compute_fraction * clock;
+  hw->sustained_compute_fraction_by_dtype = rated.sustained_compute_fraction_by_dtype;
+  for (auto& [dtype, v] : hw->sustained_compute_fraction_by_dtype) v *= clock;
 }
 
 }  // namespace

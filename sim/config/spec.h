@@ -260,6 +260,11 @@ struct HardwareSpec {
   // Fraction of the burst math rate a GPU holds when it computes for seconds at its power limit
   // (clocks drop); applies to matmul and attention, not to memory-bound kernels.
   double sustained_compute_fraction = 1.0;  // sustained_compute_fraction
+  // sustained_compute_fraction_by_dtype.{fp32,tf32,bf16,fp16,fp8,mxfp8,nvfp4}: the fraction a
+  // GEMM in that dtype holds instead (fp8 tensor cores draw more power per clock, so the clock
+  // settles lower: bench/h200/results/sustained.csv); mxfp8 and nvfp4 without an entry take
+  // fp8's. SustainedFraction (sim/hardware/peaks.h) reads it.
+  std::map<DType, double> sustained_compute_fraction_by_dtype;
   // attention core (flash / fused kernels): efficiency = max * s_kv / (s_kv + seq_half) *
   // head-dim factor (sim/hardware/attention_cost.h).
   double attention_fwd_efficiency = 0.69;  // attention.fwd_efficiency

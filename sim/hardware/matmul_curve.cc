@@ -30,7 +30,7 @@ MatmulCurveParams MakeMatmulCurveParams(const HardwareSpec& hw, DType dtype) {
     auto it = hw.matmul_max_efficiency_by_dtype.find(d);
     if (it != hw.matmul_max_efficiency_by_dtype.end()) p.max_efficiency = it->second;
   }
-  p.sustained = hw.sustained_compute_fraction > 0.0 ? hw.sustained_compute_fraction : 1.0;
+  p.sustained = SustainedFraction(hw, peak.dtype);  // the clock of the units that compute
   // The operands the math units read: fp8 on hardware without fp8 units is computed in bf16.
   p.in_bytes = BytesOf(peak.dtype);
   p.out_bytes = (peak.dtype == DType::kFp32 || peak.dtype == DType::kTf32) ? 4.0 : 2.0;

@@ -1,5 +1,6 @@
 #include "sim/hardware/peaks.h"
 
+#include <algorithm>
 #include <array>
 
 namespace shardsim {
@@ -40,6 +41,24 @@ PeakChoice PeakFor(const HardwareSpec& hw, DType dtype) {
     if (v > best.flops_per_s) best = PeakChoice{d, v};
   }
   return best;
+}
+
+double SustainedFraction(const HardwareSpec& hw, DType dtype) {
+  const auto& by = hw.sustained_compute_fraction_by_dtype;
+  auto it = by.find(dtype);
+  if (it == by.end() && (dtype == DType::kMxfp8 || dtype == DType::kNvfp4)) {
+    it = by.find(DType::kFp8);
+  }
+  const double v = it != by.end() ? it->second : hw.sustained_compute_fraction;
+  return v > 0.0 ? v : 1.0;
+}
+
+double MaxSustainedFraction(const HardwareSpec& hw) {
+  double v = SustainedFraction(hw, DType::kBf16);
+  for (const auto& [d, f] : hw.sustained_compute_fraction_by_dtype) {
+    v = std::max(v, SustainedFraction(hw, d));
+  }
+  return v;
 }
 
 }  // namespace shardsim

@@ -18,6 +18,14 @@ struct PeakChoice {
 
 PeakChoice PeakFor(const HardwareSpec& hw, DType dtype);
 
+// The sustained (power-limited) fraction of the burst math rate a GEMM computing in `dtype`
+// holds: hardware.sustained_compute_fraction_by_dtype's entry for it (mxfp8 and nvfp4 without
+// one take fp8's), else sustained_compute_fraction; 1 where neither is positive.
+double SustainedFraction(const HardwareSpec& hw, DType dtype);
+
+// The largest sustained fraction of any dtype: the bound on the executed share of the peak.
+double MaxSustainedFraction(const HardwareSpec& hw);
+
 }  // namespace shardsim
 
 #endif  // SHARDSIM_HARDWARE_PEAKS_H_

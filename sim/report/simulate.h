@@ -96,7 +96,7 @@ struct SimResult {
   // What the kernels ran (FlopsSummary::executed_per_step: causal attention's unmasked half,
   // flash backward, elementwise) per second per GPU, in TFLOP/s, and over the peak. Unlike MFU
   // and HFU (published conventions that count attention as the full s x s square) it cannot
-  // exceed peak x hardware.sustained_compute_fraction.
+  // exceed peak x the largest sustained fraction (MaxSustainedFraction).
   double executed_tflops_per_gpu = 0.0;
   double executed_fraction = 0.0;
   double bubble_fraction = 0.0;  // breakdown.bubble over the busiest rank's own work (0: pp 1)

@@ -5,6 +5,7 @@
 #include "sim/base/units.h"
 #include "sim/config/loader.h"
 #include "sim/hardware/op_cost.h"
+#include "sim/hardware/peaks.h"
 #include "sim/memory/allocator.h"
 #include "sim/model/op_graph.h"
 #include "sim/program/network_explain.h"
@@ -516,7 +517,7 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
          ": what the kernels ran (causal attention's unmasked half, flash backward recomputing "
          "the scores, elementwise): " +
          of_peak(r.flops.executed_per_step) + " of peak, at most the sustained fraction " +
-         FormatSig(sc.hardware.sustained_compute_fraction, 3) + "\n";
+         FormatSig(MaxSustainedFraction(sc.hardware), 3) + "\n";
   if (const std::string note = ConventionNote(r); !note.empty()) out += "  " + note + "\n";
   out += "\n";
   out += "Per-layer pricing (one micro-batch on one device)\n";

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "sim/config/loader.h"
 #include "tests/config/test_util.h"
@@ -257,6 +258,41 @@ TEST(PowerCap, DerivesTheSustainedClock) {
             "from; give the base's power_limit or write sustained_compute_fraction\n"
             "    hardware: {base: test-gpu, power_limit: 500 W}\n"
             "                                            ^");
+}
+
+// sustained_compute_fraction_by_dtype: a power cap scales each entry by the same clock factor;
+// an overlay that restates sustained_compute_fraction alone restates it for every dtype (the
+// base's entries go), and one that writes the entries keeps them.
+TEST(PowerCap, PerDtypeSustainedFractions) {
+  const std::string rated =
+      "{base: test-gpu, power_limit: 700 W, sustained_compute_fraction: 0.84, "
+      "sustained_compute_fraction_by_dtype: {fp8: 0.82}}";
+  auto with = [&](const std::string& hw) {
+    return BuildText("model: tiny-llama\nhardware: " + hw + "\ntopology: test-dgx\n" + kRun);
+  };
+  Result<Scenario> plain = with(rated);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->hardware.sustained_compute_fraction_by_dtype,
+            (std::map<DType, double>{{DType::kFp8, 0.82}}));
+  Result<Scenario> capped = with("{base: " + rated + ", power_limit: 500 W}");
+  ASSERT_TRUE(capped.ok()) << capped.status().ToString();
+  EXPECT_DOUBLE_EQ(capped->hardware.sustained_compute_fraction_by_dtype.at(DType::kFp8),
+                   0.82 * std::cbrt(500.0 / 700.0));
+  Result<Scenario> burst = with("{base: " + rated + ", sustained_compute_fraction: 1}");
+  ASSERT_TRUE(burst.ok()) << burst.status().ToString();
+  EXPECT_TRUE(burst->hardware.sustained_compute_fraction_by_dtype.empty());
+  Result<Scenario> own = with("{base: " + rated +
+                              ", sustained_compute_fraction: 1, "
+                              "sustained_compute_fraction_by_dtype: {fp8: 0.9}}");
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_EQ(own->hardware.sustained_compute_fraction_by_dtype,
+            (std::map<DType, double>{{DType::kFp8, 0.9}}));
+  Result<Scenario> bad =
+      with("{base: test-gpu, sustained_compute_fraction_by_dtype: {fp8: 1.5, fp9: 0.5}}");
+  ASSERT_FALSE(bad.ok());
+  const std::string text = bad.status().ToString();
+  EXPECT_NE(text.find("sustained_compute_fraction_by_dtype.fp8"), std::string::npos) << text;
+  EXPECT_NE(text.find("fp9"), std::string::npos) << text;
 }
 
 // A sweep axis (or a scenario built on another) that sets a framework key refines the named

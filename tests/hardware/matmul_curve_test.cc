@@ -164,6 +164,31 @@ TEST(MatmulCurve, SustainedFractionSlowsOnlyTheMath) {
   EXPECT_DOUBLE_EQ(MatmulCost(16384, 16384, 16, 1, DType::kBf16, hw).time.value(), mem);
 }
 
+// sustained_compute_fraction_by_dtype: a GEMM takes its dtype's clock; mxfp8 and nvfp4 without
+// an entry take fp8's; fp8 on a GPU without fp8 units computes in bf16 at bf16's clock.
+TEST(MatmulCurve, SustainedFractionByDtype) {
+  HardwareSpec hw = RoundGpu();
+  hw.peak_flops[DType::kFp8] = 2.0 * hw.peak_flops.at(DType::kBf16);
+  hw.peak_flops[DType::kMxfp8] = hw.peak_flops.at(DType::kFp8);
+  hw.sustained_compute_fraction = 0.8;
+  auto time = [&](DType d) { return MatmulCost(kEven, kEven, kEven, 1, d, hw).compute.value(); };
+  const double bf16 = time(DType::kBf16), fp8 = time(DType::kFp8), mx = time(DType::kMxfp8);
+  hw.sustained_compute_fraction_by_dtype[DType::kFp8] = 0.4;
+  EXPECT_DOUBLE_EQ(time(DType::kBf16), bf16);
+  EXPECT_NEAR(time(DType::kFp8), 2.0 * fp8, 1e-15);
+  EXPECT_NEAR(time(DType::kMxfp8), 2.0 * mx, 1e-15);
+  hw.sustained_compute_fraction_by_dtype[DType::kMxfp8] = 0.8;  // its own entry wins
+  EXPECT_NEAR(time(DType::kMxfp8), mx, 1e-15);
+  EXPECT_DOUBLE_EQ(MaxSustainedFraction(hw), 0.8);
+  hw.sustained_compute_fraction_by_dtype[DType::kBf16] = 0.9;
+  EXPECT_DOUBLE_EQ(MaxSustainedFraction(hw), 0.9);
+  // No fp8 units: the GEMM runs in bf16, at bf16's clock.
+  hw.peak_flops.erase(DType::kFp8);
+  EXPECT_DOUBLE_EQ(SustainedFraction(hw, PeakFor(hw, DType::kFp8).dtype), 0.9);
+  EXPECT_NEAR(MatmulCost(kEven, kEven, kEven, 1, DType::kFp8, hw).compute.value(),
+              MatmulCost(kEven, kEven, kEven, 1, DType::kBf16, hw).compute.value(), 1e-15);
+}
+
 TEST(MatmulCurve, BatchedGemmCostsLikeItsTiles) {
   const HardwareSpec hw = RoundGpu();
   // 4 copies of 3200 x 12800 have the tiles of one 12800 x 12800.
