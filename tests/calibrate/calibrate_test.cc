@@ -119,6 +119,7 @@ HardwareSpec H100() {
 TEST(Calibrate, RoundTripRecoversTheHardwareFile) {
   HardwareSpec truth = H100();
   truth.sustained_compute_fraction = 1.0;  // a burst-clock benchmark
+  truth.sustained_compute_fraction_by_dtype.clear();
   const std::string dir = TempDir("roundtrip");
   const std::string trace = dir + "/synthetic.json";
   testing::WriteFile(trace, SynthesizedTrace(truth));
@@ -177,9 +178,20 @@ TEST(Calibrate, ProfiledClocksAreAbsorbed) {
   // pricing: the base's factor with the base's clocks folded in.
   EXPECT_DOUBLE_EQ(c->hardware.attention_fwd_efficiency,
                    truth.attention_fwd_efficiency * truth.sustained_compute_fraction);
-  EXPECT_DOUBLE_EQ(
-      c->hardware.matmul_max_efficiency_by_dtype.at(DType::kFp8),
-      truth.matmul_max_efficiency_by_dtype.at(DType::kFp8) * truth.sustained_compute_fraction);
+  // fp8 GEMMs carry the base's own fp8 clock (sustained_compute_fraction_by_dtype).
+  ASSERT_EQ(truth.sustained_compute_fraction_by_dtype.count(DType::kFp8), 1u);
+  EXPECT_DOUBLE_EQ(c->hardware.matmul_max_efficiency_by_dtype.at(DType::kFp8),
+                   truth.matmul_max_efficiency_by_dtype.at(DType::kFp8) *
+                       truth.sustained_compute_fraction_by_dtype.at(DType::kFp8));
+  EXPECT_TRUE(c->hardware.sustained_compute_fraction_by_dtype.empty());
+  for (DType d : {DType::kBf16, DType::kFp8, DType::kMxfp8}) {
+    const OpCost before = OpCostModel(truth).Matmul(8192, 8192, 8192, 1, d);
+    HardwareSpec after = c->hardware;
+    after.gemm_table.clear();
+    EXPECT_NEAR(OpCostModel(after).Matmul(8192, 8192, 8192, 1, d).compute / before.compute, 1.0,
+                0.02)
+        << Name(d);
+  }
   const OpCost a = OpCostModel(truth).Matmul(8192, 8192, 8192, 1, DType::kBf16);
   HardwareSpec curve = c->hardware;
   curve.gemm_table.clear();
@@ -305,6 +317,7 @@ TEST(Calibrate, RatesAbovePeakAreRefusedAndWrittenOverlaysSimulate) {
   // event; the line is too long to print), with the shape. It named the file only.
   HardwareSpec fast = H100();
   fast.sustained_compute_fraction = 1.0;
+  fast.sustained_compute_fraction_by_dtype.clear();
   fast.matmul_max_efficiency = 1.0;
   fast.peak_flops[DType::kBf16] *= 1.5;
   const std::string trace = SynthesizedTrace(fast);
@@ -428,7 +441,10 @@ TEST(Calibrate, BaseColumnIsTheBaseValueAtTheOverlaysClocks) {
         EXPECT_DOUBLE_EQ(f.base, h100.matmul_max_efficiency * k);
       } else if (f.key == "matmul.max_efficiency_by_dtype.fp8") {
         unmeasured = true;
-        EXPECT_DOUBLE_EQ(f.base, h100.matmul_max_efficiency_by_dtype.at(DType::kFp8) * k);
+        const double k8 = clocks == Clocks::kProfiled
+                              ? h100.sustained_compute_fraction_by_dtype.at(DType::kFp8)
+                              : 1.0;
+        EXPECT_DOUBLE_EQ(f.base, h100.matmul_max_efficiency_by_dtype.at(DType::kFp8) * k8);
         EXPECT_DOUBLE_EQ(f.fitted, f.base);  // not measured: priced as the base prices it
       } else if (f.key == "attention.fwd_efficiency") {
         EXPECT_DOUBLE_EQ(f.base, h100.attention_fwd_efficiency * k);
@@ -440,7 +456,8 @@ TEST(Calibrate, BaseColumnIsTheBaseValueAtTheOverlaysClocks) {
     const std::string report = CalibrationReport(*c);
     EXPECT_NE(report.find(clocks == Clocks::kProfiled
                               ? "base: the base's value of the key at the clocks the overlay "
-                                "assumes (compute keys x its sustained_compute_fraction 0.84"
+                                "assumes (compute keys x its sustained_compute_fraction 0.84, "
+                                "fp8 GEMMs 0.82"
                               : "base: the base's value of the key (its "
                                 "sustained_compute_fraction is kept)"),
               std::string::npos)

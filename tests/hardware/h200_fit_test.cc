@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/hardware/matmul_curve.h"
 #include "sim/hardware/op_cost.h"
+#include "sim/hardware/peaks.h"
 #include "tests/hardware/hw_test_util.h"
 
 namespace shardsim {
@@ -71,6 +73,7 @@ HardwareSpec H200AsMeasured() {
   HardwareSpec hw = testing::LibraryHardware("h200-sxm");
   hw.gemm_table.clear();
   hw.sustained_compute_fraction = 1.0;
+  hw.sustained_compute_fraction_by_dtype.clear();
   hw.kernel_launch_overhead = 0.87e-6;
   return hw;
 }
@@ -151,10 +154,54 @@ TEST(H200Fit, SustainedFractionIsTheMeasuredSoakSlowdown) {
   EXPECT_NEAR(testing::LibraryHardware("h200-sxm").sustained_compute_fraction, median, 0.01);
 }
 
+// The fp8 rows settle at a lower clock than the bf16 ones (1410-1425 against 1455-1485 MHz at
+// 692 W), so they hold less of their burst rate: the per-dtype entry is the fp8 rows' median.
+TEST(H200Fit, Fp8GemmsHoldTheirOwnSustainedFraction) {
+  std::map<std::string, double> burst;
+  std::map<std::string, std::vector<double>> ratios, clocks;
+  for (const auto& r : ReadCsv("sustained.csv")) {
+    const std::string key = r.at("dtype") + r.at("m") + "x" + r.at("n") + "x" + r.at("k");
+    if (r.at("regime") == "burst") {
+      burst[key] = Num(r, "tflops");
+    } else {
+      ratios[r.at("dtype")].push_back(Num(r, "tflops") / burst.at(key));
+      clocks[r.at("dtype")].push_back(Num(r, "sm_clock_mhz"));
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  };
+  ASSERT_EQ(ratios["fp8"].size(), 8u);
+  ASSERT_EQ(ratios["bf16"].size(), 8u);
+  const double fp8 = median(ratios["fp8"]), bf16 = median(ratios["bf16"]);
+  std::printf(
+      "H200 sustained / burst: bf16 median %.3f, fp8 median %.3f; SM clock bf16 %.0f-%.0f, "
+      "fp8 %.0f-%.0f MHz\n",
+      bf16, fp8, *std::min_element(clocks["bf16"].begin(), clocks["bf16"].end()),
+      *std::max_element(clocks["bf16"].begin(), clocks["bf16"].end()),
+      *std::min_element(clocks["fp8"].begin(), clocks["fp8"].end()),
+      *std::max_element(clocks["fp8"].begin(), clocks["fp8"].end()));
+  // The two clock ranges do not overlap: the slowdown is the dtype's, not noise.
+  EXPECT_LT(*std::max_element(clocks["fp8"].begin(), clocks["fp8"].end()),
+            *std::min_element(clocks["bf16"].begin(), clocks["bf16"].end()));
+  EXPECT_LT(fp8, bf16);
+  const HardwareSpec h200 = testing::LibraryHardware("h200-sxm");
+  ASSERT_EQ(h200.sustained_compute_fraction_by_dtype.count(DType::kFp8), 1u);
+  EXPECT_NEAR(h200.sustained_compute_fraction_by_dtype.at(DType::kFp8), fp8, 0.005);
+  // What prices a GEMM: fp8 (and the block-scaled dtypes, which take fp8's) at the fp8 figure,
+  // bf16 at the scalar.
+  EXPECT_DOUBLE_EQ(SustainedFraction(h200, DType::kFp8), 0.82);
+  EXPECT_DOUBLE_EQ(SustainedFraction(h200, DType::kBf16), h200.sustained_compute_fraction);
+  EXPECT_DOUBLE_EQ(MakeMatmulCurveParams(h200, DType::kFp8).sustained, 0.82);
+  EXPECT_DOUBLE_EQ(MakeMatmulCurveParams(h200, DType::kBf16).sustained, 0.84);
+}
+
 TEST(H200Fit, MeasuredTableReproducesItsRows) {
   HardwareSpec hw = testing::LibraryHardware("h200-sxm");
   ASSERT_FALSE(hw.gemm_table.empty());
   hw.sustained_compute_fraction = 1.0;
+  hw.sustained_compute_fraction_by_dtype.clear();
   hw.kernel_launch_overhead = 0.0;
   const OpCostModel model(hw);
   int checked = 0;
