@@ -175,20 +175,6 @@ def main():
     print(f"gemm.csv: {len(gemm)} rows ({dropped} NT rows into bf16 left out); "
           f"grouped-gemm.csv: {len(grouped)}; attention.csv: {len(attn)}")
 
-    # The clocks the rows were measured at: the source loops each shape 100 times, shapes back to
-    # back, so a long kernel's loop holds the GPU at its power limit (b200.yaml, "Clocks").
-    octaves = {}
-    for r in gemm:
-        t = measured_time(r)
-        if t > 0.5e-3:
-            octaves.setdefault(int(math.floor(math.log2(t / 0.5e-3))), []).append(
-                float(r["tflops"]) * 1e12 / PEAK)
-    short = [float(r["tflops"]) * 1e12 / PEAK for r in gemm if measured_time(r) < 0.25e-3]
-    print("GEMM efficiency by kernel duration: " + ", ".join(
-        f"{0.5 * 2 ** o:g}-{0.5 * 2 ** (o + 1):g} ms {statistics.median(v):.3f} ({len(v)})"
-        for o, v in sorted(octaves.items())))
-    print(f"  under 0.25 ms: {len(short)} rows, {sum(e >= 0.6 for e in short)} at 0.6 or more")
-
     me, kh = fit_curve(gemm)
     print(f"GEMM tile curve, all passes: max_efficiency {me}, k_half {kh}")
     for p in ("forward", "backward_input", "backward_weight"):

@@ -316,17 +316,19 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
       f.fitted = value;
       c.fits.push_back(f);
     };
-    // A dtype whose clock the base gives apart (sustained_compute_fraction_by_dtype) but whose
-    // GEMMs take the shared max_efficiency needs an entry of its own to carry that clock.
-    for (const auto& [d, v] : base.sustained_compute_fraction_by_dtype) {
+    // A dtype the base clocks apart from bf16 (sustained_compute_fraction_by_dtype) whose GEMMs
+    // take the shared max_efficiency needs an entry of its own to carry its clock; bf16's clock
+    // rides on max_efficiency itself, and dtypes clocked as bf16 keep following it.
+    const double bf16_clock = GemmSustained(base, DType::kBf16);
+    for (const auto& [d, peak] : base.peak_flops) {
+      if (d == DType::kBf16 || GemmSustained(base, d) == bf16_clock) continue;
       c.hardware.matmul_max_efficiency_by_dtype.emplace(
           d, MakeMatmulCurveParams(base, d).max_efficiency);
     }
-    carry("matmul.max_efficiency", "gemm bf16", c.hardware.matmul_max_efficiency,
-          GemmSustained(base, DType::kBf16));
+    carry("matmul.max_efficiency", "gemm bf16", c.hardware.matmul_max_efficiency, bf16_clock);
     for (auto& [d, v] : c.hardware.matmul_max_efficiency_by_dtype) {
       if (base.matmul_max_efficiency_by_dtype.count(d) == 0 &&
-          base.sustained_compute_fraction_by_dtype.count(d) == 0) {
+          GemmSustained(base, d) == bf16_clock) {
         continue;
       }
       carry(std::string("matmul.max_efficiency_by_dtype.") + Name(d),

@@ -363,18 +363,17 @@ void ReadCheckpointing(MapReader& r, Scenario* s) {
 // hardware: {base: NAME, power_limit: 500 W}: a GPU capped below the board power its base's
 // figures are for holds base.sustained_compute_fraction x (cap / rated)^(1/3) of its burst math
 // rate (README "Power-limited clocks": dynamic power ~ f^3 under DVFS, f ~ P^(1/3)), unless the
-// overlay writes sustained_compute_fraction (or its _by_dtype) itself; the base's per-dtype
-// fractions scale by the same factor. A cap at or above the rated power changes nothing (boost
-// clocks are the ceiling).
+// overlay writes sustained_compute_fraction itself; the base's per-dtype fractions scale by the
+// same factor unless the overlay writes either key. A cap at or above the rated power changes
+// nothing (boost clocks are the ceiling).
 void ApplyPowerCap(MapReader& r, const ConfigNode& tree, Resolver* resolver, HardwareSpec* hw) {
   const ConfigNode* node = tree.Find("hardware");
   if (node == nullptr || !node->is_map()) return;
   const ConfigNode* cap = node->Find("power_limit");
   const ConfigNode* base = node->Find("base");
-  if (cap == nullptr || base == nullptr || node->Find("sustained_compute_fraction") != nullptr ||
-      node->Find("sustained_compute_fraction_by_dtype") != nullptr) {
-    return;
-  }
+  const bool own_scalar = node->Find("sustained_compute_fraction") != nullptr;
+  const bool own_by_dtype = node->Find("sustained_compute_fraction_by_dtype") != nullptr;
+  if (cap == nullptr || base == nullptr || (own_scalar && own_by_dtype)) return;
   Result<ResolvedDoc> doc = resolver->Resolve(DocKind::kHardware, *base, "hardware.base");
   if (!doc.ok()) return;  // reported by the main read
   HardwareSpec rated;
@@ -388,9 +387,12 @@ void ApplyPowerCap(MapReader& r, const ConfigNode& tree, Resolver* resolver, Har
   }
   if (hw->power_limit >= rated.power_limit) return;
   const double clock = std::cbrt(hw->power_limit / rated.power_limit);
-  hw->sustained_compute_fraction = rated.sustained_compute_fraction * clock;
-  hw->sustained_compute_fraction_by_dtype = rated.sustained_compute_fraction_by_dtype;
-  for (auto& [dtype, v] : hw->sustained_compute_fraction_by_dtype) v *= clock;
+  if (!own_scalar) hw->sustained_compute_fraction = rated.sustained_compute_fraction * clock;
+  // An overlay that writes the scalar alone has dropped the base's entries (Resolver::Resolve).
+  if (!own_scalar && !own_by_dtype) {
+    hw->sustained_compute_fraction_by_dtype = rated.sustained_compute_fraction_by_dtype;
+    for (auto& [dtype, v] : hw->sustained_compute_fraction_by_dtype) v *= clock;
+  }
 }
 
 }  // namespace

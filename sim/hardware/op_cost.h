@@ -12,8 +12,9 @@
 // GEMMs plus a memory-bound softmax. Beyond a scattered table's shapes, the table's rate at its
 // edge is carried by the curve: rate(shape) = table(clamped) x curve(shape) / curve(clamped).
 // Everything else is memory-bound by its MemClass (MoE permutes and the loss by their own
-// measured classes when the hardware gives them). Compute-bound rates are scaled by
-// hardware.sustained_compute_fraction (clocks at the power limit: the tables are burst loops).
+// measured classes when the hardware gives them). Compute-bound rates are scaled by the dtype's
+// sustained fraction (SustainedFraction: clocks at the power limit; a table is taken as a burst
+// measurement).
 //
 // OpCostModel precomputes what a hardware needs (peaks, curve constants, the table index) once;
 // it is immutable and safe to share across threads. The free functions build one per call: use

@@ -54,7 +54,9 @@ double SustainedFraction(const HardwareSpec& hw, DType dtype) {
 }
 
 double MaxSustainedFraction(const HardwareSpec& hw) {
-  double v = SustainedFraction(hw, DType::kBf16);
+  // The scalar holds for attention whatever the GEMM entries say.
+  double v = hw.sustained_compute_fraction > 0.0 ? hw.sustained_compute_fraction : 1.0;
+  v = std::max(v, SustainedFraction(hw, DType::kBf16));
   for (const auto& [d, f] : hw.sustained_compute_fraction_by_dtype) {
     v = std::max(v, SustainedFraction(hw, d));
   }

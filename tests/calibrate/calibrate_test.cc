@@ -419,6 +419,32 @@ TEST(Calibrate, AbovePeakTraceRatesAreLocatedAtTheirEvent) {
       << c.out;
 }
 
+// A base whose bf16 GEMMs have a clock of their own (sustained_compute_fraction_by_dtype.bf16):
+// a profiled fit of bf16 writes matmul.max_efficiency and nothing overrides it, and a dtype the
+// base clocked apart from bf16 keeps the base's pricing.
+TEST(Calibrate, ProfiledBf16FitWithABf16ClockEntry) {
+  HardwareSpec base = H100();
+  base.sustained_compute_fraction_by_dtype[DType::kBf16] = 0.9;
+  const std::string dir = TempDir("bf16clock");
+  testing::WriteFile(dir + "/g.csv", "dtype,m,n,k,tflops\nbf16,8192,8192,8192,700\n");
+  KernelSamples samples;
+  ASSERT_TRUE(ReadKernelFile(dir + "/g.csv", &samples, base.peak_flops).ok());
+  Result<Calibration> c = FitHardware(samples, base, Clocks::kProfiled);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->hardware.matmul_max_efficiency_by_dtype.count(DType::kBf16), 0u);
+  HardwareSpec fitted = c->hardware;
+  fitted.gemm_table.clear();
+  const double flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  const OpCost bf16 = OpCostModel(fitted).Matmul(8192, 8192, 8192, 1, DType::kBf16);
+  EXPECT_NEAR(flops / (bf16.compute.value() + base.matmul_latency) / 700e12, 1.0, 0.01);
+  for (DType d : {DType::kFp8, DType::kFp16}) {
+    const OpCost before = OpCostModel(base).Matmul(8192, 8192, 8192, 1, d);
+    EXPECT_NEAR(OpCostModel(fitted).Matmul(8192, 8192, 8192, 1, d).compute / before.compute, 1.0,
+                1e-9)
+        << Name(d);
+  }
+}
+
 // The report's base column means one thing on every row: the base's value of the key on the
 // footing of the fitted one (profiled clocks: x the base's sustained fraction), measured or not;
 // the header says so.

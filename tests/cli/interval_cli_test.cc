@@ -56,15 +56,14 @@ TEST(SimulateInterval, HardwareWithoutValidationRunsSaysSo) {
   EXPECT_NE(b.out.find("too few dense validation runs on b300 hardware: wider interval from all"),
             std::string::npos)
       << b.out;
-  // B200: six dense runs, from 17% too slow to 10% too fast: its own interval.
+  // B200: six dense runs, all predicted too slow: its own interval, which lies below the
+  // prediction (a biased group says so rather than centring on it).
   const testing::CliRun b2 = quickstart_on("b200", "hardware: b200\ntopology: dgx-b200\n");
-  EXPECT_NE(b2.out.find("from 6 validation runs (b200): published/predicted step -17.0% to +9.93%"),
+  EXPECT_NE(b2.out.find("from 6 validation runs (b200): published/predicted step -25.1% to"),
             std::string::npos)
       << b2.out;
   // GB300: its nine dense out-of-sample runs, all but one MLPerf run predicted too slow, give a
-  // median error well below zero (-16.4%), and an interval that lies mostly below the prediction
-  // (a biased group says so rather than centring on it); a MoE layout there gets the five MoE
-  // runs instead.
+  // median error far below zero; a MoE layout there gets the five MoE runs instead.
   const testing::CliRun g =
       testing::Shardsim("simulate " + std::string(SHARDSIM_SOURCE_DIR) +
                             "/tests/validation/oos/mbridge26.02_gb300_70b_fp8mx_64gpu.yaml --json",
@@ -74,8 +73,8 @@ TEST(SimulateInterval, HardwareWithoutValidationRunsSaysSo) {
   EXPECT_EQ(gj["step_time_interval_basis"]["group"], "gb300");
   EXPECT_EQ(gj["step_time_interval_basis"]["runs"], 9);
   EXPECT_TRUE(gj["step_time_interval_basis"]["hardware_validated"]);
-  EXPECT_LT(gj["step_time_interval_basis"]["median_error"].get<double>(), -0.15);
-  EXPECT_LT(gj["step_time_interval_s"][0].get<double>(), 0.8 * gj["step_time_s"].get<double>());
+  EXPECT_LT(gj["step_time_interval_basis"]["median_error"].get<double>(), -0.2);
+  EXPECT_LT(gj["step_time_interval_s"][0].get<double>(), 0.7 * gj["step_time_s"].get<double>());
   const testing::CliRun m = testing::Shardsim(
       "simulate " + std::string(SHARDSIM_SOURCE_DIR) +
           "/tests/validation/oos/mbridge25.11_gb300_qwen3a22b_bf16_256gpu.yaml --json",

@@ -278,6 +278,14 @@ TEST(PowerCap, PerDtypeSustainedFractions) {
   ASSERT_TRUE(capped.ok()) << capped.status().ToString();
   EXPECT_DOUBLE_EQ(capped->hardware.sustained_compute_fraction_by_dtype.at(DType::kFp8),
                    0.82 * std::cbrt(500.0 / 700.0));
+  // An overlay that writes only the entries keeps them and still caps the scalar.
+  Result<Scenario> entries = with("{base: " + rated +
+                                  ", power_limit: 500 W, "
+                                  "sustained_compute_fraction_by_dtype: {fp8: 0.7}}");
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  EXPECT_DOUBLE_EQ(entries->hardware.sustained_compute_fraction, 0.84 * std::cbrt(500.0 / 700.0));
+  EXPECT_EQ(entries->hardware.sustained_compute_fraction_by_dtype,
+            (std::map<DType, double>{{DType::kFp8, 0.7}}));
   Result<Scenario> burst = with("{base: " + rated + ", sustained_compute_fraction: 1}");
   ASSERT_TRUE(burst.ok()) << burst.status().ToString();
   EXPECT_TRUE(burst->hardware.sustained_compute_fraction_by_dtype.empty());

@@ -180,6 +180,8 @@ TEST(MatmulCurve, SustainedFractionByDtype) {
   hw.sustained_compute_fraction_by_dtype[DType::kMxfp8] = 0.8;  // its own entry wins
   EXPECT_NEAR(time(DType::kMxfp8), mx, 1e-15);
   EXPECT_DOUBLE_EQ(MaxSustainedFraction(hw), 0.8);
+  hw.sustained_compute_fraction_by_dtype[DType::kBf16] = 0.7;  // below the scalar: attention's
+  EXPECT_DOUBLE_EQ(MaxSustainedFraction(hw), 0.8);
   hw.sustained_compute_fraction_by_dtype[DType::kBf16] = 0.9;
   EXPECT_DOUBLE_EQ(MaxSustainedFraction(hw), 0.9);
   // No fp8 units: the GEMM runs in bf16, at bf16's clock.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sim/config/loader.h"
+#include "sim/hardware/peaks.h"
 #include "sim/report/simulate.h"
 #include "sim/report/step_report.h"
 #include "tests/cli/run_cli.h"
@@ -52,7 +53,7 @@ TEST(ExecutedFlops, NeverAboveTheSustainedPeak) {
     EXPECT_NEAR(r->executed_fraction, r->flops.executed_per_step / t / gpus / r->peak_flops_per_gpu,
                 1e-12);
     EXPECT_NEAR(r->executed_tflops_per_gpu, r->flops.executed_per_step / t / gpus / 1e12, 1e-9);
-    EXPECT_LE(r->executed_fraction, sc.hardware.sustained_compute_fraction) << ideal;
+    EXPECT_LE(r->executed_fraction, MaxSustainedFraction(sc.hardware)) << ideal;
     EXPECT_GT(r->flops.hardware_per_step, 1.5 * r->flops.executed_per_step);
     // The convention runs past the peak with ideal kernels: that is what must be explained.
     if (ideal) {
@@ -70,7 +71,7 @@ TEST(ExecutedFlops, ShippedScenariosWithinTheSustainedPeak) {
     Result<SimResult> r = SimulateFile(f, &sc);
     ASSERT_TRUE(r.ok()) << f << ": " << r.status().ToString();
     EXPECT_GT(r->executed_fraction, 0.0) << f;
-    EXPECT_LE(r->executed_fraction, sc.hardware.sustained_compute_fraction) << f;
+    EXPECT_LE(r->executed_fraction, MaxSustainedFraction(sc.hardware)) << f;
   }
 }
 

@@ -135,6 +135,43 @@ TEST(OutOfSample, EveryScenarioHasItsPublishedRow) {
   EXPECT_EQ(files, ids);
 }
 
+// The open question of hardware/calibration/b200/README.md ("Clocks"), measured on the 18 dense
+// Megatron-Bridge Blackwell runs: the library's reading (the B200 tables are bursts: the H200's
+// power-limit factors on top) against the other (their long GEMM loops already ran at the limit:
+// no second drop for bf16/fp16 GEMMs, the H200's fp8/bf16 soak ratio for fp8-class ones). The
+// second was tried after seeing these runs, so it is printed, not adopted; README "Out of sample"
+// quotes both medians.
+TEST(OutOfSample, BlackwellTablesReadAsPowerLimited) {
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  std::vector<double> library, other;
+  for (const OosRun& r : OosRuns()) {
+    const std::string& f = r.key.hardware_family;
+    if (r.pub.source != "Megatron-Bridge" || r.pub.kind != "dense" ||
+        (f != "b200" && f != "gb200" && f != "gb300" && f != "b300")) {
+      continue;
+    }
+    Result<Scenario> sc = LoadScenario(kOosDir + r.pub.id + ".yaml", LoadOptions{});
+    ASSERT_TRUE(sc.ok()) << r.pub.id;
+    sc->hardware.sustained_compute_fraction_by_dtype = {
+        {DType::kBf16, 1.0}, {DType::kFp16, 1.0}, {DType::kFp8, 0.97}};
+    Result<SimResult> sim = Simulate(*sc);
+    ASSERT_TRUE(sim.ok()) << r.pub.id;
+    const double error = r.step_pub / sim->step_time.value() - 1.0;
+    std::printf("%-40s library %+6.1f%%  tables at the power limit %+6.1f%%\n", r.pub.id.c_str(),
+                100.0 * r.error, 100.0 * error);
+    library.push_back(std::abs(r.error));
+    other.push_back(std::abs(error));
+  }
+  ASSERT_EQ(library.size(), 18u);
+  std::printf("median |error|: library %.1f%%, tables at the power limit %.1f%%\n",
+              100.0 * median(library), 100.0 * median(other));
+  EXPECT_LT(median(other), median(library));
+}
+
 TEST(OutOfSample, ReadmeTableIsCurrent) {
   std::ifstream in(std::string(SHARDSIM_SOURCE_DIR) + "/README.md");
   ASSERT_TRUE(in.good());
