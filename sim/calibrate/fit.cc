@@ -77,8 +77,7 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
   // The curves the samples are held against: the base's, at burst clocks, without its table.
   HardwareSpec curve = base;
   curve.gemm_table.clear();
-  curve.sustained_compute_fraction = 1.0;
-  curve.sustained_compute_fraction_by_dtype.clear();
+  SetBurstClocks(&curve);
   const OpCostModel model(curve);
   std::map<std::string, double> class_seconds;
   for (const KernelSample& s : in.samples) class_seconds[Name(s.cls)] += s.seconds;
@@ -343,10 +342,7 @@ Result<Calibration> FitHardware(const KernelSamples& in, const HardwareSpec& bas
     carry("attention.flash2.bwd_efficiency", "attention bwd (flash)",
           c.hardware.attention_flash2_bwd_efficiency, s);
   }
-  if (clocks == Clocks::kProfiled) {
-    c.hardware.sustained_compute_fraction = 1.0;
-    c.hardware.sustained_compute_fraction_by_dtype.clear();
-  }
+  if (clocks == Clocks::kProfiled) SetBurstClocks(&c.hardware);
   if (c.fits.empty() ||
       std::all_of(c.fits.begin(), c.fits.end(), [](const ClassFit& f) { return f.samples == 0; })) {
     return Status::Invalid(

@@ -209,6 +209,16 @@ void RefineLibraryReferences(ConfigNode& base, const ConfigNode& overlay) {
   }
 }
 
+// A hardware overlay that restates the sustained clocks restates them for every dtype: the base's
+// per-dtype fractions go unless the overlay writes its own (`sustained_compute_fraction: 1` means
+// burst clocks throughout, as `calibrate`'s profiled overlays and ideal-kernel checks intend).
+void RestateClocks(const ConfigNode& overlay, ConfigNode* merged) {
+  if (overlay.Find("sustained_compute_fraction") != nullptr &&
+      overlay.Find("sustained_compute_fraction_by_dtype") == nullptr) {
+    merged->Erase("sustained_compute_fraction_by_dtype");
+  }
+}
+
 }  // namespace
 
 Result<ResolvedDoc> Resolver::Resolve(DocKind kind, const ConfigNode& ref, const std::string& key) {
@@ -247,14 +257,7 @@ Result<ResolvedDoc> Resolver::Resolve(DocKind kind, const ConfigNode& ref, const
   overlay.Erase("hf_config");
   if (kind == DocKind::kScenario) RefineLibraryReferences(parent->tree, overlay);
   ConfigNode merged = MergeOver(parent->tree, overlay);
-  // An overlay that restates the sustained clocks restates them for every dtype: the base's
-  // per-dtype fractions go unless the overlay writes its own (`sustained_compute_fraction: 1`
-  // means burst clocks throughout, as `calibrate`'s profiled overlays and ideal-kernel checks
-  // intend).
-  if (kind == DocKind::kHardware && overlay.Find("sustained_compute_fraction") != nullptr &&
-      overlay.Find("sustained_compute_fraction_by_dtype") == nullptr) {
-    merged.Erase("sustained_compute_fraction_by_dtype");
-  }
+  if (kind == DocKind::kHardware) RestateClocks(overlay, &merged);
   return ResolvedDoc{std::move(merged), ref.loc().file, true};
 }
 

@@ -56,11 +56,13 @@ double SustainedFraction(const HardwareSpec& hw, DType dtype) {
 double MaxSustainedFraction(const HardwareSpec& hw) {
   // The scalar holds for attention whatever the GEMM entries say.
   double v = hw.sustained_compute_fraction > 0.0 ? hw.sustained_compute_fraction : 1.0;
-  v = std::max(v, SustainedFraction(hw, DType::kBf16));
-  for (const auto& [d, f] : hw.sustained_compute_fraction_by_dtype) {
-    v = std::max(v, SustainedFraction(hw, d));
-  }
+  for (const auto& [d, f] : hw.sustained_compute_fraction_by_dtype) v = std::max(v, f);
   return v;
+}
+
+void SetBurstClocks(HardwareSpec* hw) {
+  hw->sustained_compute_fraction = 1.0;
+  hw->sustained_compute_fraction_by_dtype.clear();
 }
 
 }  // namespace shardsim

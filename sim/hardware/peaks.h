@@ -26,6 +26,10 @@ double SustainedFraction(const HardwareSpec& hw, DType dtype);
 // The largest sustained fraction of any dtype: the bound on the executed share of the peak.
 double MaxSustainedFraction(const HardwareSpec& hw);
 
+// Burst clocks throughout: sustained_compute_fraction 1 and no per-dtype entries (what a short
+// benchmark or a profiled run's own kernels saw).
+void SetBurstClocks(HardwareSpec* hw);
+
 }  // namespace shardsim
 
 #endif  // SHARDSIM_HARDWARE_PEAKS_H_

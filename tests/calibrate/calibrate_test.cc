@@ -14,6 +14,7 @@
 #include "sim/calibrate/samples.h"
 #include "sim/config/loader.h"
 #include "sim/hardware/op_cost.h"
+#include "sim/hardware/peaks.h"
 #include "tests/cli/run_cli.h"
 
 namespace shardsim {
@@ -118,8 +119,7 @@ HardwareSpec H100() {
 // The round trip: efficiencies of h100-sxm, perturbed in the base, come back within 2%.
 TEST(Calibrate, RoundTripRecoversTheHardwareFile) {
   HardwareSpec truth = H100();
-  truth.sustained_compute_fraction = 1.0;  // a burst-clock benchmark
-  truth.sustained_compute_fraction_by_dtype.clear();
+  SetBurstClocks(&truth);  // a burst-clock benchmark
   const std::string dir = TempDir("roundtrip");
   const std::string trace = dir + "/synthetic.json";
   testing::WriteFile(trace, SynthesizedTrace(truth));
@@ -184,7 +184,7 @@ TEST(Calibrate, ProfiledClocksAreAbsorbed) {
                    truth.matmul_max_efficiency_by_dtype.at(DType::kFp8) *
                        truth.sustained_compute_fraction_by_dtype.at(DType::kFp8));
   EXPECT_TRUE(c->hardware.sustained_compute_fraction_by_dtype.empty());
-  for (DType d : {DType::kBf16, DType::kFp8, DType::kMxfp8}) {
+  for (DType d : {DType::kBf16, DType::kFp8}) {
     const OpCost before = OpCostModel(truth).Matmul(8192, 8192, 8192, 1, d);
     HardwareSpec after = c->hardware;
     after.gemm_table.clear();
@@ -316,8 +316,7 @@ TEST(Calibrate, RatesAbovePeakAreRefusedAndWrittenOverlaysSimulate) {
   // A trace written on one line: refused at its kernel's event (line 1, the column of the
   // event; the line is too long to print), with the shape. It named the file only.
   HardwareSpec fast = H100();
-  fast.sustained_compute_fraction = 1.0;
-  fast.sustained_compute_fraction_by_dtype.clear();
+  SetBurstClocks(&fast);
   fast.matmul_max_efficiency = 1.0;
   fast.peak_flops[DType::kBf16] *= 1.5;
   const std::string trace = SynthesizedTrace(fast);

@@ -36,8 +36,7 @@ struct Errors {
 
 HardwareSpec Burst() {
   HardwareSpec hw = testing::LibraryHardware("b200");
-  hw.sustained_compute_fraction = 1.0;
-  hw.sustained_compute_fraction_by_dtype.clear();
+  SetBurstClocks(&hw);
   hw.kernel_launch_overhead = 0.0;  // kernel times: the tables time kernels, not launches
   return hw;
 }
@@ -230,18 +229,13 @@ TEST(B200Tables, WhatTheRowsSayOfTheirClocks) {
     }
     octaves[static_cast<int>(std::floor(std::log2(flops)))].push_back(eff);
   }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  };
   std::printf("B200 GEMM rows by size (efficiency of 2,250 TFLOP/s):\n");
   double lo = 1.0, hi = 0.0;
   for (const auto& [o, v] : octaves) {
-    std::printf("  2^%d FLOPs: %3zu rows, median %.3f\n", o, v.size(), median(v));
+    std::printf("  2^%d FLOPs: %3zu rows, median %.3f\n", o, v.size(), testing::Median(v));
     if (o < 38) continue;
-    lo = std::min(lo, median(v));
-    hi = std::max(hi, median(v));
+    lo = std::min(lo, testing::Median(v));
+    hi = std::max(hi, testing::Median(v));
   }
   std::printf("  %d rows at 0.6 or more, %d of them with 4096 tokens\n", fast, fast_4096);
   EXPECT_EQ(fast, 37);

@@ -72,8 +72,7 @@ Stats Summarize(std::vector<double> abs_errors) {
 HardwareSpec H200AsMeasured() {
   HardwareSpec hw = testing::LibraryHardware("h200-sxm");
   hw.gemm_table.clear();
-  hw.sustained_compute_fraction = 1.0;
-  hw.sustained_compute_fraction_by_dtype.clear();
+  SetBurstClocks(&hw);
   hw.kernel_launch_overhead = 0.87e-6;
   return hw;
 }
@@ -135,73 +134,73 @@ TEST(H200Fit, FusedAttentionOverTheMeasuredRuns) {
   EXPECT_LT(s.p90, 0.15);
 }
 
-TEST(H200Fit, SustainedFractionIsTheMeasuredSoakSlowdown) {
+// sustained.csv, each soaked row over the burst row of its shape, and its SM clock, by dtype.
+struct Soak {
+  std::map<std::string, std::vector<double>> ratios, clocks;
+};
+Soak ReadSoak() {
   std::map<std::string, double> burst;
-  std::vector<double> ratios;
+  Soak s;
   for (const auto& r : ReadCsv("sustained.csv")) {
     const std::string key = r.at("dtype") + r.at("m") + "x" + r.at("n") + "x" + r.at("k");
     if (r.at("regime") == "burst") {
       burst[key] = Num(r, "tflops");
     } else {
-      ratios.push_back(Num(r, "tflops") / burst.at(key));
+      s.ratios[r.at("dtype")].push_back(Num(r, "tflops") / burst.at(key));
+      s.clocks[r.at("dtype")].push_back(Num(r, "sm_clock_mhz"));
     }
   }
+  return s;
+}
+
+TEST(H200Fit, SustainedFractionIsTheMeasuredSoakSlowdown) {
+  const Soak soak = ReadSoak();
+  std::vector<double> ratios;
+  for (const auto& [dtype, r] : soak.ratios) ratios.insert(ratios.end(), r.begin(), r.end());
   ASSERT_EQ(ratios.size(), 16u);
-  std::sort(ratios.begin(), ratios.end());
-  const double median = 0.5 * (ratios[7] + ratios[8]);
+  const double median = testing::Median(ratios);
   std::printf("H200 sustained / burst GEMM throughput: median %.3f (%.3f - %.3f)\n", median,
-              ratios.front(), ratios.back());
+              *std::min_element(ratios.begin(), ratios.end()),
+              *std::max_element(ratios.begin(), ratios.end()));
   EXPECT_NEAR(testing::LibraryHardware("h200-sxm").sustained_compute_fraction, median, 0.01);
 }
 
 // The fp8 rows settle at a lower clock than the bf16 ones (1410-1425 against 1455-1485 MHz at
 // 692 W), so they hold less of their burst rate: the per-dtype entry is the fp8 rows' median.
 TEST(H200Fit, Fp8GemmsHoldTheirOwnSustainedFraction) {
-  std::map<std::string, double> burst;
-  std::map<std::string, std::vector<double>> ratios, clocks;
-  for (const auto& r : ReadCsv("sustained.csv")) {
-    const std::string key = r.at("dtype") + r.at("m") + "x" + r.at("n") + "x" + r.at("k");
-    if (r.at("regime") == "burst") {
-      burst[key] = Num(r, "tflops");
-    } else {
-      ratios[r.at("dtype")].push_back(Num(r, "tflops") / burst.at(key));
-      clocks[r.at("dtype")].push_back(Num(r, "sm_clock_mhz"));
-    }
-  }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  };
-  ASSERT_EQ(ratios["fp8"].size(), 8u);
-  ASSERT_EQ(ratios["bf16"].size(), 8u);
-  const double fp8 = median(ratios["fp8"]), bf16 = median(ratios["bf16"]);
+  const Soak soak = ReadSoak();
+  const std::vector<double>& f8 = soak.ratios.at("fp8");
+  const std::vector<double>& b16 = soak.ratios.at("bf16");
+  ASSERT_EQ(f8.size(), 8u);
+  ASSERT_EQ(b16.size(), 8u);
+  const double fp8 = testing::Median(f8), bf16 = testing::Median(b16);
+  const auto [f8_lo, f8_hi] =
+      std::minmax_element(soak.clocks.at("fp8").begin(), soak.clocks.at("fp8").end());
+  const auto [b16_lo, b16_hi] =
+      std::minmax_element(soak.clocks.at("bf16").begin(), soak.clocks.at("bf16").end());
   std::printf(
       "H200 sustained / burst: bf16 median %.3f, fp8 median %.3f; SM clock bf16 %.0f-%.0f, "
       "fp8 %.0f-%.0f MHz\n",
-      bf16, fp8, *std::min_element(clocks["bf16"].begin(), clocks["bf16"].end()),
-      *std::max_element(clocks["bf16"].begin(), clocks["bf16"].end()),
-      *std::min_element(clocks["fp8"].begin(), clocks["fp8"].end()),
-      *std::max_element(clocks["fp8"].begin(), clocks["fp8"].end()));
+      bf16, fp8, *b16_lo, *b16_hi, *f8_lo, *f8_hi);
   // The two clock ranges do not overlap: the slowdown is the dtype's, not noise.
-  EXPECT_LT(*std::max_element(clocks["fp8"].begin(), clocks["fp8"].end()),
-            *std::min_element(clocks["bf16"].begin(), clocks["bf16"].end()));
+  EXPECT_LT(*f8_hi, *b16_lo);
   EXPECT_LT(fp8, bf16);
   const HardwareSpec h200 = testing::LibraryHardware("h200-sxm");
   ASSERT_EQ(h200.sustained_compute_fraction_by_dtype.count(DType::kFp8), 1u);
   EXPECT_NEAR(h200.sustained_compute_fraction_by_dtype.at(DType::kFp8), fp8, 0.005);
   // What prices a GEMM: fp8 (and the block-scaled dtypes, which take fp8's) at the fp8 figure,
   // bf16 at the scalar.
-  EXPECT_DOUBLE_EQ(SustainedFraction(h200, DType::kFp8), 0.82);
-  EXPECT_DOUBLE_EQ(SustainedFraction(h200, DType::kBf16), h200.sustained_compute_fraction);
-  EXPECT_DOUBLE_EQ(MakeMatmulCurveParams(h200, DType::kFp8).sustained, 0.82);
-  EXPECT_DOUBLE_EQ(MakeMatmulCurveParams(h200, DType::kBf16).sustained, 0.84);
+  EXPECT_DOUBLE_EQ(MakeMatmulCurveParams(h200, DType::kFp8).sustained,
+                   h200.sustained_compute_fraction_by_dtype.at(DType::kFp8));
+  EXPECT_DOUBLE_EQ(SustainedFraction(h200, DType::kNvfp4), SustainedFraction(h200, DType::kFp8));
+  EXPECT_DOUBLE_EQ(MakeMatmulCurveParams(h200, DType::kBf16).sustained,
+                   h200.sustained_compute_fraction);
 }
 
 TEST(H200Fit, MeasuredTableReproducesItsRows) {
   HardwareSpec hw = testing::LibraryHardware("h200-sxm");
   ASSERT_FALSE(hw.gemm_table.empty());
-  hw.sustained_compute_fraction = 1.0;
-  hw.sustained_compute_fraction_by_dtype.clear();
+  SetBurstClocks(&hw);
   hw.kernel_launch_overhead = 0.0;
   const OpCostModel model(hw);
   int checked = 0;

@@ -5,12 +5,23 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "sim/config/loader.h"
 #include "sim/config/spec.h"
 
 namespace shardsim::testing {
+
+// The median of `v` (the mean of the middle two for an even count); NaN when empty.
+inline double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 // hardware/<name>.yaml of this source tree, loaded by the config module.
 inline HardwareSpec LibraryHardware(const std::string& name) {
