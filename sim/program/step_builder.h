@@ -454,6 +454,8 @@ class Builder {
   // The schedule's period in micro-batches, when the step has kMinPeriods of them at least.
   int64_t PeriodOf() const;
   static constexpr int64_t kMinPeriods = 12;
+  // DualPipe and DualPipeV: named from this many micro-batches per pipeline stage (PeriodOf).
+  static constexpr int64_t kDualPipeMinPerStage = 6;
   int64_t period_ = 0;
   // Collective flows joined across replicas (every-rank mode): returns the task that completes
   // when all members of this collective instance have.

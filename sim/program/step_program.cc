@@ -528,8 +528,14 @@ Status Builder::Finish(const Device& d) {
 // callgrind on `simulate` (README, Speed): 4 periods (Mixtral 8x7B, interleaved) +17%, 8 (Llama 3
 // 70B) +3%, 12 (GPT-3 175B) -6%, 96 (GPT-3 175B, 1F1B) -10%, 384 -19%. GPipe has no steady
 // state (every forward's backward waits, so what is pending grows micro-batch by micro-batch;
-// named, GPT-3 1F1B's layout in GPipe cost 17% more), and the zero-bubble and DualPipe schedules'
-// did not repeat exactly in the shipped scenarios (their deferred W passes): not named.
+// named, GPT-3 1F1B's layout in GPipe cost 17% more). DualPipe's main loop (step 4 of
+// deepseek-ai/DualPipe's step(): F0 B1 then F1 B0, one micro-batch of each stream) repeats
+// micro-batch by micro-batch, but its warm-up and cool-down span several pp micro-batches: named
+// from 6 pp on (DeepSeek-V3, 120 micro-batches over 16 stages, -14%; 240, -25%; Llama 3 70B on 4
+// stages, 128: DualPipe -2%, V -7%; 64: +1%, V -1%; 32: +3%; not named below: 405B's 64 over 16
+// stages skipped nothing, +8%). The zero-bubble schedules are not named: their deferred W passes
+// did not repeat on GPT-3 175B, Llama 3 70B or Mixtral (ZB-H1 +8% to +17%, ZB-V +9% to +13%;
+// ZB-H1 did repeat on DeepSeek-V3, -4%, and the quickstart layout, +4%).
 int64_t Builder::PeriodOf() const {
   int64_t period = 0;
   switch (shape_.schedule) {
@@ -538,6 +544,11 @@ int64_t Builder::PeriodOf() const {
       break;
     case PipelineSchedule::kInterleaved1F1B:
       period = MicrobatchGroup(shape_);
+      break;
+    case PipelineSchedule::kDualPipe:
+    case PipelineSchedule::kDualPipeV:
+      if (prog_.microbatches < kDualPipeMinPerStage * sc_.parallel.pp) return 0;
+      period = 1;
       break;
     default:
       return 0;

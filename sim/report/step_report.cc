@@ -575,8 +575,10 @@ std::string ExplainStep(const Scenario& sc, const SimResult& r) {
     if (st.tasks_skipped > 0) {
       out += ", " + std::to_string(st.tasks_skipped) + " of them filled in from " +
              std::to_string(st.periods_skipped) +
-             " schedule periods that repeat an earlier one's whole run state exactly (the same "
-             "figures as simulating them; sim/engine/periods.cc)\n";
+             (st.periods_skipped == 1 ? " schedule period that repeats"
+                                      : " schedule periods that repeat") +
+             " an earlier one's whole run state exactly (the same figures as simulating them; "
+             "sim/engine/periods.cc)\n";
     } else {
       out += ", every one simulated\n";
     }

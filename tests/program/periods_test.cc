@@ -117,6 +117,24 @@ TEST(Periods, ExpertsAndZero1OverlappedGathers) {
                                                              {"training.global_batch", "1024"}});
 }
 
+TEST(Periods, DualPipeMicroBatchesAreSkippedExactly) {
+  // DeepSeek-V3 as shipped: DualPipe over 16 stages, 120 micro-batches, EP64 all-to-alls across
+  // nodes as flows on the NICs the pipeline sends use.
+  const RunStats s = ExpectPeriodsExact("scenarios/deepseek-v3-h800x2048.yaml", {});
+  EXPECT_GE(s.periods_skipped, 30);
+  EXPECT_GT(s.tasks_skipped, 10000);  // of 18,990
+}
+
+TEST(Periods, DualPipeVMicroBatchesAreSkippedExactly) {
+  // Llama 3 70B, TP8 PP4, 128 micro-batches in DualPipeV's V.
+  const RunStats s = ExpectPeriodsExact("scenarios/llama3-70b-h100x1024.yaml",
+                                        {{"parallel.schedule", "dualpipe_v"},
+                                         {"parallel.virtual_stages", "1"},
+                                         {"training.global_batch", "4096"}});
+  EXPECT_GE(s.periods_skipped, 100);
+  EXPECT_GT(s.tasks_skipped, 3000);  // of 3,866
+}
+
 // The program of `path` with the overrides (and options) names no period.
 void ExpectNoPeriods(const std::string& path, const Overrides& set,
                      const ProgramOptions& options = {}) {
@@ -133,6 +151,10 @@ TEST(Periods, NamedOnlyWhereTheyPay) {
                   {{"parallel.schedule", "gpipe"}, {"parallel.virtual_stages", "1"}});
   ExpectNoPeriods("scenarios/gpt3-175b-a100x1024.yaml",
                   {{"parallel.schedule", "zb_h1"}, {"parallel.virtual_stages", "1"}});
+  // DualPipe below 6 micro-batches per stage (Mixtral's 16 over 4 stages): its warm-up and
+  // cool-down leave too little to skip.
+  ExpectNoPeriods("scenarios/mixtral-8x7b-h100x64.yaml",
+                  {{"parallel.schedule", "dualpipe"}, {"parallel.virtual_stages", "1"}});
   // Off by option: the oracle.
   ProgramOptions off;
   off.periods = false;
