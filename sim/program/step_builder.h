@@ -451,7 +451,8 @@ class Builder {
   // Each task's counterpart one schedule period later (Engine::SetCounterparts), or -1; empty
   // when no period is named (PeriodOf 0).
   std::vector<int32_t> Counterparts() const;
-  // The schedule's period in micro-batches, when the step has kMinPeriods of them at least.
+  // The schedule's period in micro-batches, when the step has kMinPeriods of them at least (and,
+  // under DualPipe, kDualPipeMinPerStage micro-batches per stage); 0 where none is named.
   int64_t PeriodOf() const;
   static constexpr int64_t kMinPeriods = 12;
   // DualPipe and DualPipeV: named from this many micro-batches per pipeline stage (PeriodOf).
