@@ -533,9 +533,12 @@ Status Builder::Finish(const Device& d) {
 // micro-batch by micro-batch, but its warm-up and cool-down span several pp micro-batches: named
 // from 6 pp on (DeepSeek-V3, 120 micro-batches over 16 stages, -14%; 240, -25%; Llama 3 70B on 4
 // stages, 128: DualPipe -2%, V -7%; 64: +1%, V -1%; 32: +3%; not named below: 405B's 64 over 16
-// stages skipped nothing, +8%). The zero-bubble schedules are not named: their deferred W passes
-// did not repeat on GPT-3 175B, Llama 3 70B or Mixtral (ZB-H1 +8% to +17%, ZB-V +9% to +13%;
-// ZB-H1 did repeat on DeepSeek-V3, -4%, and the quickstart layout, +4%).
+// stages skipped nothing, +8%). The zero-bubble schedules are not named: on GPT-3 175B, Llama 3
+// 70B and Mixtral nothing repeated (ZB-H1 +8% to +17%, ZB-V +9% to +13%; ZB-H1 repeated on
+// DeepSeek-V3, -4%, and the quickstart layout, +4%). Under ZB-H1 on GPT-3 175B rank 0 settles
+// into a constant period while the uneven stages drift against it, each by a constant amount a
+// period (+4.78 ms, -0.82 ms), using up the deferred W passes' slack: a transient that outlasts
+// the step's 96 micro-batches.
 int64_t Builder::PeriodOf() const {
   int64_t period = 0;
   switch (shape_.schedule) {
