@@ -7,9 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,32 +19,13 @@
 namespace shardsim {
 namespace {
 
-using Csv = std::vector<std::map<std::string, std::string>>;
+using Csv = testing::CsvRows;
 
-Csv ReadCsv(const std::string& name) {
-  std::ifstream in(std::string(SHARDSIM_SOURCE_DIR) + "/bench/h200/results/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  Csv rows;
-  std::string line;
-  std::vector<std::string> header;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(cell);
-    if (header.empty()) {
-      header = cells;
-      continue;
-    }
-    std::map<std::string, std::string> row;
-    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
-    rows.push_back(row);
-  }
-  return rows;
-}
+// A file of bench/h200/results/.
+Csv ReadCsv(const std::string& name) { return testing::ReadCsvRows("bench/h200/results/" + name); }
 
 double Num(const std::map<std::string, std::string>& r, const std::string& k) {
-  return std::stod(r.at(k));
+  return testing::CsvNum(r, k);
 }
 int64_t Int(const std::map<std::string, std::string>& r, const std::string& k) {
   return std::stoll(r.at(k));

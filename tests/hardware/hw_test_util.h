@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <limits>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,34 @@ inline double Median(std::vector<double> v) {
   const size_t n = v.size();
   if (n == 0) return std::numeric_limits<double>::quiet_NaN();
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A measurement CSV of this source tree (`path` from its root), one map per row keyed by the
+// header; a row shorter than the header lacks the missing keys. Plain comma-separated cells (the
+// bench and calibration files quote nothing).
+using CsvRows = std::vector<std::map<std::string, std::string>>;
+inline CsvRows ReadCsvRows(const std::string& path) {
+  std::ifstream in(std::string(SHARDSIM_SOURCE_DIR) + "/" + path);
+  EXPECT_TRUE(in.good()) << path;
+  CsvRows rows;
+  std::string line;
+  std::vector<std::string> header;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (header.empty()) {
+      header = cells;
+      continue;
+    }
+    std::map<std::string, std::string>& row = rows.emplace_back();
+    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+  }
+  return rows;
+}
+inline double CsvNum(const std::map<std::string, std::string>& row, const std::string& key) {
+  return std::stod(row.at(key));
 }
 
 // hardware/<name>.yaml of this source tree, loaded by the config module.

@@ -19,8 +19,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -131,25 +129,17 @@ TEST(PublishedGemm, B200CalibrationNodeBelowOtherPublishedB200) {
 // - fp8 over bf16 at every shape of 2048 and more: b200.yaml's assumed fp8 curve against the
 //   ratio XLA measured, burst against burst, within 12% each and 5% at the median.
 TEST(PublishedGemm, B200XlaTable) {
-  std::ifstream in(std::string(SHARDSIM_SOURCE_DIR) +
-                   "/hardware/calibration/b200/xla-sm100-gemm.csv");
-  ASSERT_TRUE(in.good());
-  std::string line;
-  std::getline(in, line);
-  ASSERT_EQ(line, "m,n,k,bf16,f32,f8e4m3_e4m3,f8e4m3_e5m2,f8e5m2_e4m3");
   struct Entry {
     int64_t m, n, k;
     double bf16, fp8;
   };
   std::vector<Entry> rows;
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string f;
-    std::vector<double> v;
-    while (std::getline(ss, f, ',')) v.push_back(std::stod(f));
-    ASSERT_EQ(v.size(), 8u) << line;
-    rows.push_back({static_cast<int64_t>(v[0]), static_cast<int64_t>(v[1]),
-                    static_cast<int64_t>(v[2]), v[3], v[5]});
+  for (const auto& r : testing::ReadCsvRows("hardware/calibration/b200/xla-sm100-gemm.csv")) {
+    ASSERT_EQ(r.size(), 8u);  // m,n,k,bf16,f32,f8e4m3_e4m3,f8e4m3_e5m2,f8e5m2_e4m3
+    rows.push_back({static_cast<int64_t>(testing::CsvNum(r, "m")),
+                    static_cast<int64_t>(testing::CsvNum(r, "n")),
+                    static_cast<int64_t>(testing::CsvNum(r, "k")), testing::CsvNum(r, "bf16"),
+                    testing::CsvNum(r, "f8e4m3_e4m3")});
   }
   ASSERT_EQ(rows.size(), 28u);
   auto flops = [](const Entry& e) {
