@@ -173,6 +173,36 @@ TaskId Engine::AddFlowLike(TaskId like, ResourceId stream, Bytes bytes, SimTime 
   return id;
 }
 
+TaskId Engine::AppendCopies(TaskId first, int32_t count, uint32_t label,
+                            std::span<const std::pair<int32_t, int32_t>> deps) {
+  const TaskId id(num_tasks());
+  if (!first.valid() || count < 0 || first.v > num_tasks() - count) [[unlikely]] {
+    Error("AppendCopies: tasks " + std::to_string(first.v) + " .. " +
+          std::to_string(static_cast<int64_t>(first.v) + count - 1) + " are not all tasks");
+    return id;
+  }
+  for (int32_t k = 0; k < count; ++k) {
+    Task t = tasks_[Index(first) + static_cast<size_t>(k)];  // a copy: push_back may move tasks_
+    t.label = label + static_cast<uint32_t>(k);
+    if (t.flow >= 0) {
+      Flow f = flows_[static_cast<size_t>(t.flow)];
+      f.task = id.v + k;
+      t.flow = static_cast<int32_t>(flows_.size());
+      flows_.push_back(f);
+    }
+    tasks_.push_back(t);
+  }
+  for (const auto& [before, after] : deps) {
+    if (before < 0 || before >= count || after < 0 || after >= count) [[unlikely]] {
+      Error("AppendCopies: dependency " + std::to_string(before) + " -> " + std::to_string(after) +
+            " is outside the " + std::to_string(count) + " copies");
+      continue;
+    }
+    edges_.emplace_back(id.v + before, id.v + after);
+  }
+  return id;
+}
+
 bool Engine::FlowLikeErrors(TaskId id, bool known, TaskId like, ResourceId stream, Bytes bytes,
                             SimTime latency) {
   if (!known) {

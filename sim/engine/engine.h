@@ -29,6 +29,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/base/ids.h"
@@ -82,6 +83,15 @@ class Engine {
   // the same collective many times passes its first flow.
   TaskId AddFlowLike(TaskId like, ResourceId stream, Bytes bytes, SimTime latency, uint32_t label,
                      uint8_t category);
+
+  // Copies of the `count` tasks from `first` on (tasks this Engine returned), appended in order:
+  // each the same kind, stream, duration or latency, bytes, path, weights, cap and category as
+  // its original, labelled `label` + its offset; then `deps` (pairs of offsets into the range:
+  // before, after) as dependencies among the copies, in order. What AddDelay / AddFlowLike and
+  // AddDependency add task by task, in one pass: a builder that repeats a recorded piece of work
+  // (the same pass for another micro-batch) passes its first copy. Returns the first copy's id.
+  TaskId AppendCopies(TaskId first, int32_t count, uint32_t label,
+                      std::span<const std::pair<int32_t, int32_t>> deps);
 
   // `after` cannot start before `before` has finished.
   void AddDependency(TaskId before, TaskId after) {

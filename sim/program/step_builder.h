@@ -387,21 +387,16 @@ class Builder {
   Status AddPass(const Device& d, const TaskInfo& info, const PassTime& traffic,
                  const PassTime& window, TaskId* first, TaskId* last);
   // A pass as AddPass built it for one micro-batch, replayed for the others (StampedPass): its
-  // tasks (ids first .. first + tasks.size(), in order), their infos and the dependencies among
-  // them, relative to its first task. Every micro-batch's pass of one chunk, phase and pairing
-  // is the same tasks, durations, bytes and dependencies; only TaskInfo::microbatch differs.
+  // tasks (`count` from `recorded` on, in the engine), their infos and the dependencies among
+  // them, relative to its first task; Replay copies them (Engine::AppendCopies). Every
+  // micro-batch's pass of one chunk, phase and pairing is the same tasks, durations, bytes and
+  // dependencies; only TaskInfo::microbatch differs.
   struct PassStamp {
-    struct Task {
-      TaskKind kind = TaskKind::kDelay;
-      ResourceId stream;
-      SimTime fixed;  // a delay's duration, a flow's latency
-      Bytes bytes;    // flows
-      TaskId like;    // flows: the recorded flow (Engine::AddFlowLike shares its path)
-    };
     bool built = false;
     bool replayable = false;  // every dependency recorded stays inside the pass
     int32_t first = 0, last = 0;
-    std::vector<Task> tasks;
+    TaskId recorded;
+    int32_t count = 0;
     std::vector<TaskInfo> infos;
     std::vector<std::pair<int32_t, int32_t>> deps;
   };

@@ -300,27 +300,14 @@ Status Builder::AddPass(const Device& d, const TaskInfo& info, const PassTime& t
 }
 
 void Builder::Replay(const PassStamp& stamp, int32_t microbatch, TaskId* first, TaskId* last) {
-  Engine& e = prog_.engine;
   std::vector<TaskInfo>& infos = *prog_.tasks;
-  const int32_t base = e.num_tasks();
-  const size_t label = infos.size();  // == base: each task's label is its id
+  const size_t label = infos.size();  // == the first copy's id: each task's label is its id
   infos.insert(infos.end(), stamp.infos.begin(), stamp.infos.end());
-  for (size_t k = 0; k < stamp.tasks.size(); ++k) {
-    const PassStamp::Task& t = stamp.tasks[k];
-    TaskInfo& info = infos[label + k];
-    info.microbatch = microbatch;
-    const auto category = static_cast<uint8_t>(info.category);
-    if (t.kind == TaskKind::kDelay) {
-      e.AddDelay(t.stream, t.fixed, static_cast<uint32_t>(label + k), category);
-    } else {
-      e.AddFlowLike(t.like, t.stream, t.bytes, t.fixed, static_cast<uint32_t>(label + k), category);
-    }
-  }
-  for (const auto& [before, after] : stamp.deps) {
-    e.AddDependency(TaskId(base + before), TaskId(base + after));
-  }
-  *first = TaskId(base + stamp.first);
-  *last = TaskId(base + stamp.last);
+  for (size_t k = label; k < infos.size(); ++k) infos[k].microbatch = microbatch;
+  const TaskId base = prog_.engine.AppendCopies(stamp.recorded, stamp.count,
+                                                static_cast<uint32_t>(label), stamp.deps);
+  *first = TaskId(base.v + stamp.first);
+  *last = TaskId(base.v + stamp.last);
 }
 
 Status Builder::StampedPass(PassStamp* stamp, const Device& d, const TaskInfo& info,
@@ -346,17 +333,9 @@ Status Builder::StampedPass(PassStamp* stamp, const Device& d, const TaskInfo& i
         stamp->replayable && before >= base && before < end && after >= base && after < end;
     stamp->deps.emplace_back(before - base, after - base);
   }
-  for (int32_t t = base; t < end; ++t) {
-    const TaskId id(t);
-    PassStamp::Task task;
-    task.kind = prog_.engine.kind(id);
-    task.stream = prog_.engine.stream(id);
-    task.fixed = prog_.engine.fixed_time(id);
-    task.bytes = prog_.engine.flow_bytes(id);
-    task.like = id;
-    stamp->tasks.push_back(task);
-    stamp->infos.push_back((*prog_.tasks)[static_cast<size_t>(t)]);
-  }
+  stamp->recorded = TaskId(base);
+  stamp->count = end - base;
+  stamp->infos.assign(prog_.tasks->begin() + base, prog_.tasks->begin() + end);
   stamp->first = first->v - base;
   stamp->last = last->v - base;
   return Status::Ok();

@@ -364,5 +364,76 @@ TEST(Flows, AFlowLikeATaskThatIsNoFlowIsAnInternalError) {
             std::string::npos);
 }
 
+// AppendCopies adds what AddDelay / AddFlowLike and AddDependency would, task by task: a
+// recorded piece (a delay on a stream, then a flow on a shared link after it) copied twice runs
+// exactly as the same tasks added in full, and each copy keeps its original's kind, stream,
+// duration, bytes, path, weights and category, with the labels given.
+TEST(Flows, AppendedCopiesRunAsTheTasksAddedInFull) {
+  const auto run = [](bool copies) {
+    Engine e;
+    const ResourceId s = e.AddStream("s");
+    const ResourceId a = e.AddLink("a", BytesPerSec(1e9));
+    const std::vector<ResourceId> links = {a};
+    const std::vector<double> weights = {2.0};
+    const TaskId d0 = e.AddDelay(s, Ps(3'000'000), 0, 3);
+    const TaskId f0 =
+        e.AddFlow(kNoStream, Bytes(1e3), Ps(2), links, 1, 4, BytesPerSec(0.0), weights);
+    e.AddDependency(d0, f0);
+    const std::vector<std::pair<int32_t, int32_t>> deps = {{0, 1}};
+    for (uint32_t label : {2u, 4u}) {
+      if (copies) {
+        EXPECT_EQ(e.AppendCopies(d0, 2, label, deps), TaskId(static_cast<int32_t>(label)));
+      } else {
+        const TaskId d = e.AddDelay(s, Ps(3'000'000), label, 3);
+        const TaskId f = e.AddFlowLike(f0, kNoStream, Bytes(1e3), Ps(2), label + 1, 4);
+        e.AddDependency(d, f);
+      }
+    }
+    EXPECT_EQ(e.num_tasks(), 6);
+    EXPECT_EQ(e.num_dependencies(), 3);
+    for (int32_t t = 0; t < 6; ++t) {
+      EXPECT_EQ(e.label(TaskId(t)), static_cast<uint32_t>(t));
+      EXPECT_EQ(e.category(TaskId(t)), t % 2 == 0 ? 3 : 4);
+    }
+    EXPECT_EQ(e.stream(TaskId(4)), s);
+    EXPECT_EQ(e.fixed_time(TaskId(4)), Ps(3'000'000));
+    EXPECT_EQ(e.kind(TaskId(5)), TaskKind::kFlow);
+    EXPECT_DOUBLE_EQ(e.flow_bytes(TaskId(5)).value(), 1e3);
+    EXPECT_EQ(e.fixed_time(TaskId(5)), Ps(2));
+    EXPECT_EQ(e.flow_links(TaskId(5)).size(), 1u);
+    EXPECT_DOUBLE_EQ(e.flow_weights(TaskId(5))[0], 2.0);
+    auto r = e.Run();
+    EXPECT_TRUE(r.ok());
+    std::vector<int64_t> ends;
+    for (int32_t t = 0; t < 6; ++t) ends.push_back(r->end(TaskId(t)).picos());
+    return ends;
+  };
+  const std::vector<int64_t> full = run(false);
+  EXPECT_EQ(run(true), full);
+  // The delays run back to back on the stream (3, 6, 9 us); each flow waits 2 ps, then moves
+  // 1e3 B at 1e9 / 2 B/s alone on `a` (2 us), so they never overlap.
+  EXPECT_EQ(full, (std::vector<int64_t>{3'000'000, 5'000'002, 6'000'000, 8'000'002, 9'000'000,
+                                        11'000'002}));
+}
+
+TEST(Flows, CopiesOfTasksThatAreNotThereAreInternalErrors) {
+  Engine e;
+  const TaskId d = e.AddDelay(kNoStream, Ps(1), 0, 0);
+  e.AppendCopies(d, 2, 1, {});
+  auto r = e.Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+  EXPECT_NE(r.status().message().find("AppendCopies: tasks 0 .. 1 are not all tasks"),
+            std::string::npos);
+  Engine f;
+  const TaskId g = f.AddDelay(kNoStream, Ps(1), 0, 0);
+  const std::vector<std::pair<int32_t, int32_t>> deps = {{0, 1}};
+  f.AppendCopies(g, 1, 1, deps);
+  auto q = f.Run();
+  ASSERT_FALSE(q.ok());
+  EXPECT_NE(q.status().message().find("AppendCopies: dependency 0 -> 1 is outside the 1 copies"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardsim
