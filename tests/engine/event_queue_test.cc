@@ -165,6 +165,48 @@ TEST(EventQueue, MatchesPriorityQueueReference) {
   }
 }
 
+// Pop's bottom-up sift (the hole to a leaf, then the last slot up) on a heap of hundreds of
+// events: random times far apart and reschedules earlier and later, so that the last slot sometimes
+// rises back up, and heaps of every size down to empty, both parities (one child or two).
+TEST(EventQueue, BottomUpPopMatchesPriorityQueueReference) {
+  std::mt19937 rng(23);
+  const int32_t num_tasks = 500;
+  EventQueue q;
+  q.Reset(num_tasks);
+  using Entry = std::tuple<int64_t, uint64_t, int32_t>;  // time, sequence, task
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ref;
+  std::vector<uint64_t> live(num_tasks, 0);  // the sequence of each task's pending event + 1
+  uint64_t seq = 0;
+  int64_t now = 0;
+  size_t pending = 0;
+  for (int phase = 0; phase < 40; ++phase) {
+    const int fill = static_cast<int>(rng() % 600);  // schedules (some reschedules), then drain
+    for (int k = 0; k < fill; ++k) {
+      const auto task = static_cast<int32_t>(rng() % num_tasks);
+      const int64_t t = now + 1 + static_cast<int64_t>(rng() % (k % 2 == 0 ? 1000 : 8));
+      q.Schedule(task, t, EventKind::kFlowEnd);
+      if (live[static_cast<size_t>(task)] == 0) ++pending;
+      live[static_cast<size_t>(task)] = seq + 1;
+      ref.emplace(t, seq++, task);
+    }
+    const size_t keep = phase % 3 == 0 ? 0 : rng() % (pending + 1);
+    while (pending > keep) {
+      while (live[static_cast<size_t>(std::get<2>(ref.top()))] != std::get<1>(ref.top()) + 1) {
+        ref.pop();  // stale: the task was rescheduled since
+      }
+      const auto [t, s, task] = ref.top();
+      ref.pop();
+      ASSERT_EQ(q.size(), pending) << "phase " << phase;
+      const Event e = q.Pop();
+      ASSERT_EQ(e.task, task) << "phase " << phase;
+      ASSERT_EQ(e.time, t) << "phase " << phase;
+      live[static_cast<size_t>(task)] = 0;
+      --pending;
+      now = t;
+    }
+  }
+}
+
 // The 32-bit scheduling sequence runs out after 2^32 schedulings: the pending events are then
 // renumbered in their order, and ties still break by scheduling order across the renumbering.
 TEST(EventQueue, SequenceRenumberingKeepsTheOrder) {
