@@ -19,10 +19,10 @@
 // A slot is 16 bytes (time, a 32-bit sequence, task; the kind kept per task), so a sift moves
 // two words per level; the sequence is renumbered in order if a run ever schedules 2^32 times.
 //
-// Pop is bottom-up (Wegener, "Bottom-up-heapsort", Theoretical Computer Science 118, 1993; Knuth,
-// TAOCP vol. 3, 5.2.3 exercise 18, after Floyd): the root's hole goes down to a leaf, taking the
-// smaller child at each level (one comparison per level, not two), and the last slot is sifted up
-// from there; it seldom rises, as it is one of the later events. Measured with callgrind on
+// Pop is bottom-up (Wegener, "Bottom-up-heapsort", Theoretical Computer Science 118, 1993): the
+// root's hole goes down to a leaf, taking the smaller child at each level (one comparison per
+// level, not two), and the last slot is sifted up from there; it seldom rises, as it is one of
+// the later events. Measured with callgrind on
 // Simulate: 2.3% fewer instructions on the 405B scenario, 0.5% on DeepSeek-V3, up to 0.8% more on
 // scenarios whose heap holds a handful of events (the top-down sift stops sooner there).
 // Tests: tests/engine/event_queue_test.cc (against a std::priority_queue reference on random
