@@ -8,6 +8,17 @@ namespace {
 
 double RoundUp(double bytes, double unit) { return std::ceil(bytes / unit) * unit; }
 
+// `count` more requests of `bytes` in `blocks`, kept in order of size.
+void AddBlocks(BlockSizes& blocks, double bytes, double count) {
+  auto it = std::lower_bound(blocks.begin(), blocks.end(), bytes,
+                             [](const auto& block, double b) { return block.first < b; });
+  if (it != blocks.end() && it->first == bytes) {
+    it->second += count;
+  } else {
+    blocks.emplace(it, bytes, count);
+  }
+}
+
 }  // namespace
 
 AllocatorBlock AllocatorBlockFor(double bytes, bool expandable_segments) {
@@ -65,7 +76,7 @@ MemoryFigures DeviceMemoryFigures(const StageMemory& s, Bytes live_activations,
   // count scales them all alike).
   BlockSizes fixed = s.state_blocks;
   for (const Bytes b : {s.zero3_buffers, s.moe_buffers, f.transient, f.cublas_workspace}) {
-    if (b.value() > 0.0) fixed[b.value()] += 1.0;
+    if (b.value() > 0.0) AddBlocks(fixed, b.value(), 1.0);
   }
   const double per_mb = s.activations_per_microbatch.value();
   const double scale = per_mb > 0.0 ? live_activations.value() / per_mb : 0.0;

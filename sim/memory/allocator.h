@@ -32,8 +32,6 @@
 #ifndef SHARDSIM_MEMORY_ALLOCATOR_H_
 #define SHARDSIM_MEMORY_ALLOCATOR_H_
 
-#include <map>
-
 #include "sim/base/units.h"
 #include "sim/config/spec.h"
 #include "sim/memory/budget.h"
@@ -60,9 +58,6 @@ struct AllocatorBlock {
 };
 AllocatorBlock AllocatorBlockFor(double bytes, bool expandable_segments = false);
 
-// Requests by size (bytes -> how many), e.g. every parameter tensor of a stage.
-using BlockSizes = std::map<double, double>;
-
 // What a set of live requests occupies: allocated (blocks) and reserved (segments, with the small
 // and medium pools' blocks packed into their 2 MiB / 20 MiB segments). With expandable segments,
 // reserved is what the blocks' pages need: the small pool's blocks (`small`) in 2 MiB pages, the
@@ -73,6 +68,7 @@ struct BlockTotals {
   double reserved = 0.0;
   double small = 0.0;  // of allocated, the small pool's blocks (requests of at most 1 MiB)
 };
+// Of `blocks` (BlockSizes, sim/memory/budget.h: sorted by size), each count scaled by `scale`.
 BlockTotals PackBlocks(const BlockSizes& blocks, double scale = 1.0,
                        bool expandable_segments = false);
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/memory/allocator.h"
@@ -146,6 +147,22 @@ std::vector<double> SavedBlocks(const std::vector<Op>& ops, Bytes kept) {
     out.push_back(kept.value());
   }
   return out;
+}
+
+// Sorts `blocks` by size and sums the counts of each size (BlockSizes' order). The counts here are
+// whole numbers, so the sums are exact whatever order the requests were listed in.
+void MergeBlocks(BlockSizes& blocks) {
+  std::sort(blocks.begin(), blocks.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t out = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (out > 0 && blocks[out - 1].first == blocks[i].first) {
+      blocks[out - 1].second += blocks[i].second;
+    } else {
+      blocks[out++] = blocks[i];
+    }
+  }
+  blocks.resize(out);
 }
 
 // FSDP2's streams (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py): the default
@@ -496,7 +513,8 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
   const double state_elem = BytesOf(training.optimizer_state_dtype);
   const int moments = training.optimizer == Optimizer::kAdam ? 2 : 1;
   const bool master = b.weight_bytes_per_param < 4.0;
-  auto add_state_blocks = [&](const std::vector<Op>& ops, StageMemory& s) {
+  // Appended to `out` unmerged (MergeBlocks): each count a whole number.
+  auto add_state_blocks = [&](const std::vector<Op>& ops, BlockSizes& out) {
     for (const Op& op : ops) {
       if (op.params <= 0) continue;
       const double n = static_cast<double>(op.params);
@@ -504,18 +522,45 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
           op.tp_split == TpSplit::kExperts ? b.expert_zero_shards : b.zero_shards);
       const int z = parallel.zero_stage;
       if (shard_weight_bytes > 0.0) {
-        s.state_blocks[n * shard_weight_bytes / (z >= 3 ? shards : 1.0)] += 1.0;
+        out.emplace_back(n * shard_weight_bytes / (z >= 3 ? shards : 1.0), 1.0);
       }
-      s.state_blocks[n * b.grad_bytes_per_param / (z >= 2 ? shards : 1.0)] += 1.0;
-      if (unsharded_grads) s.state_blocks[n * b.grad_bytes_per_param] += 1.0;
-      s.state_blocks[n * state_elem / (z >= 1 ? shards : 1.0)] += moments;
-      if (master) s.state_blocks[n * 4.0 / (z >= 1 ? shards : 1.0)] += 1.0;
+      out.emplace_back(n * b.grad_bytes_per_param / (z >= 2 ? shards : 1.0), 1.0);
+      if (unsharded_grads) out.emplace_back(n * b.grad_bytes_per_param, 1.0);
+      out.emplace_back(n * state_elem / (z >= 1 ? shards : 1.0), moments);
+      if (master) out.emplace_back(n * 4.0 / (z >= 1 ? shards : 1.0), 1.0);
     }
   };
-  auto add_activation_blocks = [](const std::vector<Op>& ops, Bytes kept, StageMemory& s) {
-    for (const double block : SavedBlocks(ops, kept)) s.activation_blocks[block] += 1.0;
+  auto add_activation_blocks = [](const std::vector<Op>& ops, Bytes kept, BlockSizes& out) {
+    for (const double block : SavedBlocks(ops, kept)) out.emplace_back(block, 1.0);
   };
 
+  // What each layer kind brings to a stage, the same for every layer of the kind: worked out once
+  // per kind, added per layer in the layers' order (the same sums, bit for bit).
+  struct KindMemory {
+    ParamSplit params;
+    Bytes acts;   // LayerActivationBytes
+    Bytes held;   // split backward: WeightGradHeldBytes
+    Bytes saved;  // all the layer's ops save (what full recompute rebuilds)
+    bool moe = false;
+    BlockSizes state_blocks, activation_blocks;
+  };
+  std::vector<KindMemory> kinds(g.layer_kinds.size());
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    const LayerOps& layer = g.layer_kinds[k];
+    KindMemory& km = kinds[k];
+    km.params = Params(layer.ops);
+    km.acts = LayerActivationBytes(layer, training);
+    if (split) km.held = WeightGradHeldBytes(layer.ops, training, sp_shards);
+    km.saved = Sum(layer.ops).saved;
+    km.moe = layer.kind == "moe";
+    add_state_blocks(layer.ops, km.state_blocks);
+    add_activation_blocks(layer.ops, km.acts, km.activation_blocks);
+    MergeBlocks(km.state_blocks);
+    MergeBlocks(km.activation_blocks);
+  }
+
+  b.stages.reserve(plan.stages.size());
+  std::vector<int64_t> kind_layers(kinds.size());  // the stage's layers of each kind
   for (const PipelineRank& rank : plan.stages) {
     StageMemory s;
     s.stage = rank.rank;
@@ -528,26 +573,38 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     bool has_moe = false;
     std::vector<double> chunk_bytes;  // saved per micro-batch by each chunk's layers
     std::vector<double> chunk_held;   // split backward: held by each chunk from B to W
+    chunk_bytes.reserve(rank.chunks.size());
+    chunk_held.reserve(rank.chunks.size());
+    std::fill(kind_layers.begin(), kind_layers.end(), 0);
     for (const LayerRange& chunk : rank.chunks) {
       Bytes in_chunk, held;
       for (int64_t i = chunk.begin; i < chunk.end; ++i) {
-        const LayerOps& layer = g.layer(i);
-        const ParamSplit lp = Params(layer.ops);
-        p.dense += lp.dense;
-        p.expert += lp.expert;
-        largest_layer_params = std::max(largest_layer_params, lp.dense + lp.expert);
-        layer_params += lp.dense + lp.expert;
-        const Bytes acts = LayerActivationBytes(layer, training);
-        add_state_blocks(layer.ops, s);
-        add_activation_blocks(layer.ops, acts, s);
-        layer_acts += acts;
-        in_chunk += acts;
-        if (split) held += WeightGradHeldBytes(layer.ops, training, sp_shards);
-        rebuilt = std::max(rebuilt, Sum(layer.ops).saved);
-        has_moe = has_moe || layer.kind == "moe";
+        const size_t kind = static_cast<size_t>(g.layer_kind_of[static_cast<size_t>(i)]);
+        const KindMemory& km = kinds[kind];
+        ++kind_layers[kind];
+        p.dense += km.params.dense;
+        p.expert += km.params.expert;
+        largest_layer_params = std::max(largest_layer_params, km.params.dense + km.params.expert);
+        layer_params += km.params.dense + km.params.expert;
+        layer_acts += km.acts;
+        in_chunk += km.acts;
+        if (split) held += km.held;
+        rebuilt = std::max(rebuilt, km.saved);
+        has_moe = has_moe || km.moe;
       }
       chunk_bytes.push_back(in_chunk.value());
       chunk_held.push_back(held.value());
+    }
+    // A kind's blocks once per layer of it (whole counts: n x count is their exact sum).
+    for (size_t k = 0; k < kinds.size(); ++k) {
+      const double n = static_cast<double>(kind_layers[k]);
+      if (n == 0.0) continue;
+      for (const auto& [bytes, count] : kinds[k].state_blocks) {
+        s.state_blocks.emplace_back(bytes, count * n);
+      }
+      for (const auto& [bytes, count] : kinds[k].activation_blocks) {
+        s.activation_blocks.emplace_back(bytes, count * n);
+      }
     }
     // Embedding (first stage) and head / MTP (last stage): saved per micro-batch like a layer's
     // (the embedding's dropout mask until that micro-batch's backward; the head's logits for the
@@ -559,23 +616,26 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
       p.dense += ep.dense;
       embedding_acts = Sum(g.embedding).saved;
       edge_acts += embedding_acts;
-      add_state_blocks(g.embedding, s);
-      add_activation_blocks(g.embedding, embedding_acts, s);
+      add_state_blocks(g.embedding, s.state_blocks);
+      add_activation_blocks(g.embedding, embedding_acts, s.activation_blocks);
     }
     if (rank.has_head) {
       for (const std::vector<Op>* ops : {&g.head, &g.mtp}) {
         const ParamSplit hp = Params(*ops);
         p.dense += hp.dense;
         p.expert += hp.expert;
-        edge_acts += Sum(*ops).saved;
-        add_state_blocks(*ops, s);
-        add_activation_blocks(*ops, Sum(*ops).saved, s);
+        const Bytes saved = Sum(*ops).saved;
+        edge_acts += saved;
+        add_state_blocks(*ops, s.state_blocks);
+        add_activation_blocks(*ops, saved, s.activation_blocks);
         for (const Op& op : *ops) {
           if (op.kind == OpKind::kLoss) s.loss_buffers = std::max(s.loss_buffers, op.output);
         }
       }
       p.dense += TiedHeadCopyParams(model, parallel);
     }
+    MergeBlocks(s.state_blocks);
+    MergeBlocks(s.activation_blocks);
     s.params = p.dense + p.expert;
     s.expert_params = p.expert;
     const ModelStateBytes dense = ZeroModelStates(
@@ -695,7 +755,7 @@ Result<MemoryBudget> EstimateMemory(const Sharding& plan, const ModelSpec& model
     s.cuda_context = Bytes(hardware.reserve_cuda_context);
     s.comm_buffers = Bytes(world > 1 ? hardware.reserve_comm_buffers : 0.0);
     s.fragmentation = s.Allocated(s.activations) * hardware.reserve_fragmentation;
-    b.stages.push_back(s);
+    b.stages.push_back(std::move(s));
   }
   for (size_t i = 1; i < b.stages.size(); ++i) {
     if (b.stages[i].total() > b.stages[b.worst].total()) b.worst = i;

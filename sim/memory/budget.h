@@ -13,8 +13,8 @@
 #define SHARDSIM_MEMORY_BUDGET_H_
 
 #include <cstdint>
-#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/base/status.h"
@@ -25,6 +25,10 @@
 namespace shardsim {
 
 class OrderCache;
+
+// Allocator requests by size (bytes -> how many), sorted by bytes, each size once: e.g. every
+// parameter tensor of a stage (sim/memory/allocator.h packs them).
+using BlockSizes = std::vector<std::pair<double, double>>;
 
 struct StageMemory {
   int64_t stage = 0;
@@ -62,8 +66,8 @@ struct StageMemory {
   // model-state tensor of each op (weight, gradient, each optimizer state, as ZeRO shards them),
   // and one micro-batch's saved activations (one per op's saved tensors; one per layer when
   // recompute keeps other bytes than the ops save).
-  std::map<double, double> state_blocks;
-  std::map<double, double> activation_blocks;
+  BlockSizes state_blocks;
+  BlockSizes activation_blocks;
   // The caching allocator runs with expandable segments (FrameworkSpec::expandable_segments):
   // how DeviceMemoryFigures rounds the blocks and packs them into segments.
   bool expandable_segments = false;

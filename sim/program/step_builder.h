@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -482,8 +483,8 @@ class Builder {
   StepNetwork net_;
   StepProgram prog_;
   ScheduleShape shape_;
-  std::vector<std::vector<ChunkWork>> chunks_;     // [pp rank][chunk]
-  std::vector<std::vector<ScheduleItem>> orders_;  // [pp rank]: the schedule's run order
+  std::vector<std::vector<ChunkWork>> chunks_;        // [pp rank][chunk]
+  std::shared_ptr<const OrderCache::Orders> orders_;  // [pp rank]: the schedule's run order
   // Flat tables indexed by Slot(device, chunk, micro-batch): the first and last compute task of
   // each forward and backward (a backward split into gradient buckets has several).
   size_t ChunkSlot(int32_t device, int32_t chunk) const {

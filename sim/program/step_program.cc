@@ -209,7 +209,7 @@ Builder::OncePass Builder::PassOnce(const Device& d, const ChunkWork& w, const S
 
 Status Builder::BuildDevice(const Device& d) {
   const int64_t r = d.coords.pp;
-  const std::vector<ScheduleItem>& order = orders_[static_cast<size_t>(r)];
+  const std::vector<ScheduleItem>& order = (*orders_)[static_cast<size_t>(r)];
   const std::vector<ChunkWork>& chunks = chunks_[static_cast<size_t>(r)];
   const int zero = sc_.parallel.zero_stage;
   const double grad_bytes = BytesOf(sc_.training.grad_dtype);
@@ -398,7 +398,7 @@ Status Builder::LinkPipeline() {
     Result<Comm> prev =
         CommOf(CommGroup::kPp, CollectiveOp::kSendRecv, costs_.pp_message, prev_pair, d);
     if (!prev.ok()) return prev.status();
-    const std::vector<ScheduleItem>& order = orders_[static_cast<size_t>(d.coords.pp)];
+    const std::vector<ScheduleItem>& order = (*orders_)[static_cast<size_t>(d.coords.pp)];
     TaskInfo info;
     info.category = TaskCategory::kPpSend;
     info.device = d.index;
@@ -602,9 +602,15 @@ Result<StepProgram> Builder::Build() {
                                                 par.schedule == PipelineSchedule::kDualPipeV);
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
   SHARDSIM_RETURN_IF_ERROR(ChooseNetworkedClasses());
-  Result<std::vector<std::vector<ScheduleItem>>> orders = PipelineOrders(shape_);
-  if (!orders.ok()) return orders.status();
-  orders_ = std::move(*orders);
+  if (opt_.orders != nullptr) {
+    Result<std::shared_ptr<const OrderCache::Orders>> orders = opt_.orders->Get(shape_);
+    if (!orders.ok()) return orders.status();
+    orders_ = std::move(*orders);
+  } else {
+    Result<OrderCache::Orders> orders = PipelineOrders(shape_);
+    if (!orders.ok()) return orders.status();
+    orders_ = std::make_shared<const OrderCache::Orders>(std::move(*orders));
+  }
   MakeDevices();
   // Per device and chunk-step: a forward, a backward (B and W when split), two transfers and
   // their dependencies; a pass with in-layer flows is up to 2 + 2 tasks per networked class

@@ -31,6 +31,8 @@
 
 namespace shardsim {
 
+class OrderCache;
+
 // The most pieces a chunk's last backward is split into, one per gradient bucket whose reduction
 // can start while the rest computes (parallel.overlap_grad_reduce; parallel.dp_bucket_size sets
 // how many below this). The cap bounds the task count (README Speed, issue 17): a smaller
@@ -165,6 +167,9 @@ struct ProgramOptions {
   // exactly over the periods whose state repeats. False simulates every period: the oracle
   // tests/program/periods_test.cc holds the result equal to, bit for bit.
   bool periods = true;
+  // Where the schedule's run orders are taken from (sim/schedule/schedule.h; nullptr: built
+  // here): RunStep shares them with EstimateMemory, which walks the same orders.
+  OrderCache* orders = nullptr;
 };
 
 // The task graph of the plan's step (sim/parallel/plan.h: its op graph, layer split, rules and

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/hardware/op_cost.h"
+#include "sim/schedule/schedule.h"
 
 namespace shardsim {
 namespace {
@@ -62,14 +63,18 @@ Result<StepRun> RunStep(const Scenario& sc, std::shared_ptr<const Plan> plan,
   const OpCostModel hw(sc.hardware);
   Result<StepCosts> costs = PriceStep(sc, *plan, hw);
   if (!costs.ok()) return costs.status();
-  Result<MemoryBudget> memory =
-      given.has_value()
-          ? Result<MemoryBudget>(std::move(*given))
-          : EstimateMemory(*plan, sc.model, sc.training, sc.parallel, sc.hardware, sc.framework);
+  // The run orders the budget walks (a split backward's) and the program runs, built once.
+  OrderCache orders;
+  ProgramOptions po = options;
+  if (po.orders == nullptr) po.orders = &orders;
+  Result<MemoryBudget> memory = given.has_value()
+                                    ? Result<MemoryBudget>(std::move(*given))
+                                    : EstimateMemory(*plan, sc.model, sc.training, sc.parallel,
+                                                     sc.hardware, sc.framework, po.orders);
   if (!memory.ok()) return memory.status();
   Result<FlopsSummary> flops = SummarizeFlops(sc.model, sc.training);
   if (!flops.ok()) return flops.status();
-  Result<StepProgram> prog = BuildStepProgram(sc, *plan, *costs, hw, *memory, options);
+  Result<StepProgram> prog = BuildStepProgram(sc, *plan, *costs, hw, *memory, po);
   if (!prog.ok()) return prog.status();
   auto program = std::make_shared<StepProgram>(std::move(*prog));
   Result<RunResult> run = program->engine.Run();

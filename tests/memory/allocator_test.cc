@@ -97,7 +97,7 @@ TEST(Allocator, ExpandableSegments) {
   EXPECT_EQ(AllocatorBlockFor(11.5 * kMiB, true).allocated, 11.5 * kMiB);  // default: 12 MiB
   EXPECT_EQ(AllocatorBlockFor(11.5 * kMiB, true).segment, 11.5 * kMiB);
   // Two 11.5 MiB and three 1000 B requests: 23 MiB in two 20 MiB pages, 3 x 1 KiB in one 2 MiB.
-  const BlockTotals t = PackBlocks({{11.5 * kMiB, 2.0}, {1000.0, 3.0}}, 1.0, true);
+  const BlockTotals t = PackBlocks({{1000.0, 3.0}, {11.5 * kMiB, 2.0}}, 1.0, true);
   EXPECT_EQ(t.allocated, 23 * kMiB + 3072.0);
   EXPECT_EQ(t.small, 3072.0);
   EXPECT_EQ(t.reserved, 40 * kMiB + kSmallBuffer);
