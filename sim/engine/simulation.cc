@@ -14,6 +14,7 @@ constexpr double kPicosPerSecond = 1e12;
 constexpr int64_t kMaxPicos = std::numeric_limits<int64_t>::max();
 
 size_t At(int32_t i) { return static_cast<size_t>(i); }
+size_t At64(int64_t i) { return static_cast<size_t>(i); }
 
 }  // namespace
 
@@ -307,12 +308,17 @@ template <bool kTrack>
   Rebound(flow, bound, now);
   st.settled = now;
   st.rate = rate;
-  const double picos = std::ceil(st.remaining * kPicosPerSecond / rate);
+  const double picos = st.remaining * kPicosPerSecond / rate;
   if (!(picos < 9.2e18)) {
     if (overflow_task_ < 0) overflow_task_ = e_.flows_[f].task;
     return;
   }
-  Schedule(now, static_cast<int64_t>(picos), EventKind::kFlowEnd, e_.flows_[f].task);
+  // std::ceil, in fewer instructions than the baseline ISA's (no SSE4.1 round): the truncation,
+  // plus one where it dropped a fraction (not at 2^52 and above, where doubles are integers).
+  // Past the test above the value fits int64, and ceil(x) < 9.2e18 exactly when x < 9.2e18.
+  auto ps = static_cast<int64_t>(picos);
+  if (static_cast<double>(ps) < picos) ++ps;
+  Schedule(now, ps, EventKind::kFlowEnd, e_.flows_[f].task);
 }
 
 // Credits the bytes `flow` moved since the last call (at its current rate) to its current
@@ -430,9 +436,55 @@ void Simulation::Reshare(int64_t now) {
   ++stats_.reshares;
   stats_.reshared_flows += static_cast<int64_t>(comp_flows_.size());
 
-  // The local problem, and with it the words that name it for the memo (SolveMemo): the link
-  // count, the flow count, the capacities, then per flow its path length, its (local link,
-  // weight) pairs and its cap. Written through pointers into vectors sized once per call.
+  // The component's words: the link count, the flow count, the links by id, then per flow where
+  // its path lies in flow_links_ and its cap. They fix the local problem (SolveMemo), which the
+  // same component met again need not build: its rates and bounds are where they were kept.
+  const size_t nl = comp_links_.size();
+  const size_t nf = comp_flows_.size();
+  component_key_.resize(2 + nl + 2 * nf);
+  uint64_t* key = component_key_.data();
+  uint64_t hash = MemoTable::kHashStart;
+  const auto put = [&key, &hash](uint64_t word) {
+    *key++ = word;
+    hash = MemoTable::Hash(hash, word);
+  };
+  put(nl);
+  put(nf);
+  for (int32_t link : comp_links_) put(static_cast<uint32_t>(link));
+  const Engine::Flow* flows = e_.flows_.data();
+  for (int32_t flow : comp_flows_) {
+    const Engine::Flow& f = flows[At(flow)];
+    put(uint64_t{static_cast<uint32_t>(f.path_begin)} << 32 | static_cast<uint32_t>(f.path_end));
+    put(std::bit_cast<uint64_t>(f.cap));
+  }
+  size_t slot = 0;
+  int64_t result = component_memo_.Find(component_key_, hash, &slot);
+  if (result < 0) {
+    result = SolveMemo(BuildProblem());
+    if (result >= 0) component_memo_.Insert(slot, component_key_, hash, At64(result));
+  }
+  // A result the memo could not keep is in the solver's output.
+  const double* rates = result >= 0 ? memo_rates_.data() + result : local_rate_.data();
+  const int32_t* bounds = result >= 0 ? memo_bounds_.data() + result : local_bound_.data();
+
+  for (size_t i = 0; i < nf; ++i) {
+    const int32_t flow = comp_flows_[i];
+    const int32_t b = bounds[i];
+    const int32_t bound = b >= 0 ? comp_links_[At(b)] : -1;
+    const FlowState& st = St(At(flow));
+    if (rates[i] != st.rate) {
+      SetRate(flow, rates[i], now, bound);
+    } else if (bound != st.cur_bound) {
+      Rebound(flow, bound, now);
+    }
+  }
+}
+
+// The local problem of the component in comp_links_ and comp_flows_, and with it the words that
+// name it (problem_key_): the link count, the flow count, the capacities, then per flow its path
+// length, its (local link, weight) pairs and its cap. Written through pointers into vectors sized
+// once per call. Returns the words' hash.
+uint64_t Simulation::BuildProblem() {
   const size_t nl = comp_links_.size();
   const size_t nf = comp_flows_.size();
   size_t path_total = 0;
@@ -444,17 +496,22 @@ void Simulation::Reshare(int64_t now) {
   local_links_.resize(path_total);
   local_weight_.resize(path_total);
   local_cap_.resize(nf);
-  memo_key_.resize(2 + nl + 2 * nf + 2 * path_total);
-  uint64_t* key = memo_key_.data();
-  *key++ = nl;
-  *key++ = nf;
+  problem_key_.resize(2 + nl + 2 * nf + 2 * path_total);
+  uint64_t* key = problem_key_.data();
+  uint64_t hash = MemoTable::kHashStart;
+  const auto put = [&key, &hash](uint64_t word) {
+    *key++ = word;
+    hash = MemoTable::Hash(hash, word);
+  };
+  put(nl);
+  put(nf);
   const double* capacity = e_.capacity_.data();
   int32_t* local_of = local_of_.get();
   for (size_t i = 0; i < nl; ++i) {
     const size_t link = At(comp_links_[i]);
     local_of[link] = static_cast<int32_t>(i);
     local_capacity_[i] = capacity[link];
-    *key++ = std::bit_cast<uint64_t>(capacity[link]);
+    put(std::bit_cast<uint64_t>(capacity[link]));
   }
   const Engine::Flow* flows = e_.flows_.data();
   const ResourceId* flow_links = e_.flow_links_.data();
@@ -467,82 +524,46 @@ void Simulation::Reshare(int64_t now) {
     const size_t f = At(comp_flows_[i]);
     const int32_t b = flows[f].path_begin;
     const int32_t e = flows[f].path_end;
-    *key++ = static_cast<uint64_t>(e - b);
+    put(static_cast<uint64_t>(e - b));
     for (int32_t k = b; k < e; ++k) {
       const int32_t local = local_of[At(flow_links[At(k)].v)];
       const double w = flow_weight[At(k)];
       links_out[At(pos)] = local;
       weight_out[At(pos)] = w;
       ++pos;
-      *key++ = static_cast<uint64_t>(local);
-      *key++ = std::bit_cast<uint64_t>(w);
+      put(static_cast<uint64_t>(local));
+      put(std::bit_cast<uint64_t>(w));
     }
     local_begin_[i + 1] = pos;
-    local_cap_[i] = e_.flows_[f].cap;
-    *key++ = std::bit_cast<uint64_t>(local_cap_[i]);
+    local_cap_[i] = flows[f].cap;
+    put(std::bit_cast<uint64_t>(local_cap_[i]));
   }
-  // No fill: the solver writes every flow's rate and bound, and so does a memo hit.
-  local_rate_.resize(nf);
-  local_bound_.resize(nf);
-  SolveMemo();
-
-  for (size_t i = 0; i < comp_flows_.size(); ++i) {
-    const int32_t flow = comp_flows_[i];
-    const int32_t b = local_bound_[i];
-    const int32_t bound = b >= 0 ? comp_links_[At(b)] : -1;
-    const FlowState& st = St(At(flow));
-    if (local_rate_[i] != st.rate) {
-      SetRate(flow, local_rate_[i], now, bound);
-    } else if (bound != st.cur_bound) {
-      Rebound(flow, bound, now);
-    }
-  }
+  return hash;
 }
 
 // The solver is a pure function of the local problem (capacities, paths, weights, caps: the
 // local indices follow the search order, so the same links and flows met in the same order give
 // the same problem). A step repeats the same few contentions (a DP bucket meeting a PP send on a
 // NIC, micro-batch after micro-batch), so each distinct problem is solved once and its rates and
-// bounds are copied afterwards: the same doubles the solver would return.
-void Simulation::SolveMemo() {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over the words
-  for (uint64_t w : memo_key_) {
-    h = (h ^ w) * 1099511628211ull;
-  }
-  if (memo_table_.empty()) {
-    memo_table_.assign(kMemoSlots, -1);
-  }
-  // Open addressing, linear probing; entries are never removed.
-  size_t slot = static_cast<size_t>(h) & (kMemoSlots - 1);
-  for (; memo_table_[slot] >= 0; slot = (slot + 1) & (kMemoSlots - 1)) {
-    const MemoEntry& m = memo_[At(memo_table_[slot])];
-    if (m.hash != h || m.key_end - m.key_begin != memo_key_.size() ||
-        !std::equal(memo_key_.begin(), memo_key_.end(),
-                    memo_keys_.begin() + static_cast<std::ptrdiff_t>(m.key_begin))) {
-      continue;
-    }
-    // Element loops: a few flows each, cheaper than a library copy per call.
-    for (size_t i = 0; i < local_rate_.size(); ++i) {
-      local_rate_[i] = memo_rates_[m.result_begin + i];
-      local_bound_[i] = memo_bounds_[m.result_begin + i];
-    }
-    return;
-  }
+// bounds are read afterwards: the same doubles the solver would return. Returns where they are
+// kept in memo_rates_ and memo_bounds_, or -1 when the memo is full and they are only in
+// local_rate_ and local_bound_.
+int64_t Simulation::SolveMemo(uint64_t hash) {
+  size_t slot = 0;
+  const int64_t found = problem_memo_.Find(problem_key_, hash, &slot);
+  if (found >= 0) return found;
+  const size_t nf = local_cap_.size();
+  // No fill: the solver writes every flow's rate and bound.
+  local_rate_.resize(nf);
+  local_bound_.resize(nf);
   solver_.Solve(local_capacity_, local_begin_, local_links_, local_cap_, local_rate_, local_weight_,
                 local_bound_);
-  if (memo_.size() >= kMaxMemo) {
-    return;  // a full memo keeps what it has
-  }
-  MemoEntry m;
-  m.hash = h;
-  m.key_begin = memo_keys_.size();
-  memo_keys_.insert(memo_keys_.end(), memo_key_.begin(), memo_key_.end());
-  m.key_end = memo_keys_.size();
-  m.result_begin = memo_rates_.size();
+  if (problem_memo_.full()) return -1;
+  const size_t result = memo_rates_.size();
   memo_rates_.insert(memo_rates_.end(), local_rate_.begin(), local_rate_.end());
   memo_bounds_.insert(memo_bounds_.end(), local_bound_.begin(), local_bound_.end());
-  memo_table_[slot] = static_cast<int32_t>(memo_.size());
-  memo_.push_back(m);
+  problem_memo_.Insert(slot, problem_key_, hash, result);
+  return static_cast<int64_t>(result);
 }
 
 // The event loop; with kTrack, while periodic_ holds (AtAnchor may end it).

@@ -20,6 +20,7 @@
 #include "sim/engine/engine.h"
 #include "sim/engine/event_queue.h"
 #include "sim/engine/max_min.h"
+#include "sim/engine/memo_table.h"
 #include "sim/engine/run_result.h"
 
 namespace shardsim {
@@ -54,7 +55,8 @@ class Simulation {
   void MarkDirty(int32_t link);
   void Reshare(int64_t now);
   bool ShareAlone(int32_t flow, int64_t now);
-  void SolveMemo();
+  uint64_t BuildProblem();
+  int64_t SolveMemo(uint64_t hash);
   void SetRate(int32_t flow, double rate, int64_t now, int32_t bound);
   void Rebound(int32_t flow, int32_t bound, int64_t now);
 
@@ -164,20 +166,14 @@ class Simulation {
   std::vector<int32_t> local_bound_;
   MaxMinSolver solver_;
 
-  // Solved sharing problems of this run, by their words (SolveMemo).
-  struct MemoEntry {
-    uint64_t hash = 0;
-    size_t key_begin = 0, key_end = 0;  // in memo_keys_
-    size_t result_begin = 0;            // in memo_rates_ and memo_bounds_
-  };
-  static constexpr size_t kMemoSlots = 1024;  // a power of two
-  static constexpr size_t kMaxMemo = kMemoSlots / 2;
-  std::vector<uint64_t> memo_key_;  // the current problem's words, written by Reshare
-  std::vector<uint64_t> memo_keys_;
+  // Solved sharing problems of this run: their rates and local bounds, one after another, found
+  // by the component's words (component_memo_) or the local problem's (problem_memo_); Reshare.
   std::vector<double> memo_rates_;
   std::vector<int32_t> memo_bounds_;
-  std::vector<MemoEntry> memo_;
-  std::vector<int32_t> memo_table_;  // kMemoSlots slots: a memo_ entry, or -1
+  std::vector<uint64_t> component_key_;  // the current component's words
+  std::vector<uint64_t> problem_key_;    // the current local problem's words
+  MemoTable component_memo_;
+  MemoTable problem_memo_;
 
   EventQueue queue_;
   RunStats stats_;

@@ -119,6 +119,39 @@ TEST(Flows, ARepeatedContentionSharesAlikeAndAWeightChangesIt) {
   EXPECT_EQ(r->end(b[2]).picos(), 6'000'000'000 + 2'000'000'000);
 }
 
+// Flows added like earlier ones (AddFlowLike) share their paths, so the same contention met again
+// is the same component (the same links, the same paths, met in the same order) and is answered
+// from the memo by its words alone (Simulation::Reshare), without its local problem. Round 1
+// repeats round 0 with copies of a, b and c; round 2 starts the copies in another order (c, b,
+// a), which the search meets as another component (L1 first) with the same rates. Every round
+// ends as the textbook example: c after 0.67 ms, a and b after 2 ms.
+TEST(Flows, AContentionOfCopiedFlowsSharesAlikeInAnyOrder) {
+  Engine e;
+  const ResourceId l0 = e.AddLink("L0", BytesPerSec(1e9));
+  const ResourceId l1 = e.AddLink("L1", BytesPerSec(2e9));
+  const TaskId a0 = Flow(e, 1e6, {l0});
+  const TaskId b0 = Flow(e, 1e6, {l0, l1});
+  const TaskId c0 = Flow(e, 1e6, {l1});
+  std::vector<TaskId> a = {a0}, b = {b0}, c = {c0};
+  for (int round = 1; round < 3; ++round) {
+    const SimTime at = Ps(int64_t{3'000'000'000} * round);
+    if (round == 2) c.push_back(e.AddFlowLike(c0, kNoStream, Bytes(1e6), at, 0, 0));
+    a.push_back(e.AddFlowLike(round == 2 ? b0 : a0, kNoStream, Bytes(1e6), at, 0, 0));
+    b.push_back(e.AddFlowLike(round == 2 ? a0 : b0, kNoStream, Bytes(1e6), at, 0, 0));
+    if (round == 1) c.push_back(e.AddFlowLike(c0, kNoStream, Bytes(1e6), at, 0, 0));
+  }
+  std::swap(a[2], b[2]);  // round 2 added b's copy before a's
+  auto r = e.Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (size_t round = 0; round < 3; ++round) {
+    const int64_t t0 = int64_t{3'000'000'000} * static_cast<int64_t>(round);
+    EXPECT_EQ(r->end(c[round]).picos(), t0 + TransferPs(1e6, 1.5e9)) << "round " << round;
+    EXPECT_EQ(r->end(a[round]).picos(), t0 + 2'000'000'000) << "round " << round;
+    EXPECT_EQ(r->end(b[round]).picos(), t0 + 2'000'000'000) << "round " << round;
+  }
+  EXPECT_EQ(r->stats().reshares, 6);  // per round: all three at once, then c's end
+}
+
 // Piecewise rates: S and 3S share B; both at B/2 until the small one ends at 2S/B; the big one
 // then has 2S left alone at B: it ends at 4S/B. With S = 1 MB, B = 1 GB/s: 2 ms and 4 ms.
 TEST(Flows, AFinishingFlowReleasesBandwidth) {
