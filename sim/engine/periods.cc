@@ -68,25 +68,25 @@ void Simulation::BuildPeriods() {
     if (e_.resource_kind_[At(r)] == ResourceKind::kStream) streams_.push_back(r);
   }
   head_mapped_.assign(streams_.size(), 0);
-  prev_.assign(n, -1);
+  mapped_.assign(n, 0);
   for (int32_t t = 0; t < n_; ++t) {
     const int32_t u = next_[At(t)];
     if (u < 0) continue;
-    if (u >= n_ || u == t || prev_[At(u)] >= 0) {
+    if (u >= n_ || u == t || mapped_[At(u)] != 0) {
       bad_counterpart_ = t;
       periodic_ = false;
       return;
     }
-    prev_[At(u)] = t;
+    mapped_[At(u)] = 1;
   }
   // Depths are computed when a skip asks for them (Depth): a run whose state never repeats
-  // checks none. The anchor is the first task of the longest chain (most often one pass of every
-  // micro-batch, or group of them).
-  indeg_.assign(pending_.begin(), pending_.end());  // pending_ counts down from here
-  depth_.assign(n, -1);
+  // checks none. pending_ counts down from the dependency counts copied here. The anchor is the
+  // first task of the longest chain (most often one pass of every micro-batch, or group of them).
+  ptask_.resize(n);
+  for (size_t t = 0; t < n; ++t) ptask_[t] = {-1, pending_[t]};
   int32_t longest = 0;
   for (int32_t t = 0; t < n_; ++t) {
-    if (prev_[At(t)] >= 0 || next_[At(t)] < 0) continue;  // not a chain's first task
+    if (mapped_[At(t)] != 0 || next_[At(t)] < 0) continue;  // not a chain's first task
     int32_t length = 0;
     for (int32_t c = t; c >= 0; c = next_[At(c)]) ++length;
     if (length > longest) {
@@ -113,38 +113,30 @@ void Simulation::BuildPeriods() {
 }
 
 // How many times σ applies from `task` with the graph preserved at each step: walks the chain to
-// the first task whose depth is known or that does not preserve it, then sets the depths back.
-// A counterpart added no later than its task ends a chain (a later period's work is added later;
-// this also keeps the walk finite).
+// the first task whose depth is known or that does not preserve it, then walks it again setting
+// the depths. A counterpart added no later than its task ends a chain (a later period's work is
+// added later; this also keeps the walk finite).
 int32_t Simulation::Depth(int32_t task) {
-  chain_.clear();
   int32_t c = task;
-  int32_t d = 0;
-  while (true) {
-    if (depth_[At(c)] >= 0) {
-      d = depth_[At(c)];
-      break;
-    }
+  int32_t steps = 0;  // tasks walked whose depth was not known
+  int32_t d = -1;     // the depth after the last of them
+  while (ptask_[At(c)].depth < 0) {
     const int32_t u = next_[At(c)];
-    chain_.push_back(c);
-    if (u <= c || !Preserves(c, u)) {
-      d = -1;  // c itself: 0
-      break;
-    }
+    ++steps;
+    if (u <= c || !Preserves(c, u)) break;  // c itself: 0
     c = u;
   }
-  for (size_t j = chain_.size(); j-- > 0;) {
-    d = d + 1;
-    depth_[At(chain_[j])] = d;
-  }
-  return depth_[At(task)];
+  if (steps == 0) return ptask_[At(task)].depth;
+  if (ptask_[At(c)].depth >= 0) d = ptask_[At(c)].depth;
+  for (c = task; steps > 0; --steps, c = next_[At(c)]) ptask_[At(c)].depth = d + steps;
+  return ptask_[At(task)].depth;
 }
 
 [[gnu::always_inline]] inline bool Simulation::Preserves(int32_t t, int32_t u) const {
   const Engine::Task& a = e_.tasks_[At(t)];
   const Engine::Task& b = e_.tasks_[At(u)];
   if (a.kind != b.kind || a.fixed_ps != b.fixed_ps || a.stream != b.stream ||
-      indeg_[At(t)] != indeg_[At(u)]) {
+      ptask_[At(t)].indeg != ptask_[At(u)].indeg) {
     return false;
   }
   if (a.kind == TaskKind::kFlow) {
@@ -326,7 +318,7 @@ bool Simulation::Repeats(int64_t now, const Snapshot& s, int32_t span) {
     head_mapped_[i] = 0;
     if (was >= 0 && h >= 0 && Forward(was, span) == h) {
       head_mapped_[i] = 1;
-    } else if (h != was || (h >= 0 && (tpos_[At(h)] >= 0 || prev_[At(h)] >= 0))) {
+    } else if (h != was || (h >= 0 && (tpos_[At(h)] >= 0 || mapped_[At(h)] != 0))) {
       return false;
     }
   }
@@ -365,24 +357,32 @@ void Simulation::Skip(int32_t times, int32_t span, const Snapshot& s, int64_t no
   for (int32_t t : tset_) touched.emplace_back(t, pending_[At(t)]);
 
   // The skipped stretches' results: σ^(i·span) of the stretch just simulated, i = 1 .. times.
+  // Forward(·, span): a single lookup for the common span of one period.
+  const auto step = [&](int32_t t) { return span == 1 ? next_[At(t)] : Forward(t, span); };
   for (size_t j = s.mark.start; j < log_start_.size(); ++j) {
     const int32_t x = log_start_[j];
+    const Release why = why_[At(x)];
+    int64_t time = start_[At(x)];
     int32_t y = x, by = trigger_[At(x)];
-    for (int32_t i = 1; i <= times; ++i) {
-      y = Forward(y, span);
-      if (by >= 0) by = Forward(by, span);
-      start_[At(y)] = start_[At(x)] + static_cast<int64_t>(i) * delta;
+    for (int32_t i = 0; i < times; ++i) {
+      y = step(y);
+      if (by >= 0) by = step(by);
+      time += delta;
+      start_[At(y)] = time;
       trigger_[At(y)] = by;
-      why_[At(y)] = why_[At(x)];
+      why_[At(y)] = why;
     }
   }
   for (size_t j = s.mark.end; j < log_end_.size(); ++j) {
     const int32_t x = log_end_[j];
+    const int32_t bound = bound_[At(x)];
+    int64_t time = end_[At(x)];
     int32_t y = x;
-    for (int32_t i = 1; i <= times; ++i) {
-      y = Forward(y, span);
-      end_[At(y)] = end_[At(x)] + static_cast<int64_t>(i) * delta;
-      bound_[At(y)] = bound_[At(x)];
+    for (int32_t i = 0; i < times; ++i) {
+      y = step(y);
+      time += delta;
+      end_[At(y)] = time;
+      bound_[At(y)] = bound;
       pending_[At(y)] = kFinished;
     }
   }

@@ -55,25 +55,26 @@ void Simulation::Build() {
   }
   stream_tasks_.resize(At(stream_begin_[num_resources]));
   head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
-  const bool positions = !e_.counterparts().empty();  // BuildPeriods reads them
-  if (positions) stream_pos_.resize(n);
+  // With counterparts, also each stream task's position and its successor on its stream (-1 for
+  // the last: each task is the last until the next one comes), for periods.cc.
+  const bool positions = !e_.counterparts().empty();
+  if (positions) {
+    stream_pos_.resize(n);
+    snext_.resize(n);
+  }
   for (int32_t t = 0; t < n_; ++t) {
     const int32_t s = e_.tasks_[At(t)].stream;
     if (s >= 0) {
-      if (positions) stream_pos_[At(t)] = head_[At(s)];
-      stream_tasks_[At(head_[At(s)]++)] = TaskId(t);
-    }
-  }
-  head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
-  if (positions) {  // each stream task's successor on its stream, -1 for the last
-    snext_.resize(n);
-    for (size_t r = 0; r < num_resources; ++r) {
-      for (int32_t k = stream_begin_[r]; k < stream_begin_[r + 1]; ++k) {
-        snext_[At(stream_tasks_[At(k)].v)] =
-            k + 1 < stream_begin_[r + 1] ? stream_tasks_[At(k + 1)].v : -1;
+      const int32_t pos = head_[At(s)]++;
+      stream_tasks_[At(pos)] = TaskId(t);
+      if (positions) {
+        stream_pos_[At(t)] = pos;
+        snext_[At(t)] = -1;
+        if (pos > stream_begin_[At(s)]) snext_[At(stream_tasks_[At(pos - 1)].v)] = t;
       }
     }
   }
+  head_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
 
   // No fill: Start and Finish write these (a task's times are read only once it has finished).
   start_.resize(n);

@@ -180,11 +180,14 @@ class Simulation {
 
   // Periods (periods.cc): empty unless the engine has counterparts.
   bool periodic_ = false;
-  const int32_t* next_ = nullptr;     // Engine::counterparts()
-  std::vector<int32_t> prev_;         // the inverse map, -1 where none
-  std::vector<int32_t> depth_;        // preserving steps along the task's chain; -1: not known yet
-  std::vector<int32_t> chain_;        // Depth's scratch
-  std::vector<int32_t> indeg_;        // dependency counts
+  const int32_t* next_ = nullptr;  // Engine::counterparts()
+  std::vector<uint8_t> mapped_;    // per task: 1 where it is some task's counterpart
+  // Per task, both written in one pass (BuildPeriods) and read together (Depth, Preserves).
+  struct PeriodTask {
+    int32_t depth;  // preserving steps along the task's chain; -1: not known yet
+    int32_t indeg;  // dependency count
+  };
+  UninitVector<PeriodTask> ptask_;
   UninitVector<int32_t> stream_pos_;  // stream tasks: index in stream_tasks_
   UninitVector<int32_t> snext_;       // stream tasks: the next task on the stream, or -1
   int32_t bad_counterpart_ = -1;      // a task whose counterpart breaks one to one

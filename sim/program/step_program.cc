@@ -564,11 +564,13 @@ std::vector<int32_t> Builder::Counterparts() const {
   if (period == 0) return {};
   std::vector<int32_t> next(static_cast<size_t>(prog_.engine.num_tasks()), -1);
   const auto mbs = static_cast<size_t>(prog_.microbatches);
+  const size_t gap = period * kPhases;
   for (const std::vector<TaskRange>* table : {&item_tasks_, &send_tasks_}) {
     for (size_t slot = 0; slot < table->size(); slot += mbs * kPhases) {
-      for (size_t i = slot; i + period * kPhases < slot + mbs * kPhases; ++i) {
+      for (size_t i = slot; i + gap < slot + mbs * kPhases; ++i) {
         const TaskRange& a = (*table)[i];
-        const TaskRange& b = (*table)[i + period * kPhases];
+        if (a.end == a.begin) continue;  // a phase that built nothing
+        const TaskRange& b = (*table)[i + gap];
         if (a.end - a.begin != b.end - b.begin) continue;
         for (int32_t k = 0; k < a.end - a.begin; ++k) {
           next[static_cast<size_t>(a.begin + k)] = b.begin + k;
