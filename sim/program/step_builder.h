@@ -252,7 +252,7 @@ class Builder {
   // Precondition: the kGrad group has more than one rank.
   Result<TaskId> AddShardReduce(const Device& d, Bytes bytes, ResourceId stream, TaskId after,
                                 int32_t chunk, int32_t microbatch = 0, int32_t layer = -1) {
-    const int64_t shard = layout_.GroupSize(shard_group_);
+    const int64_t shard = shard_size_;
     TaskId last;
     if (shard > 1) {
       Result<TaskId> rs =
@@ -261,7 +261,7 @@ class Builder {
       if (!rs.ok()) return rs.status();
       last = *rs;
     }
-    if (layout_.GroupSize(CommGroup::kReplica) > 1) {
+    if (replica_size_ > 1) {
       Result<TaskId> ar =
           AddCollective(d, TaskCategory::kGradReduce, CommGroup::kReplica, CollectiveOp::kAllReduce,
                         bytes / static_cast<double>(shard), d.replica, last.valid() ? last : after,
@@ -516,6 +516,8 @@ class Builder {
   // The group ZeRO / FSDP shards over: kGrad, or kShard under HSDP (framework.shard_group below
   // dp x cp), whose gradients are then all-reduced across kReplica (AddShardReduce).
   CommGroup shard_group_ = CommGroup::kGrad;
+  // Layout::GroupSize of shard_group_ and of kReplica, once (AddShardReduce runs per bucket).
+  int64_t shard_size_ = 1, replica_size_ = 1;
   int64_t sp_shards_ = 1;  // sequence parallelism's shards of a column-parallel input
   std::vector<std::vector<TaskId>> waits_;  // per device: comm tasks the optimizer waits for
   std::vector<TaskId> gather_;              // per (device, chunk): ZeRO-1/2 parameter gather

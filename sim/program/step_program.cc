@@ -373,9 +373,6 @@ Status Builder::LinkPipeline() {
   const int64_t p = sc_.parallel.pp;
   if (p <= 1) return Status::Ok();
   const int64_t replicas = static_cast<int64_t>(prog_.devices.size()) / p;
-  auto device_at = [&](const Device& d, int64_t stage) {
-    return static_cast<int32_t>(stage * replicas + d.index % replicas);
-  };
   // NextHop of every (rank, chunk, direction), once: [(rank * chunks + chunk) * 2 + forward].
   const auto chunks = static_cast<size_t>(shape_.virtual_stages);
   std::vector<StageHop> hops(static_cast<size_t>(p) * chunks * 2);
@@ -389,6 +386,7 @@ Status Builder::LinkPipeline() {
   }
   for (const Device& d : prog_.devices) {
     const int64_t r = d.coords.pp;
+    const int64_t replica = d.index % replicas;  // the device at stage s is s * replicas + this
     // The pair's cost: this rank and the next (forward), the previous one and this (backward).
     RankCoords prev_pair = d.coords;
     prev_pair.pp = (r + p - 1) % p;
@@ -398,6 +396,8 @@ Status Builder::LinkPipeline() {
     Result<Comm> prev =
         CommOf(CommGroup::kPp, CollectiveOp::kSendRecv, costs_.pp_message, prev_pair, d);
     if (!prev.ok()) return prev.status();
+    // A send of one phase or none is one task: its first (First) is itself.
+    const bool next_single = next->flows->size() <= 1, prev_single = prev->flows->size() <= 1;
     const std::vector<ScheduleItem>& order = (*orders_)[static_cast<size_t>(d.coords.pp)];
     TaskInfo info;
     info.category = TaskCategory::kPpSend;
@@ -417,7 +417,7 @@ Status Builder::LinkPipeline() {
           hops[(static_cast<size_t>(r) * chunks + static_cast<size_t>(it.chunk)) * 2 +
                (forward ? 1 : 0)];
       if (!hop.exists) continue;
-      const int32_t to = device_at(d, hop.rank);
+      const auto to = static_cast<int32_t>(hop.rank * replicas + replica);
       const Key target{to, hop.chunk, it.microbatch};
       const TaskId done = forward ? fwd_[Slot(key)] : bwd_[Slot(key)];
       const TaskId next_task = forward ? fwd_first_[Slot(target)] : bwd_first_[Slot(target)];
@@ -434,7 +434,7 @@ Status Builder::LinkPipeline() {
           AddComm(info, hop.via_next ? d.pp_next : d.pp_prev, hop.via_next ? *next : *prev);
       if (period_ > 0)
         send_tasks_[ItemSlot(key, it.phase)] = {send_begin, prog_.engine.num_tasks()};
-      Dep(done, First(s));
+      Dep(done, (hop.via_next ? next_single : prev_single) ? s : First(s));
       Dep(s, next_task);
       if (partner.valid()) Dep(s, partner);
       // DeepSpeed's PipelineEngine sends synchronously (framework.blocking_p2p;
@@ -567,7 +567,8 @@ std::vector<int32_t> Builder::Counterparts() const {
   const size_t gap = period * kPhases;
   for (const std::vector<TaskRange>* table : {&item_tasks_, &send_tasks_}) {
     for (size_t slot = 0; slot < table->size(); slot += mbs * kPhases) {
-      for (size_t i = slot; i + gap < slot + mbs * kPhases; ++i) {
+      const size_t end = slot + mbs * kPhases - gap;  // period <= mbs (PeriodOf)
+      for (size_t i = slot; i < end; ++i) {
         const TaskRange& a = (*table)[i];
         if (a.end == a.begin) continue;  // a phase that built nothing
         const TaskRange& b = (*table)[i + gap];
@@ -599,6 +600,8 @@ Result<StepProgram> Builder::Build() {
   }
   split_ = SplitsBackward(par.schedule);
   if (layout_.GroupSize(CommGroup::kReplica) > 1) shard_group_ = CommGroup::kShard;
+  shard_size_ = layout_.GroupSize(shard_group_);
+  replica_size_ = layout_.GroupSize(CommGroup::kReplica);
   sp_shards_ = plan_.rules.sp_shards;
   pairs_only_overlap_ = par.ep_comm_overlap && (par.schedule == PipelineSchedule::kDualPipe ||
                                                 par.schedule == PipelineSchedule::kDualPipeV);
