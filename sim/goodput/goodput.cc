@@ -135,10 +135,7 @@ double ExpectedMaxStdNormal(double n) {
 
 double StragglerFactor(double cv, double n) { return 1.0 + cv * ExpectedMaxStdNormal(n); }
 
-double DefaultStragglerCv() {
-  static const double cv = kPrismSlowdown / ExpectedMaxStdNormal(kPrismGpus);
-  return cv;
-}
+double DefaultStragglerCv() { return kPrismSlowdown / kPrismExpectedMax; }
 
 CheckpointSize CheckpointBytes(const MemoryBudget& memory, const Scenario& sc) {
   CheckpointSize c;

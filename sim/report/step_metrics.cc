@@ -134,11 +134,14 @@ void Stats(const StepProgram& prog, const RunResult& run, SimResult& r) {
     // At most one event per compute task of the device: a share of the tasks, grown if not.
     deltas[i].reserve(static_cast<size_t>(run.num_tasks()) / prog.devices.size() + 1);
   }
-  for (int32_t t = 0; t < run.num_tasks(); ++t) {
+  // The engine keeps each task's category beside its label (the builder passes TaskInfo's):
+  // only forward and backward tasks are looked up in the program's table.
+  const int32_t num_tasks = run.num_tasks();
+  for (int32_t t = 0; t < num_tasks; ++t) {
     const TaskId id(t);
+    const auto category = static_cast<TaskCategory>(prog.engine.category(id));
+    if (category != TaskCategory::kForward && category != TaskCategory::kBackward) continue;
     const TaskInfo& info = (*prog.tasks)[static_cast<size_t>(prog.engine.label(id))];
-    if (info.category != TaskCategory::kForward && info.category != TaskCategory::kBackward)
-      continue;
     if (info.activation_delta.value() != 0.0) {
       deltas[static_cast<size_t>(info.device)].push_back(
           {run.end(id).picos(), info.activation_delta.value()});

@@ -73,6 +73,9 @@ TEST(Goodput, ExpectedMaxOfNormals) {
   EXPECT_NEAR(ExpectedMaxStdNormal(1000), 3.241436, 1e-6);
   // The default straggler cv: the slowest of 65,536 ranks 9% slower than the mean.
   EXPECT_NEAR(StragglerFactor(DefaultStragglerCv(), kPrismGpus), 1.09, 1e-12);
+  // The constant it divides by is the integral's double.
+  EXPECT_EQ(kPrismExpectedMax, ExpectedMaxStdNormal(kPrismGpus));
+  EXPECT_EQ(DefaultStragglerCv(), kPrismSlowdown / ExpectedMaxStdNormal(kPrismGpus));
   EXPECT_DOUBLE_EQ(StragglerFactor(0.0, 16384), 1.0);
   EXPECT_DOUBLE_EQ(StragglerFactor(0.05, 1), 1.0);
 }
