@@ -17,6 +17,20 @@ class MemoTable {
  public:
   static constexpr uint64_t kHashStart = 1469598103934665603ull;  // FNV-1a offset basis
   static uint64_t Hash(uint64_t h, uint64_t word) { return (h ^ word) * 1099511628211ull; }
+  // Writes a key's words through `out` (room for all of them) and hashes them as it goes.
+  class KeyWriter {
+   public:
+    explicit KeyWriter(uint64_t* out) : at_(out) {}
+    void operator()(uint64_t word) {
+      *at_++ = word;
+      hash_ = Hash(hash_, word);
+    }
+    uint64_t hash() const { return hash_; }
+
+   private:
+    uint64_t* at_;
+    uint64_t hash_ = kHashStart;
+  };
 
   // The offset stored under `key` (whose Hash is `hash`), or -1; either way *slot is where the
   // probe stopped, for Insert.

@@ -443,12 +443,7 @@ void Simulation::Reshare(int64_t now) {
   const size_t nl = comp_links_.size();
   const size_t nf = comp_flows_.size();
   component_key_.resize(2 + nl + 2 * nf);
-  uint64_t* key = component_key_.data();
-  uint64_t hash = MemoTable::kHashStart;
-  const auto put = [&key, &hash](uint64_t word) {
-    *key++ = word;
-    hash = MemoTable::Hash(hash, word);
-  };
+  MemoTable::KeyWriter put(component_key_.data());
   put(nl);
   put(nf);
   for (int32_t link : comp_links_) put(static_cast<uint32_t>(link));
@@ -458,6 +453,7 @@ void Simulation::Reshare(int64_t now) {
     put(uint64_t{static_cast<uint32_t>(f.path_begin)} << 32 | static_cast<uint32_t>(f.path_end));
     put(std::bit_cast<uint64_t>(f.cap));
   }
+  const uint64_t hash = put.hash();
   size_t slot = 0;
   int64_t result = component_memo_.Find(component_key_, hash, &slot);
   if (result < 0) {
@@ -498,12 +494,7 @@ uint64_t Simulation::BuildProblem() {
   local_weight_.resize(path_total);
   local_cap_.resize(nf);
   problem_key_.resize(2 + nl + 2 * nf + 2 * path_total);
-  uint64_t* key = problem_key_.data();
-  uint64_t hash = MemoTable::kHashStart;
-  const auto put = [&key, &hash](uint64_t word) {
-    *key++ = word;
-    hash = MemoTable::Hash(hash, word);
-  };
+  MemoTable::KeyWriter put(problem_key_.data());
   put(nl);
   put(nf);
   const double* capacity = e_.capacity_.data();
@@ -539,7 +530,7 @@ uint64_t Simulation::BuildProblem() {
     local_cap_[i] = flows[f].cap;
     put(std::bit_cast<uint64_t>(local_cap_[i]));
   }
-  return hash;
+  return put.hash();
 }
 
 // The solver is a pure function of the local problem (capacities, paths, weights, caps: the
