@@ -8,17 +8,6 @@ namespace {
 
 double RoundUp(double bytes, double unit) { return std::ceil(bytes / unit) * unit; }
 
-// `count` more requests of `bytes` in `blocks`, kept in order of size.
-void AddBlocks(BlockSizes& blocks, double bytes, double count) {
-  auto it = std::lower_bound(blocks.begin(), blocks.end(), bytes,
-                             [](const auto& block, double b) { return block.first < b; });
-  if (it != blocks.end() && it->first == bytes) {
-    it->second += count;
-  } else {
-    blocks.emplace(it, bytes, count);
-  }
-}
-
 }  // namespace
 
 AllocatorBlock AllocatorBlockFor(double bytes, bool expandable_segments) {

@@ -149,22 +149,6 @@ std::vector<double> SavedBlocks(const std::vector<Op>& ops, Bytes kept) {
   return out;
 }
 
-// Sorts `blocks` by size and sums the counts of each size (BlockSizes' order). The counts here are
-// whole numbers, so the sums are exact whatever order the requests were listed in.
-void MergeBlocks(BlockSizes& blocks) {
-  std::sort(blocks.begin(), blocks.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  size_t out = 0;
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    if (out > 0 && blocks[out - 1].first == blocks[i].first) {
-      blocks[out - 1].second += blocks[i].second;
-    } else {
-      blocks[out++] = blocks[i];
-    }
-  }
-  blocks.resize(out);
-}
-
 // FSDP2's streams (torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py): the default
 // (compute) stream, the all-gather copy-in stream (foreach_all_gather allocates the flat
 // all-gather output there) and the reduce-scatter stream (foreach_reduce allocates the sharded
@@ -825,6 +809,30 @@ Result<StepReplay> ReplayFsdp2Step(const Sharding& plan, const ModelSpec& model,
   return ReplaySteps(plan.graph, plan.stages.front(), training, model.norm, budget,
                      BytesOf(training.optimizer_state_dtype),
                      training.optimizer == Optimizer::kAdam ? 2 : 1, plan.rules.microbatches);
+}
+
+void MergeBlocks(BlockSizes& blocks) {
+  std::sort(blocks.begin(), blocks.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  size_t out = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (out > 0 && blocks[out - 1].first == blocks[i].first) {
+      blocks[out - 1].second += blocks[i].second;
+    } else {
+      blocks[out++] = blocks[i];
+    }
+  }
+  blocks.resize(out);
+}
+
+void AddBlocks(BlockSizes& blocks, double bytes, double count) {
+  auto it = std::lower_bound(blocks.begin(), blocks.end(), bytes,
+                             [](const auto& block, double b) { return block.first < b; });
+  if (it != blocks.end() && it->first == bytes) {
+    it->second += count;
+  } else {
+    blocks.emplace(it, bytes, count);
+  }
 }
 
 }  // namespace shardsim

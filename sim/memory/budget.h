@@ -29,6 +29,11 @@ class OrderCache;
 // Allocator requests by size (bytes -> how many), sorted by bytes, each size once: e.g. every
 // parameter tensor of a stage (sim/memory/allocator.h packs them).
 using BlockSizes = std::vector<std::pair<double, double>>;
+// Sorts requests listed in any order by size and sums the counts of each size (BlockSizes'
+// form). Whole-number counts sum exactly in any order.
+void MergeBlocks(BlockSizes& blocks);
+// `count` more requests of `bytes` in `blocks` (in BlockSizes' form, kept so).
+void AddBlocks(BlockSizes& blocks, double bytes, double count);
 
 struct StageMemory {
   int64_t stage = 0;

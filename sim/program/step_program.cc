@@ -396,8 +396,6 @@ Status Builder::LinkPipeline() {
     Result<Comm> prev =
         CommOf(CommGroup::kPp, CollectiveOp::kSendRecv, costs_.pp_message, prev_pair, d);
     if (!prev.ok()) return prev.status();
-    // A send of one phase or none is one task: its first (First) is itself.
-    const bool next_single = next->flows->size() <= 1, prev_single = prev->flows->size() <= 1;
     const std::vector<ScheduleItem>& order = (*orders_)[static_cast<size_t>(d.coords.pp)];
     TaskInfo info;
     info.category = TaskCategory::kPpSend;
@@ -434,7 +432,7 @@ Status Builder::LinkPipeline() {
           AddComm(info, hop.via_next ? d.pp_next : d.pp_prev, hop.via_next ? *next : *prev);
       if (period_ > 0)
         send_tasks_[ItemSlot(key, it.phase)] = {send_begin, prog_.engine.num_tasks()};
-      Dep(done, (hop.via_next ? next_single : prev_single) ? s : First(s));
+      Dep(done, First(s));
       Dep(s, next_task);
       if (partner.valid()) Dep(s, partner);
       // DeepSpeed's PipelineEngine sends synchronously (framework.blocking_p2p;
@@ -607,15 +605,11 @@ Result<StepProgram> Builder::Build() {
                                                 par.schedule == PipelineSchedule::kDualPipeV);
   SHARDSIM_RETURN_IF_ERROR(MakeChunks());
   SHARDSIM_RETURN_IF_ERROR(ChooseNetworkedClasses());
-  if (opt_.orders != nullptr) {
-    Result<std::shared_ptr<const OrderCache::Orders>> orders = opt_.orders->Get(shape_);
-    if (!orders.ok()) return orders.status();
-    orders_ = std::move(*orders);
-  } else {
-    Result<OrderCache::Orders> orders = PipelineOrders(shape_);
-    if (!orders.ok()) return orders.status();
-    orders_ = std::make_shared<const OrderCache::Orders>(std::move(*orders));
-  }
+  OrderCache own;  // when the caller shares none (RunStep shares EstimateMemory's)
+  Result<std::shared_ptr<const OrderCache::Orders>> orders =
+      (opt_.orders != nullptr ? opt_.orders : &own)->Get(shape_);
+  if (!orders.ok()) return orders.status();
+  orders_ = std::move(*orders);
   MakeDevices();
   // Per device and chunk-step: a forward, a backward (B and W when split), two transfers and
   // their dependencies; a pass with in-layer flows is up to 2 + 2 tasks per networked class

@@ -13,6 +13,37 @@
 namespace shardsim {
 namespace {
 
+// The reference for the random tests: a std::priority_queue of (time, sequence, task) whose
+// stale entries (a task rescheduled since) are skipped when popped.
+class ReferenceQueue {
+ public:
+  explicit ReferenceQueue(int32_t num_tasks) : live_(static_cast<size_t>(num_tasks), 0) {}
+  void Schedule(int32_t task, int64_t time) {
+    if (live_[static_cast<size_t>(task)] == 0) ++pending_;
+    live_[static_cast<size_t>(task)] = seq_ + 1;
+    ref_.emplace(time, seq_++, task);
+  }
+  // The next event, taken out: (time, task).
+  std::pair<int64_t, int32_t> Pop() {
+    while (live_[static_cast<size_t>(std::get<2>(ref_.top()))] != std::get<1>(ref_.top()) + 1) {
+      ref_.pop();
+    }
+    const auto [t, s, task] = ref_.top();
+    ref_.pop();
+    live_[static_cast<size_t>(task)] = 0;
+    --pending_;
+    return {t, task};
+  }
+  size_t pending() const { return pending_; }
+
+ private:
+  using Entry = std::tuple<int64_t, uint64_t, int32_t>;  // time, sequence, task
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ref_;
+  std::vector<uint64_t> live_;  // the sequence of each task's pending event + 1
+  uint64_t seq_ = 0;
+  size_t pending_ = 0;
+};
+
 // Pops every event: the tasks and times in pop order.
 std::pair<std::vector<int32_t>, std::vector<int64_t>> Drain(EventQueue& q) {
   std::pair<std::vector<int32_t>, std::vector<int64_t>> out;
@@ -132,34 +163,22 @@ TEST(EventQueue, MatchesPriorityQueueReference) {
   EventQueue q;
   q.Reset(num_tasks);
   q.SetNextSeqForTest((uint64_t{1} << 32) - 50000);  // renumbers once, FIFO events pending or not
-  using Entry = std::tuple<int64_t, uint64_t, int32_t>;  // time, sequence, task
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ref;
-  std::vector<uint64_t> live(num_tasks, 0);  // the sequence of each task's pending event + 1
-  uint64_t seq = 0;
+  ReferenceQueue ref(num_tasks);
   int64_t now = 0;
-  size_t pending = 0;
   for (int round = 0; round < 200000; ++round) {
     if (rng() % 5 < 3) {
       const auto task = static_cast<int32_t>(rng() % num_tasks);
       const int64_t t = now + (rng() % 2 == 0 ? 0 : static_cast<int64_t>(rng() % 4));
       q.Schedule(task, t, EventKind::kFlowEnd);
-      if (live[static_cast<size_t>(task)] == 0) ++pending;
-      live[static_cast<size_t>(task)] = seq + 1;
-      ref.emplace(t, seq++, task);
-    } else if (pending > 0) {
-      while (live[static_cast<size_t>(std::get<2>(ref.top()))] != std::get<1>(ref.top()) + 1) {
-        ref.pop();  // stale: the task was rescheduled since
-      }
-      const auto [t, s, task] = ref.top();
-      ref.pop();
-      ASSERT_EQ(q.size(), pending) << "round " << round;
+      ref.Schedule(task, t);
+    } else if (ref.pending() > 0) {
+      ASSERT_EQ(q.size(), ref.pending()) << "round " << round;
+      const auto [t, task] = ref.Pop();
       ASSERT_EQ(q.top_time(), t) << "round " << round;
       const Event e = q.Pop();
       ASSERT_EQ(e.task, task) << "round " << round;
       ASSERT_EQ(e.time, t) << "round " << round;
       ASSERT_FALSE(q.Pending(task));
-      live[static_cast<size_t>(task)] = 0;
-      --pending;
       now = t;
     }
   }
@@ -173,35 +192,23 @@ TEST(EventQueue, BottomUpPopMatchesPriorityQueueReference) {
   const int32_t num_tasks = 500;
   EventQueue q;
   q.Reset(num_tasks);
-  using Entry = std::tuple<int64_t, uint64_t, int32_t>;  // time, sequence, task
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ref;
-  std::vector<uint64_t> live(num_tasks, 0);  // the sequence of each task's pending event + 1
-  uint64_t seq = 0;
+  ReferenceQueue ref(num_tasks);
   int64_t now = 0;
-  size_t pending = 0;
   for (int phase = 0; phase < 40; ++phase) {
     const int fill = static_cast<int>(rng() % 600);  // schedules (some reschedules), then drain
     for (int k = 0; k < fill; ++k) {
       const auto task = static_cast<int32_t>(rng() % num_tasks);
       const int64_t t = now + 1 + static_cast<int64_t>(rng() % (k % 2 == 0 ? 1000 : 8));
       q.Schedule(task, t, EventKind::kFlowEnd);
-      if (live[static_cast<size_t>(task)] == 0) ++pending;
-      live[static_cast<size_t>(task)] = seq + 1;
-      ref.emplace(t, seq++, task);
+      ref.Schedule(task, t);
     }
-    const size_t keep = phase % 3 == 0 ? 0 : rng() % (pending + 1);
-    while (pending > keep) {
-      while (live[static_cast<size_t>(std::get<2>(ref.top()))] != std::get<1>(ref.top()) + 1) {
-        ref.pop();  // stale: the task was rescheduled since
-      }
-      const auto [t, s, task] = ref.top();
-      ref.pop();
-      ASSERT_EQ(q.size(), pending) << "phase " << phase;
+    const size_t keep = phase % 3 == 0 ? 0 : rng() % (ref.pending() + 1);
+    while (ref.pending() > keep) {
+      ASSERT_EQ(q.size(), ref.pending()) << "phase " << phase;
+      const auto [t, task] = ref.Pop();
       const Event e = q.Pop();
       ASSERT_EQ(e.task, task) << "phase " << phase;
       ASSERT_EQ(e.time, t) << "phase " << phase;
-      live[static_cast<size_t>(task)] = 0;
-      --pending;
       now = t;
     }
   }

@@ -87,6 +87,19 @@ TEST(Flows, TextbookMaxMinThreeFlowsTwoLinks) {
   EXPECT_EQ(r->end(b), Ps(2'000'000'000));
 }
 
+// The textbook example's ends in each of the first `rounds` rounds, 3 ms apart: c after 0.67 ms,
+// a and b after 2 ms.
+void ExpectTextbookRounds(const RunResult& r, const std::vector<TaskId>& a,
+                          const std::vector<TaskId>& b, const std::vector<TaskId>& c,
+                          size_t rounds) {
+  for (size_t round = 0; round < rounds; ++round) {
+    const int64_t t0 = int64_t{3'000'000'000} * static_cast<int64_t>(round);
+    EXPECT_EQ(r.end(c[round]).picos(), t0 + TransferPs(1e6, 1.5e9)) << "round " << round;
+    EXPECT_EQ(r.end(a[round]).picos(), t0 + 2'000'000'000) << "round " << round;
+    EXPECT_EQ(r.end(b[round]).picos(), t0 + 2'000'000'000) << "round " << round;
+  }
+}
+
 // The same contention again later (the textbook example above, three times over, 3 ms apart)
 // ends the same durations after its start: a sharing problem met again is answered from the
 // run's memo of solved problems (Simulation::SolveMemo) with the solver's own rates. The third
@@ -108,12 +121,7 @@ TEST(Flows, ARepeatedContentionSharesAlikeAndAWeightChangesIt) {
   }
   auto r = e.Run();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  for (size_t round = 0; round < 2; ++round) {
-    const int64_t t0 = int64_t{3'000'000'000} * static_cast<int64_t>(round);
-    EXPECT_EQ(r->end(c[round]).picos(), t0 + TransferPs(1e6, 1.5e9)) << "round " << round;
-    EXPECT_EQ(r->end(a[round]).picos(), t0 + 2'000'000'000) << "round " << round;
-    EXPECT_EQ(r->end(b[round]).picos(), t0 + 2'000'000'000) << "round " << round;
-  }
+  ExpectTextbookRounds(*r, a, b, c, 2);
   EXPECT_EQ(r->end(c[2]).picos(), 6'000'000'000 + 1'000'000'000);
   EXPECT_EQ(r->end(a[2]).picos(), 6'000'000'000 + 2'000'000'000);
   EXPECT_EQ(r->end(b[2]).picos(), 6'000'000'000 + 2'000'000'000);
@@ -133,22 +141,19 @@ TEST(Flows, AContentionOfCopiedFlowsSharesAlikeInAnyOrder) {
   const TaskId b0 = Flow(e, 1e6, {l0, l1});
   const TaskId c0 = Flow(e, 1e6, {l1});
   std::vector<TaskId> a = {a0}, b = {b0}, c = {c0};
-  for (int round = 1; round < 3; ++round) {
-    const SimTime at = Ps(int64_t{3'000'000'000} * round);
-    if (round == 2) c.push_back(e.AddFlowLike(c0, kNoStream, Bytes(1e6), at, 0, 0));
-    a.push_back(e.AddFlowLike(round == 2 ? b0 : a0, kNoStream, Bytes(1e6), at, 0, 0));
-    b.push_back(e.AddFlowLike(round == 2 ? a0 : b0, kNoStream, Bytes(1e6), at, 0, 0));
-    if (round == 1) c.push_back(e.AddFlowLike(c0, kNoStream, Bytes(1e6), at, 0, 0));
-  }
-  std::swap(a[2], b[2]);  // round 2 added b's copy before a's
+  const auto copy = [&e](std::vector<TaskId>& to, TaskId like, int round) {
+    to.push_back(
+        e.AddFlowLike(like, kNoStream, Bytes(1e6), Ps(int64_t{3'000'000'000} * round), 0, 0));
+  };
+  copy(a, a0, 1);
+  copy(b, b0, 1);
+  copy(c, c0, 1);
+  copy(c, c0, 2);  // round 2 in the other order
+  copy(b, b0, 2);
+  copy(a, a0, 2);
   auto r = e.Run();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  for (size_t round = 0; round < 3; ++round) {
-    const int64_t t0 = int64_t{3'000'000'000} * static_cast<int64_t>(round);
-    EXPECT_EQ(r->end(c[round]).picos(), t0 + TransferPs(1e6, 1.5e9)) << "round " << round;
-    EXPECT_EQ(r->end(a[round]).picos(), t0 + 2'000'000'000) << "round " << round;
-    EXPECT_EQ(r->end(b[round]).picos(), t0 + 2'000'000'000) << "round " << round;
-  }
+  ExpectTextbookRounds(*r, a, b, c, 3);
   EXPECT_EQ(r->stats().reshares, 6);  // per round: all three at once, then c's end
 }
 

@@ -17,6 +17,17 @@
 namespace shardsim {
 namespace {
 
+// BlockSizes' form: sorted by size, each size once, counts summed.
+TEST(Allocator, BlockListsMergeAndKeepTheirOrder) {
+  BlockSizes blocks = {{4.0, 1.0}, {2.0, 3.0}, {4.0, 2.0}, {1.0, 1.0}};
+  MergeBlocks(blocks);
+  EXPECT_EQ(blocks, (BlockSizes{{1.0, 1.0}, {2.0, 3.0}, {4.0, 3.0}}));
+  AddBlocks(blocks, 3.0, 1.0);
+  AddBlocks(blocks, 2.0, 2.0);
+  AddBlocks(blocks, 8.0, 1.0);
+  EXPECT_EQ(blocks, (BlockSizes{{1.0, 1.0}, {2.0, 5.0}, {3.0, 1.0}, {4.0, 3.0}, {8.0, 1.0}}));
+}
+
 TEST(Allocator, BlockRounding) {
   // round_size: 512 B multiples.
   EXPECT_EQ(AllocatorBlockFor(1).allocated, 512.0);

@@ -54,7 +54,8 @@ bool SameInfo(const TaskInfo& a, const TaskInfo& b) {
          a.phases == b.phases && a.category == b.category && a.part == b.part;
 }
 
-// Builds `path` with the overrides both ways and compares; returns the number of tasks.
+// Builds `path` with the overrides both ways and compares (and each task's category in the
+// engine with its TaskInfo's); returns the number of tasks.
 int32_t ExpectReplayEqualsTaskByTask(const std::string& path,
                                      const std::vector<std::pair<std::string, std::string>>& set,
                                      bool every_rank = false) {
@@ -95,6 +96,14 @@ int32_t ExpectReplayEqualsTaskByTask(const std::string& path,
       ++mismatches;
       ADD_FAILURE() << path << ": task " << i << " (" << ea.TaskName(t)
                     << ") differs between the replayed and the task-by-task program";
+    }
+    // Stats (sim/report/step_metrics.cc) filters tasks on the engine's category, which must be
+    // their TaskInfo's.
+    const TaskInfo& info = (*a.program.tasks)[static_cast<size_t>(ea.label(t))];
+    if (ea.category(t) != static_cast<uint8_t>(info.category)) {
+      ++mismatches;
+      ADD_FAILURE() << path << ": task " << i << " (" << ea.TaskName(t)
+                    << ") has another category in the engine than in its TaskInfo";
     }
   }
   EXPECT_EQ(a.run.makespan(), b.run.makespan()) << path;
